@@ -1,0 +1,91 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/openkeel/openkeel-magnum/internal/magnum"
+)
+
+// CredentialsFrom returns the credentials dictionary Magnum hands to
+// oslo.policy for rc: RequestContext.to_dict() of magnum/common/context.py,
+// i.e. oslo.context's to_dict plus Magnum's additions, together with the
+// to_policy_values keys. Tokens are left out.
+func CredentialsFrom(rc *magnum.RequestContext) map[string]any {
+	if rc == nil {
+		rc = &magnum.RequestContext{}
+	}
+	roles := make([]any, len(rc.Roles))
+	for i, r := range rc.Roles {
+		roles[i] = r
+	}
+	var systemScope any
+	if rc.SystemScope != "" {
+		systemScope = rc.SystemScope
+	}
+	str := func(s string) any {
+		if s == "" {
+			return nil
+		}
+		return s
+	}
+	return map[string]any{
+		// to_policy_values
+		"user_id":           str(rc.UserID),
+		"user_domain_id":    str(rc.UserDomainID),
+		"system_scope":      systemScope,
+		"domain_id":         str(rc.DomainID),
+		"project_id":        str(rc.ProjectID),
+		"project_domain_id": str(rc.ProjectDomainID),
+		"roles":             roles,
+		"is_admin_project":  true,
+		// oslo.context to_dict
+		"user":           str(rc.UserID),
+		"project":        str(rc.ProjectID),
+		"domain":         str(rc.DomainID),
+		"user_domain":    str(rc.UserDomainID),
+		"project_domain": str(rc.ProjectDomainID),
+		"is_admin":       rc.IsAdmin,
+		"read_only":      false,
+		"show_deleted":   false,
+		"request_id":     str(rc.RequestID),
+		// Magnum's to_dict additions
+		"user_domain_name": str(rc.UserDomainName),
+		"user_name":        str(rc.UserName),
+		"project_name":     str(rc.ProjectName),
+		"all_tenants":      rc.AllProjects,
+	}
+}
+
+// CallerTarget is the target Magnum uses when a handler passes none: the
+// caller's own project and user (magnum/common/policy.py:97-99).
+func CallerTarget(rc *magnum.RequestContext) map[string]any {
+	if rc == nil {
+		return map[string]any{"project_id": nil, "user_id": nil}
+	}
+	return map[string]any{"project_id": rc.ProjectID, "user_id": rc.UserID}
+}
+
+// PolicyNotAuthorized is Magnum's 403 for a policy denial.
+func PolicyNotAuthorized(rule string) *magnum.Error {
+	return magnum.NewError(http.StatusForbidden, "PolicyNotAuthorized", "Policy doesn't allow %s to be performed.", rule)
+}
+
+// Enforce evaluates rule for the caller of r against target (nil = the
+// caller's own target) and returns PolicyNotAuthorized when it is denied.
+func (s *Server) Enforce(r *http.Request, rule string, target map[string]any) error {
+	rc := magnum.FromContext(r.Context())
+	if target == nil {
+		target = CallerTarget(rc)
+	}
+	if s.opts.Policy == nil {
+		return PolicyNotAuthorized(rule)
+	}
+	ok, err := s.opts.Policy.Enforce(rule, target, CredentialsFrom(rc))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return PolicyNotAuthorized(rule)
+	}
+	return nil
+}

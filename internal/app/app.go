@@ -1,0 +1,357 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/openkeel/openkeel-magnum/internal/api"
+	"github.com/openkeel/openkeel-magnum/internal/auth"
+	"github.com/openkeel/openkeel-magnum/internal/conductor"
+	"github.com/openkeel/openkeel-magnum/internal/config"
+	"github.com/openkeel/openkeel-magnum/internal/db"
+	"github.com/openkeel/openkeel-magnum/internal/driver"
+	"github.com/openkeel/openkeel-magnum/internal/magnum"
+	"github.com/openkeel/openkeel-magnum/internal/policy"
+)
+
+// Mode says how the process runs.
+type Mode int
+
+const (
+	// ModeAPI is `openkeel-magnum api`: configured entirely by the
+	// configuration files.
+	ModeAPI Mode = iota
+	// ModeAllInOne is `openkeel-magnum all-in-one`: the embedded default
+	// (SQLite file, fake driver, no Keystone) plus the background work.
+	ModeAllInOne
+)
+
+// AllInOneDatabaseFile is the SQLite file all-in-one uses, in the working
+// directory, when [database]/connection is not set.
+const AllInOneDatabaseFile = "openkeel-magnum.sqlite"
+
+// ApplyAllInOneDefaults sets what all-in-one implies on top of the files:
+// a SQLite database in the working directory unless one is configured, the
+// no-auth mode, and the fake driver enabled and used by default.
+func ApplyAllInOneDefaults(opts *config.Options) error {
+	if opts.Database.Connection == "" {
+		path, err := filepath.Abs(AllInOneDatabaseFile)
+		if err != nil {
+			return err
+		}
+		opts.Database.Connection = "sqlite:///" + path
+	}
+	opts.Default.AuthStrategy = "noauth"
+	if !contains(opts.Drivers.EnabledBetaDrivers, "fake") {
+		opts.Drivers.EnabledBetaDrivers = append(opts.Drivers.EnabledBetaDrivers, "fake")
+	}
+	if opts.Drivers.DefaultDriver == "" {
+		opts.Drivers.DefaultDriver = "fake"
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// OpenDatabase connects to [database]/connection. The error names the
+// database (password masked) and the cause on one line.
+func OpenDatabase(ctx context.Context, opts *config.Options) (*db.DB, error) {
+	if opts.Database.Connection == "" {
+		return nil, errors.New("[database]/connection is not set")
+	}
+	target, err := config.ParseDatabaseURL(opts.Database.Connection)
+	if err != nil {
+		return nil, err
+	}
+	dbo := db.Options{}
+	if opts.Database.MaxPoolSize > 0 {
+		dbo.MaxOpenConns = opts.Database.MaxPoolSize
+	}
+	if opts.Database.ConnectionRecycleTime > 0 {
+		dbo.ConnMaxLifetime = time.Duration(opts.Database.ConnectionRecycleTime) * time.Second
+	}
+	if opts.Database.DBMaxRetries > 0 {
+		dbo.MaxAttempts = opts.Database.DBMaxRetries + 1
+	}
+	d, err := db.Open(ctx, target.Dialect, target.DSN, dbo)
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %w", target.Redacted, err)
+	}
+	return d, nil
+}
+
+// CheckSchema refuses to serve a database whose schema is not ours at the
+// latest version, with the command that fixes it.
+func CheckSchema(ctx context.Context, d *db.DB) error {
+	ours, alembic, err := d.Version(ctx)
+	if err != nil {
+		return fmt.Errorf("read the schema version: %w", err)
+	}
+	switch {
+	case ours == 0 && alembic != "":
+		return fmt.Errorf("the database is a Magnum database (Alembic %s) not yet adopted: run `openkeel-magnum db adopt`", alembic)
+	case ours == 0:
+		return errors.New("the database has no schema: run `openkeel-magnum db upgrade`")
+	case ours < db.LatestVersion():
+		return fmt.Errorf("the database schema is at version %d, this release needs %d: run `openkeel-magnum db upgrade`", ours, db.LatestVersion())
+	case ours > db.LatestVersion():
+		return fmt.Errorf("the database schema is at version %d, newer than this release knows (%d)", ours, db.LatestVersion())
+	}
+	return nil
+}
+
+// NewAuthenticator returns the Authenticator [DEFAULT]/auth_strategy asks
+// for. With Keystone, it checks that the service can obtain its own token,
+// so a wrong URL or password fails at start.
+func NewAuthenticator(ctx context.Context, opts *config.Options) (api.Authenticator, error) {
+	switch opts.Default.AuthStrategy {
+	case "noauth":
+		return auth.NewNoAuth(), nil
+	case "", "keystone":
+	default:
+		return nil, fmt.Errorf("invalid value for [DEFAULT]/auth_strategy: %q (keystone or noauth)", opts.Default.AuthStrategy)
+	}
+	ka := opts.KeystoneAuthtoken
+	ko := auth.KeystoneOptions{
+		AuthURL:            ka.AuthURL,
+		WWWAuthenticateURI: ka.WWWAuthenticateURI,
+		Username:           ka.Username,
+		Password:           ka.Password,
+		ProjectName:        ka.ProjectName,
+		ProjectID:          ka.ProjectID,
+		UserDomainName:     ka.UserDomainName,
+		UserDomainID:       ka.UserDomainID,
+		ProjectDomainName:  ka.ProjectDomainName,
+		ProjectDomainID:    ka.ProjectDomainID,
+		CAFile:             ka.CAFile,
+		Insecure:           ka.Insecure,
+	}
+	if ka.AuthURL == "" && ka.WWWAuthenticateURI != "" {
+		ko.AuthURL = ka.WWWAuthenticateURI
+	}
+	switch {
+	case ka.TokenCacheTime < 0:
+		ko.TokenCacheTime = -1
+	case ka.TokenCacheTime > 0:
+		ko.TokenCacheTime = time.Duration(ka.TokenCacheTime) * time.Second
+	}
+	if ka.HTTPConnectTimeout > 0 {
+		ko.Timeout = time.Duration(ka.HTTPConnectTimeout) * time.Second
+	}
+	k, err := auth.NewKeystone(ko)
+	if err != nil {
+		return nil, fmt.Errorf("[keystone_authtoken]: %w", err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := k.Check(cctx); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// NewPolicy loads the default rules and the [oslo_policy] overrides.
+func NewPolicy(opts *config.Options, log *slog.Logger) (*policy.Enforcer, error) {
+	po := opts.OsloPolicy
+	file := po.PolicyFile
+	optional := false
+	if file == "" || file == "policy.yaml" || file == "policy.json" {
+		// oslo.config searches the default name next to the config files
+		// and in /etc/magnum; a missing default file means no overrides.
+		optional = true
+		if file == "" {
+			file = "policy.yaml"
+		}
+		file = findPolicyFile(file)
+	}
+	return policy.New(policy.Options{
+		PolicyFile:         file,
+		PolicyFileOptional: optional,
+		PolicyDirs:         po.PolicyDirs,
+		EnforceNewDefaults: po.EnforceNewDefaults,
+		EnforceScope:       enforceScope(opts),
+		Logger:             log,
+	})
+}
+
+func enforceScope(opts *config.Options) bool {
+	v, ok := opts.Lookup("oslo_policy", "enforce_scope")
+	if !ok {
+		return false
+	}
+	b, err := strconv.ParseBool(v)
+	return err == nil && b
+}
+
+func findPolicyFile(name string) string {
+	if filepath.IsAbs(name) {
+		return name
+	}
+	for _, dir := range []string{".", "/etc/magnum"} {
+		p := filepath.Join(dir, name)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return name
+}
+
+// NewDrivers returns the driver registry that [drivers] selects.
+func NewDrivers(opts *config.Options) *driver.Registry {
+	return driver.Installed(driver.Selection{
+		Disabled:    opts.Drivers.DisabledDrivers,
+		EnabledBeta: opts.Drivers.EnabledBetaDrivers,
+		Default:     opts.Drivers.DefaultDriver,
+	})
+}
+
+// Service is a wired API server.
+type Service struct {
+	Opts    *config.Options
+	DB      *db.DB
+	Handler http.Handler
+	Log     *slog.Logger
+	mode    Mode
+}
+
+// New wires the API handler over an open database.
+func New(ctx context.Context, opts *config.Options, mode Mode, d *db.DB, log *slog.Logger) (*Service, error) {
+	authn, err := NewAuthenticator(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	pol, err := NewPolicy(opts, log)
+	if err != nil {
+		return nil, err
+	}
+	cors := api.DefaultCORSOptions()
+	c := opts.CORS
+	cors.AllowedOrigin = c.AllowedOrigin
+	cors.AllowCredentials = c.AllowCredentials
+	if c.ExposeHeaders != nil {
+		cors.ExposeHeaders = c.ExposeHeaders
+	}
+	if c.AllowMethods != nil {
+		cors.AllowMethods = c.AllowMethods
+	}
+	if c.AllowHeaders != nil {
+		cors.AllowHeaders = c.AllowHeaders
+	}
+	cors.MaxAge = c.MaxAge
+	hcFile, _ := opts.Lookup("healthcheck", "disable_by_file_path")
+	h := api.New(api.Options{
+		Auth:                   authn,
+		Policy:                 policyAdapter{pol},
+		MaxLimit:               opts.API.MaxLimit,
+		CORS:                   cors,
+		ProxyHeaders:           opts.OsloMiddleware.EnableProxyHeadersParsing,
+		WWWAuthenticateURI:     opts.KeystoneAuthtoken.WWWAuthenticateURI,
+		Logger:                 log,
+		HealthcheckDisableFile: hcFile,
+		ServiceDownTime:        time.Duration(opts.Default.ServiceDownTime) * time.Second,
+		MServices:              mservices{d},
+	})
+	return &Service{Opts: opts, DB: d, Handler: h, Log: log, mode: mode}, nil
+}
+
+// policyAdapter lets the api package evaluate rules without importing
+// policy's named map types.
+type policyAdapter struct{ e *policy.Enforcer }
+
+func (p policyAdapter) Enforce(rule string, target, creds map[string]any) (bool, error) {
+	return p.e.Enforce(rule, target, creds)
+}
+
+type mservices struct{ d *db.DB }
+
+func (m mservices) ListServices(ctx context.Context) ([]magnum.MagnumService, error) {
+	return m.d.ListMagnumServices(ctx)
+}
+
+// Serve listens on [api]/host:port and serves until ctx is cancelled, then
+// shuts down gracefully.
+func (s *Service) Serve(ctx context.Context) error {
+	addr := net.JoinHostPort(s.Opts.API.Host, strconv.Itoa(s.Opts.API.Port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s ([api]/host, [api]/port): %w", addr, err)
+	}
+	srv := &http.Server{
+		Handler:           s.Handler,
+		ReadHeaderTimeout: 30 * time.Second,
+		ReadTimeout:       5 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    1 << 20,
+		ErrorLog:          slog.NewLogLogger(s.Log.Handler(), slog.LevelWarn),
+	}
+	scheme := "http"
+	if s.Opts.API.EnabledSSL {
+		scheme = "https"
+	}
+	s.Log.Info("serving", "url", scheme+"://"+ln.Addr().String())
+	errc := make(chan error, 1)
+	go func() {
+		if s.Opts.API.EnabledSSL {
+			errc <- srv.ServeTLS(ln, s.Opts.API.SSLCertFile, s.Opts.API.SSLKeyFile)
+		} else {
+			errc <- srv.Serve(ln)
+		}
+	}()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	return srv.Shutdown(sctx)
+}
+
+// StartBackground runs the all-in-one background work until ctx ends: the
+// conductor heartbeat (so `openstack coe service list` shows it).
+func (s *Service) StartBackground(ctx context.Context) {
+	host := s.Opts.Default.Host
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	hb := &conductor.Heartbeat{
+		Store:    s.DB,
+		Host:     host,
+		Binary:   "magnum-conductor",
+		Interval: heartbeatInterval(s.Opts),
+		Log:      s.Log,
+	}
+	if err := hb.Report(ctx); err != nil {
+		s.Log.Warn("service heartbeat failed", "error", err)
+	}
+	go hb.Run(ctx, false)
+}
+
+// heartbeatInterval reports well within service_down_time, as Magnum's
+// periodic report (every periodic_interval_max, 60 s by default) does.
+func heartbeatInterval(opts *config.Options) time.Duration {
+	iv := time.Duration(opts.Default.PeriodicIntervalMax) * time.Second
+	down := time.Duration(opts.Default.ServiceDownTime) * time.Second
+	if iv <= 0 {
+		iv = 60 * time.Second
+	}
+	if down > 0 && iv > down/3 {
+		iv = down / 3
+	}
+	return iv
+}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/openkeel/openkeel-magnum/internal/conductor"
 	"github.com/openkeel/openkeel-magnum/internal/magnum"
 )
 
@@ -111,14 +112,17 @@ type Options struct {
 	NewRequestID func() string
 	// MServices backs GET /v1/mservices.
 	MServices MServices
+	// Conductor performs the use cases of the resource handlers (templates,
+	// clusters, nodegroups, quotas, ...). Required by those handlers.
+	Conductor *conductor.Conductor
 	// Extra registers handlers for route IDs of the route table, taking
 	// precedence over the built-in ones. Route IDs without any handler
 	// answer 501.
 	Extra map[string]HandlerFunc
 }
 
-// Server is the API handler. Create it with New.
-type Server struct {
+// server is the API handler built by New.
+type server struct {
 	opts     Options
 	log      *slog.Logger
 	routes   []*Route
@@ -129,7 +133,7 @@ type Server struct {
 // New returns the API handler with the full middleware pipeline.
 func New(o Options) http.Handler { return newServer(o) }
 
-func newServer(o Options) *Server {
+func newServer(o Options) *server {
 	if o.Auth == nil {
 		panic("api: Options.Auth is required")
 	}
@@ -154,7 +158,7 @@ func newServer(o Options) *Server {
 	if o.NewRequestID == nil {
 		o.NewRequestID = newRequestID
 	}
-	s := &Server{opts: o, log: o.Logger}
+	s := &server{opts: o, log: o.Logger}
 	s.routes = buildRoutes()
 	s.handlers = map[string]HandlerFunc{}
 	s.registerHandlers()
@@ -166,13 +170,13 @@ func newServer(o Options) *Server {
 }
 
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.root.ServeHTTP(w, r)
 }
 
 // register binds a handler to a route ID; it panics on an unknown or
 // duplicate ID (a programmer error found at start-up).
-func (s *Server) register(id string, h HandlerFunc) {
+func (s *server) register(id string, h HandlerFunc) {
 	found := false
 	for _, rt := range s.routes {
 		if rt.ID == id {
@@ -190,7 +194,7 @@ func (s *Server) register(id string, h HandlerFunc) {
 
 // registerHandlers binds the resource handlers written so far. Each resource
 // file adds its own register function here.
-func (s *Server) registerHandlers() {
+func (s *server) registerHandlers() {
 	s.register("v1.get", s.getV1)
 	s.registerMServices()
 }

@@ -302,10 +302,8 @@ func TestRoutingErrors(t *testing.T) {
 		cases := map[string]string{
 			"PUT /v1/clusters":                  "DELETE, GET, PATCH, POST",
 			"GET /v1/certificates":              "GET, PATCH, POST",
-			"GET /v1/credentials/x":             "PATCH",
 			"POST /v1/mservices":                "GET",
 			"GET /v1/stats/x":                   "GET",
-			"GET /v1/clusters/x/actions/resize": "",
 			"POST /v1/clusters/x/actions/scale": "",
 			"HEAD /v1/clusters":                 "DELETE, GET, PATCH, POST",
 			"OPTIONS /v1/mservices":             "GET",
@@ -347,6 +345,12 @@ func TestRoutingErrors(t *testing.T) {
 			t.Errorf("body %s", w.Body.String())
 		}
 	})
+	t.Run("POST on a member path", func(t *testing.T) {
+		w := h.Do(t, "POST /v1/clustertemplates/x", "{}", tok, "Content-Type: application/json")
+		expect(t, w, 400, `{"errors":[{"request_id":"","code":"client","status":400,"title":"Invalid input for field/attribute cluster_template",
+		  "detail":"Invalid input for field/attribute cluster_template. Value: 'x'. unable to convert to ClusterTemplate. Error: ClusterTemplate.__init__() takes 1 positional argument but 2 were given","links":[]}]}`)
+		expectVersionHeaders(t, w, "1.1")
+	})
 	t.Run("routes without a handler answer 501", func(t *testing.T) {
 		w := h.Do(t, "GET /v1/clusters/", "", tok)
 		expect(t, w, 501, `{"errors":[{"request_id":"","code":"server","status":501,"title":"Not implemented","detail":"Not implemented.","links":[]}]}`)
@@ -384,6 +388,17 @@ func TestArguments(t *testing.T) {
 		if !strings.Contains(w.Body.String(), `Unknown argument: \"image_id\"`) {
 			t.Errorf("body %s", w.Body.String())
 		}
+	})
+	t.Run("handler without a body argument", func(t *testing.T) {
+		w := h.Do(t, "PATCH /v1/certificates/c1", `{"zeta": 1, "alpha": 2}`, tok, "Content-Type: application/json")
+		expect(t, w, 400, `{"errors":[{"request_id":"","code":"client","status":400,"title":"Unknown argument: \"zeta, alpha\"",
+		  "detail":"Unknown argument: \"zeta, alpha\"","links":[]}]}`)
+		w = h.Do(t, "PATCH /v1/certificates/c1", `[]`, tok, "Content-Type: application/json")
+		expect(t, w, 400, "")
+		if !strings.Contains(w.Body.String(), "Request must be a JSON dict") {
+			t.Errorf("body %s", w.Body.String())
+		}
+		expect(t, h.Do(t, "PATCH /v1/certificates/c1", `{}`, tok, "Content-Type: application/json"), 501, "")
 	})
 	t.Run("body too large", func(t *testing.T) {
 		h := newHarness(t, func(o *Options) { o.MaxBodyBytes = 10 })
@@ -427,7 +442,8 @@ func TestMServices(t *testing.T) {
 }
 
 func TestCredentialsFrom(t *testing.T) {
-	c := CredentialsFrom(&magnum.RequestContext{UserID: "u", ProjectID: "p", Roles: []string{"member"}, IsAdmin: false, UserDomainID: "d"})
+	c := CredentialsFrom(&magnum.RequestContext{UserID: "u", ProjectID: "p", Roles: []string{"member"}, IsAdmin: false,
+		UserDomainID: "d", SystemScope: "all", DomainID: "dom", ProjectDomainID: "pd"})
 	for k, want := range map[string]any{"user_id": "u", "project_id": "p", "is_admin": false, "user_domain_id": "d",
 		"system_scope": nil, "domain_id": nil, "project_domain_id": nil, "user": "u", "project": "p"} {
 		if got, ok := c[k]; !ok || !cmp.Equal(got, want) {

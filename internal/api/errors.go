@@ -71,7 +71,7 @@ func marshal(v any) ([]byte, error) {
 
 // writeError writes err as Magnum's error body: *magnum.Error with its status
 // and message, anything else as a logged 500.
-func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var me *magnum.Error
 	if !errors.As(err, &me) {
 		s.log.ErrorContext(r.Context(), "unexpected error", slog.String("request_id", RequestID(r)),
@@ -128,7 +128,7 @@ func writeVersionRange(w http.ResponseWriter, r *http.Request, e *microversion.R
 }
 
 // write401 writes keystonemiddleware's 401 (producer D).
-func (s *Server) write401(w http.ResponseWriter) {
+func (s *server) write401(w http.ResponseWriter) {
 	w.Header().Set("WWW-Authenticate", `Keystone uri="`+s.opts.WWWAuthenticateURI+`"`)
 	writeJSON(w, http.StatusUnauthorized, map[string]any{"error": map[string]any{
 		"code": 401, "title": "Unauthorized", "message": "The request you have made requires authentication.",

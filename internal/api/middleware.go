@@ -88,7 +88,7 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // pipeline builds the middleware chain, outermost first.
-func (s *Server) pipeline() http.Handler {
+func (s *server) pipeline() http.Handler {
 	inner := http.HandlerFunc(s.serveAPI)
 	cors := s.cors(s.proxyHeaders(inner))
 	return s.recoverPanics(s.requestID(s.healthcheckOr(cors)))
@@ -96,7 +96,7 @@ func (s *Server) pipeline() http.Handler {
 
 // recoverPanics turns a panic into Magnum's 500 body, logged once with the
 // request ID.
-func (s *Server) recoverPanics(next http.Handler) http.Handler {
+func (s *server) recoverPanics(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
@@ -129,7 +129,7 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 }
 
 // requestID sets x-openstack-request-id on every response.
-func (s *Server) requestID(next http.Handler) http.Handler {
+func (s *server) requestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := s.opts.NewRequestID()
 		w.Header().Set(RequestIDHeader, id)
@@ -148,7 +148,7 @@ var simpleHeaders = []string{"Accept", "Accept-Language", "Content-Type", "Cache
 
 // corsOrigin returns the origin value to answer with, or "" when the origin
 // is not allowed.
-func (s *Server) corsOrigin(origin string) string {
+func (s *server) corsOrigin(origin string) string {
 	star := false
 	for _, o := range s.opts.CORS.AllowedOrigin {
 		if o == origin {
@@ -168,7 +168,7 @@ func (s *Server) corsOrigin(origin string) string {
 // allow-origin headers; OPTIONS requests go through the application and, if
 // it did not answer 2xx, the answer becomes an empty 200, decorated with the
 // preflight headers when the preflight is acceptable.
-func (s *Server) cors(next http.Handler) http.Handler {
+func (s *server) cors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, hasOrigin := r.Header["Origin"]
 		if r.Method == http.MethodOptions {
@@ -226,7 +226,7 @@ func (s *Server) cors(next http.Handler) http.Handler {
 
 // preflight adds the preflight headers when origin, method and headers are
 // all allowed (oslo.middleware _apply_cors_preflight_headers).
-func (s *Server) preflight(h http.Header, r *http.Request) {
+func (s *server) preflight(h http.Header, r *http.Request) {
 	origin := s.corsOrigin(r.Header.Get("Origin"))
 	if origin == "" {
 		return
@@ -296,7 +296,7 @@ func (b *bufferWriter) Write(p []byte) (int, error) {
 // proxyHeaders computes the application URL, honouring the proxy headers
 // when enabled (oslo.middleware http_proxy_to_wsgi: Forwarded wins over the
 // X-Forwarded-* headers; X-Forwarded-Prefix prefixes the script name).
-func (s *Server) proxyHeaders(next http.Handler) http.Handler {
+func (s *server) proxyHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme := "http"
 		if r.TLS != nil {
@@ -346,7 +346,7 @@ func hostURL(scheme, host string) string {
 
 // isPublic reports whether the raw path is one of the public routes (the
 // auth filter strips trailing slashes and allows a ".json" suffix).
-func (s *Server) isPublic(path string) bool {
+func (s *server) isPublic(path string) bool {
 	p := strings.TrimRight(path, "/")
 	if p == "" {
 		p = path
@@ -361,7 +361,7 @@ func (s *Server) isPublic(path string) bool {
 
 // authenticate runs the Authenticator for non-public paths; it writes the
 // 401/503 and returns false when the request must stop.
-func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+func (s *server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 	if s.isPublic(r.URL.Path) {
 		return r, true
 	}

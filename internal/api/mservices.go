@@ -23,13 +23,13 @@ type mservice struct {
 	UpdatedAt      *string `json:"updated_at"`
 }
 
-func (s *Server) registerMServices() {
+func (s *server) registerMServices() {
 	s.register("magnum_service.get_all", s.listMServices)
 }
 
 // listMServices is GET /v1/mservices: policy magnum-service:get_all with
 // the caller's target, then every row by id, never paginated.
-func (s *Server) listMServices(w http.ResponseWriter, r *http.Request) error {
+func (s *server) listMServices(w http.ResponseWriter, r *http.Request) error {
 	if err := s.Enforce(r, "magnum-service:get_all", nil); err != nil {
 		return err
 	}

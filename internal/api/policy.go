@@ -8,8 +8,14 @@ import (
 
 // CredentialsFrom returns the credentials dictionary Magnum hands to
 // oslo.policy for rc: RequestContext.to_dict() of magnum/common/context.py,
-// i.e. oslo.context's to_dict plus Magnum's additions, together with the
+// i.e. oslo.context's to_dict plus Magnum's additions, with the
 // to_policy_values keys. Tokens are left out.
+//
+// Magnum: magnum/common/context.py never passes the system scope, the domain
+// or the project's domain to oslo.context, so system_scope, domain_id and
+// project_domain_id are always None there: every token is evaluated as
+// project-scoped (policies.md §1). We keep those keys null for the same
+// answers.
 func CredentialsFrom(rc *magnum.RequestContext) map[string]any {
 	if rc == nil {
 		rc = &magnum.RequestContext{}
@@ -17,10 +23,6 @@ func CredentialsFrom(rc *magnum.RequestContext) map[string]any {
 	roles := make([]any, len(rc.Roles))
 	for i, r := range rc.Roles {
 		roles[i] = r
-	}
-	var systemScope any
-	if rc.SystemScope != "" {
-		systemScope = rc.SystemScope
 	}
 	str := func(s string) any {
 		if s == "" {
@@ -32,18 +34,18 @@ func CredentialsFrom(rc *magnum.RequestContext) map[string]any {
 		// to_policy_values
 		"user_id":           str(rc.UserID),
 		"user_domain_id":    str(rc.UserDomainID),
-		"system_scope":      systemScope,
-		"domain_id":         str(rc.DomainID),
+		"system_scope":      nil,
+		"domain_id":         nil,
 		"project_id":        str(rc.ProjectID),
-		"project_domain_id": str(rc.ProjectDomainID),
+		"project_domain_id": nil,
 		"roles":             roles,
 		"is_admin_project":  true,
 		// oslo.context to_dict
 		"user":           str(rc.UserID),
 		"project":        str(rc.ProjectID),
-		"domain":         str(rc.DomainID),
+		"domain":         nil,
 		"user_domain":    str(rc.UserDomainID),
-		"project_domain": str(rc.ProjectDomainID),
+		"project_domain": nil,
 		"is_admin":       rc.IsAdmin,
 		"read_only":      false,
 		"show_deleted":   false,
@@ -72,7 +74,7 @@ func PolicyNotAuthorized(rule string) *magnum.Error {
 
 // Enforce evaluates rule for the caller of r against target (nil = the
 // caller's own target) and returns PolicyNotAuthorized when it is denied.
-func (s *Server) Enforce(r *http.Request, rule string, target map[string]any) error {
+func (s *server) Enforce(r *http.Request, rule string, target map[string]any) error {
 	rc := magnum.FromContext(r.Context())
 	if target == nil {
 		target = CallerTarget(rc)

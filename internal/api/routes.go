@@ -54,6 +54,9 @@ const (
 type pathGroup struct {
 	allow    string
 	patterns []string
+	// sub marks a sub-controller, which owns its paths even when a parent
+	// handler could take the segments as arguments.
+	sub bool
 }
 
 // ParamType is the WSME type of a query parameter.
@@ -191,19 +194,19 @@ func routeTable() []Route {
 
 // pathGroups maps every path of the API to its controller's Allow header;
 // some paths exist only to answer 405 (the actions sub-controller, stats
-// members).
+// members). A final "**" segment matches any non-empty remainder.
 var pathGroups = []pathGroup{
 	{allow: allowGET, patterns: []string{"/v1"}},
 	{allow: allowCRUD, patterns: []string{"/v1/clusters", "/v1/clusters/detail", "/v1/clusters/{cluster_ident}"}},
 	{allow: "", patterns: []string{"/v1/clusters/{cluster_ident}/actions", "/v1/clusters/{cluster_ident}/actions/resize",
-		"/v1/clusters/{cluster_ident}/actions/upgrade", "/v1/clusters/{cluster_ident}/actions/{action}"}},
-	{allow: allowCRUD, patterns: []string{"/v1/clusters/{cluster_id}/nodegroups", "/v1/clusters/{cluster_id}/nodegroups/{nodegroup_id}"}},
+		"/v1/clusters/{cluster_ident}/actions/upgrade", "/v1/clusters/{cluster_ident}/actions/**"}, sub: true},
+	{allow: allowCRUD, patterns: []string{"/v1/clusters/{cluster_id}/nodegroups", "/v1/clusters/{cluster_id}/nodegroups/{nodegroup_id}"}, sub: true},
 	{allow: allowCRUD, patterns: []string{"/v1/clustertemplates", "/v1/clustertemplates/detail", "/v1/clustertemplates/{cluster_template_ident}"}},
 	{allow: allowCRUD, patterns: []string{"/v1/quotas", "/v1/quotas/{project_id}", "/v1/quotas/{project_id}/{resource}"}},
 	{allow: "GET, PATCH, POST", patterns: []string{"/v1/certificates", "/v1/certificates/{cluster_ident}"}},
 	{allow: "PATCH", patterns: []string{"/v1/credentials", "/v1/credentials/{cluster_ident}"}},
 	{allow: allowGET, patterns: []string{"/v1/stats", "/v1/stats/{x}"}},
-	{allow: allowGET, patterns: []string{"/v1/mservices"}},
+	{allow: allowGET, patterns: []string{"/v1/mservices", "/v1/mservices/{x}"}},
 	{allow: allowCRUD, patterns: []string{"/v1/federations", "/v1/federations/detail", "/v1/federations/{federation_ident}"}},
 }
 
@@ -230,9 +233,13 @@ func buildRoutes() []*Route {
 	return out
 }
 
-// splitPath splits "/v1/a/b" into ["v1","a","b"]; "/" gives nil.
+// splitPath splits "/v1/a/b" into ["v1","a","b"]; "/" gives nil. One
+// trailing slash is ignored, as pecan does for collections; further ones
+// leave empty segments ("/v1/clusters//" is get_one with an empty, i.e.
+// missing, identifier).
 func splitPath(p string) []string {
-	p = strings.Trim(p, "/")
+	p = strings.TrimPrefix(p, "/")
+	p = strings.TrimSuffix(p, "/")
 	if p == "" {
 		return nil
 	}
@@ -250,9 +257,6 @@ func matchSegments(pattern, path []string) int {
 	lit := 0
 	for i, s := range pattern {
 		if isParam(s) {
-			if path[i] == "" {
-				return -1
-			}
 			continue
 		}
 		if s != path[i] {
@@ -274,13 +278,56 @@ type match struct {
 	// dispatched to a member handler without its identifier (400 Missing
 	// argument).
 	missing string
+	// postArg is the extra path segment of a POST on a member path, which
+	// WSME tries to convert to the body type (400).
+	postArg string
 	// allow is set (with found false) when the path exists for other methods.
 	allow    string
 	pathSeen bool
+	// group is the controller owning a path answered with 405.
+	group *pathGroup
+}
+
+// uncoveredMethod returns the name of a versioned handler of the
+// controller g that has no variant for v, or "". Pecan touches the
+// controller's methods while computing a 405, and touching such a method
+// raises the method-level 406 instead (GET /v1/credentials/x at 1.1 is a
+// 406; at 1.12 a 405).
+func (s *server) uncoveredMethod(g *pathGroup, v microversion.Version) string {
+	if g == nil {
+		return ""
+	}
+	covered := map[string]bool{}
+	var names []string
+	for _, rt := range s.routes {
+		owned := false
+		for _, p := range g.patterns {
+			if p == rt.Pattern {
+				owned = true
+			}
+		}
+		if !owned || rt.MinVersion.IsZero() {
+			continue
+		}
+		name := rt.methodName()
+		if _, seen := covered[name]; !seen {
+			names = append(names, name)
+			covered[name] = false
+		}
+		if v.Between(rt.MinVersion, rt.MaxVersion) {
+			covered[name] = true
+		}
+	}
+	for _, n := range names {
+		if !covered[n] {
+			return n
+		}
+	}
+	return ""
 }
 
 // route finds the handlers for method and the normalised path segments.
-func (s *Server) route(method string, segs []string) match {
+func (s *server) route(method string, segs []string) match {
 	best, bestLit := "", -1
 	for _, rt := range s.routes {
 		if rt.Method != method {
@@ -298,9 +345,17 @@ func (s *Server) route(method string, segs []string) match {
 			}
 		}
 		for i, seg := range m.candidates[0].segments {
-			if isParam(seg) {
-				m.params[seg[1:len(seg)-1]] = segs[i]
+			if !isParam(seg) {
+				continue
 			}
+			// An empty identifier is a missing argument for WSME.
+			if segs[i] == "" {
+				if m.missing == "" {
+					m.missing = seg[1 : len(seg)-1]
+				}
+				continue
+			}
+			m.params[seg[1:len(seg)-1]] = segs[i]
 		}
 		return m
 	}
@@ -311,6 +366,39 @@ func (s *Server) route(method string, segs []string) match {
 			if rt.Method == method && len(rt.segments) == 3 && rt.segments[2] == "detail" && rt.segments[1] == segs[1] {
 				return match{candidates: []*Route{rt}, params: map[string]string{"marker": segs[2]}}
 			}
+		}
+	}
+	// POST <collection>/<x> calls the create handler with <x> as its body
+	// argument, which WSME fails to convert (routes.md §1 "Methods").
+	tooMany := false
+	if method == http.MethodPost && len(segs) > 1 {
+		var best *Route
+		for _, rt := range s.routes {
+			if rt.Method != method || rt.BodyArg == "" || strings.Contains(rt.Pattern, "/actions/") || len(rt.segments) >= len(segs) {
+				continue
+			}
+			if matchSegments(rt.segments, segs[:len(rt.segments)]) >= 0 && (best == nil || len(rt.segments) > len(best.segments)) {
+				best = rt
+			}
+		}
+		switch {
+		case best != nil && len(segs) == len(best.segments)+1:
+			m := match{params: map[string]string{}, postArg: segs[len(segs)-1]}
+			for _, r2 := range s.routes {
+				if r2.Method == method && r2.Pattern == best.Pattern {
+					m.candidates = append(m.candidates, r2)
+				}
+			}
+			for i, seg := range best.segments {
+				if isParam(seg) {
+					m.params[seg[1:len(seg)-1]] = segs[i]
+				}
+			}
+			return m
+		case best != nil:
+			// More positional arguments than the handler takes: 404, unless
+			// a sub-controller owns the path.
+			tooMany = true
 		}
 	}
 	// Pecan sends DELETE and PATCH on a collection, and GET with only part of
@@ -353,10 +441,23 @@ func (s *Server) route(method string, segs []string) match {
 		}
 		return m
 	}
-	for _, g := range pathGroups {
+	for gi, g := range pathGroups {
+		if tooMany && !g.sub {
+			continue
+		}
 		for _, p := range g.patterns {
-			if matchSegments(splitPath(p), segs) >= 0 {
-				return match{allow: g.allow, pathSeen: true}
+			ps := splitPath(p)
+			if ps[len(ps)-1] == "**" {
+				// Any path below the prefix belongs to the controller.
+				if n := len(ps) - 1; len(segs) > n && matchSegments(ps[:n], segs[:n]) >= 0 {
+					// Observed: deeper unknown paths answer 405 even where
+					// the controller's own paths answer the method-level 406.
+					return match{allow: g.allow, pathSeen: true}
+				}
+				continue
+			}
+			if matchSegments(ps, segs) >= 0 {
+				return match{allow: g.allow, pathSeen: true, group: &pathGroups[gi]}
 			}
 		}
 	}
@@ -409,4 +510,12 @@ func (rt *Route) methodName() string {
 	_, name, _ := strings.Cut(rt.ID, ".")
 	name, _, _ = strings.Cut(name, "@")
 	return name
+}
+
+// bodyTypes are the WSME body types of the create handlers, named in the 400
+// of a POST on a member path.
+var bodyTypes = map[string]string{
+	"cluster": "Cluster", "cluster_template": "ClusterTemplate", "nodegroup": "NodeGroup",
+	"quota": "Quota", "certificate": "Certificate", "federation": "Federation",
+	"cluster_resize_req": "ClusterResizeRequest", "cluster_upgrade_req": "ClusterUpgradeRequest",
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -20,7 +21,7 @@ var jsonContentTypes = []string{"application/json", "text/javascript", "applicat
 // serveAPI is everything after the proxy-header filter: path normalisation,
 // authentication, the version documents, microversion negotiation, routing
 // and argument checks, then the handler.
-func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
+func (s *server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	r, ok := s.authenticate(w, r)
 	if !ok {
 		return
@@ -59,6 +60,11 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	m := s.route(r.Method, segs)
 	if len(m.candidates) == 0 {
 		if m.pathSeen {
+			if name := s.uncoveredMethod(m.group, ver); name != "" {
+				writeWebOb(w, r, http.StatusNotAcceptable, "Version "+ver.String()+
+					" was requested but the requested API "+name+" is not supported for this version.")
+				return
+			}
 			w.Header()["Allow"] = []string{m.allow}
 			writeWebOb(w, r, http.StatusMethodNotAllowed, "")
 			return
@@ -78,17 +84,25 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 			" was requested but the requested API "+m.candidates[0].methodName()+" is not supported for this version.")
 		return
 	}
-	s.serveRoute(w, r, rt, m.params, m.missing)
+	s.serveRoute(w, r, rt, m)
 }
 
 // serveRoute runs the checks WSME does before a handler (content
 // negotiation, unknown arguments, body media type, missing arguments) and
 // then the handler.
-func (s *Server) serveRoute(w http.ResponseWriter, r *http.Request, rt *Route, params map[string]string, missing string) {
+func (s *server) serveRoute(w http.ResponseWriter, r *http.Request, rt *Route, m match) {
+	params, missing := m.params, m.missing
 	in := info(r)
 	in.route = rt
 	if !acceptsJSON(r.Header.Values("Accept")) {
 		writeWebOb(w, r, http.StatusNotAcceptable, "")
+		return
+	}
+	if m.postArg != "" {
+		typ := bodyTypes[rt.BodyArg]
+		// Magnum: the create handler receives the segment positionally and
+		// WSME fails to build the body type from a string.
+		s.writeError(w, r, invalidInput(rt.BodyArg, m.postArg, typ, typ+".__init__() takes 1 positional argument but 2 were given"))
 		return
 	}
 	query, err := convertQuery(r, rt, params)
@@ -113,7 +127,7 @@ func (s *Server) serveRoute(w http.ResponseWriter, r *http.Request, rt *Route, p
 		missing = fillFromBody(rt, params, body, r)
 	}
 	if missing != "" {
-		s.writeError(w, r, magnum.Invalid("Missing argument: %q", missing))
+		s.writeError(w, r, magnum.Invalid("Missing argument: \"%s\"", missing))
 		return
 	}
 	in.body = body
@@ -137,7 +151,7 @@ func notImplemented(http.ResponseWriter, *http.Request) error {
 }
 
 // readBody reads the whole body within the size limit.
-func (s *Server) readBody(r *http.Request) ([]byte, error) {
+func (s *server) readBody(r *http.Request) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
@@ -198,7 +212,7 @@ func checkArguments(r *http.Request, rt *Route, body []byte) error {
 	if len(unknown) > 0 {
 		// Deviation: Magnum lists several unknown names in Python set order;
 		// we keep the order of the request.
-		return magnum.Invalid("Unknown argument: %q", strings.Join(unknown, ", "))
+		return magnum.Invalid("Unknown argument: \"%s\"", strings.Join(unknown, ", "))
 	}
 	if len(body) == 0 || isForm || ct == "application/x-www-form-urlencoded" {
 		return nil
@@ -213,20 +227,46 @@ func checkArguments(r *http.Request, rt *Route, body []byte) error {
 	if rt.BodyArg != "" {
 		return nil
 	}
-	obj, ok := doc.(map[string]any)
-	if !ok {
+	if _, ok := doc.(map[string]any); !ok {
 		return magnum.Invalid("Request must be a JSON dict")
 	}
 	var extra []string
-	for k := range obj {
+	for _, k := range objectKeys(body) {
 		if !rt.knownArg(k) {
 			extra = append(extra, k)
 		}
 	}
 	if len(extra) > 0 {
-		return magnum.Invalid("Unknown argument: %q", strings.Join(sortedStrings(extra), ", "))
+		return magnum.Invalid("Unknown argument: \"%s\"", strings.Join(extra, ", "))
 	}
 	return nil
+}
+
+// objectKeys returns the member names of a JSON object in document order
+// (Python dicts keep it).
+func objectKeys(body []byte) []string {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var keys []string
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return keys
+		}
+		k, _ := t.(string)
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return keys
+		}
+	}
+	return keys
 }
 
 // formMethod reports whether WebOb parses a form body for the method.
@@ -255,16 +295,6 @@ func queryKeys(raw string) []string {
 	return out
 }
 
-func sortedStrings(ss []string) []string {
-	out := append([]string(nil), ss...)
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j] < out[j-1]; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
-	return out
-}
-
 // RequireBody returns the request body, or Magnum's 400 Missing argument
 // naming the route's body argument when there is none (a form body counts as
 // none, as in WSME).
@@ -275,7 +305,7 @@ func RequireBody(r *http.Request) ([]byte, error) {
 		if in.route != nil && in.route.BodyArg != "" {
 			name = in.route.BodyArg
 		}
-		return nil, magnum.Invalid("Missing argument: %q", name)
+		return nil, magnum.Invalid("Missing argument: \"%s\"", name)
 	}
 	return in.body, nil
 }
@@ -301,7 +331,7 @@ func WriteJSON(w http.ResponseWriter, status int, v any) error {
 
 // serveRoot answers "/" (outside v1: no version headers, no version
 // negotiation).
-func (s *Server) serveRoot(w http.ResponseWriter, r *http.Request) {
+func (s *server) serveRoot(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		w.Header()["Allow"] = []string{"GET"}
 		writeWebOb(w, r, http.StatusMethodNotAllowed, "")
@@ -324,7 +354,7 @@ func (s *Server) serveRoot(w http.ResponseWriter, r *http.Request) {
 
 // healthcheckOr answers /healthcheck (oslo.middleware healthcheck with the
 // disable_by_file backend) and passes everything else on.
-func (s *Server) healthcheckOr(next http.Handler) http.Handler {
+func (s *server) healthcheckOr(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/healthcheck" && !strings.HasPrefix(r.URL.Path, "/healthcheck/") {
 			next.ServeHTTP(w, r)

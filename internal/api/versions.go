@@ -107,7 +107,7 @@ func v1Document(base string) v1Doc {
 	}
 }
 
-func (s *Server) getV1(w http.ResponseWriter, r *http.Request) error {
+func (s *server) getV1(w http.ResponseWriter, r *http.Request) error {
 	return WriteJSON(w, http.StatusOK, v1Document(BaseURL(r)))
 }
 

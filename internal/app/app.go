@@ -74,7 +74,7 @@ func OpenDatabase(ctx context.Context, opts *config.Options) (*db.DB, error) {
 	if opts.Database.Connection == "" {
 		return nil, errors.New("[database]/connection is not set")
 	}
-	target, err := config.ParseDatabaseURL(opts.Database.Connection)
+	target, err := opts.DatabaseTarget()
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +177,7 @@ func NewPolicy(opts *config.Options, log *slog.Logger) (*policy.Enforcer, error)
 		if file == "" {
 			file = "policy.yaml"
 		}
-		file = findPolicyFile(file)
+		file = findPolicyFile(file, opts.Files)
 	}
 	return policy.New(policy.Options{
 		PolicyFile:         file,
@@ -198,11 +198,18 @@ func enforceScope(opts *config.Options) bool {
 	return err == nil && b
 }
 
-func findPolicyFile(name string) string {
+// findPolicyFile searches a relative policy file the way oslo.config finds
+// files: next to each configuration file, then in the usual directories.
+func findPolicyFile(name string, configFiles []string) string {
 	if filepath.IsAbs(name) {
 		return name
 	}
-	for _, dir := range []string{".", "/etc/magnum"} {
+	var dirs []string
+	for _, f := range configFiles {
+		dirs = append(dirs, filepath.Dir(f))
+	}
+	dirs = append(dirs, ".", "/etc/magnum")
+	for _, dir := range dirs {
 		p := filepath.Join(dir, name)
 		if _, err := os.Stat(p); err == nil {
 			return p

@@ -24,6 +24,15 @@
 // token) and an expires_at in the past are ErrInvalidToken, a missing token
 // is ErrMissingToken: both are answered with WriteUnauthorized.
 //
+// Tokens of application credentials restricted by access rules are refused,
+// as keystonemiddleware refuses them when [keystone_authtoken]/service_type
+// is unset (Magnum's default). A token with bytes outside printable ASCII is
+// refused without asking Keystone (Keystone would answer 404).
+//
+// Not reproduced: X-Service-Token (service tokens of service-to-service
+// calls), delay_auth_decision, token bind enforcement, the memcached token
+// cache, and version discovery (AuthURL gets /v3 appended when it lacks it).
+//
 // # Token cache
 //
 // Validated tokens are cached in memory for TokenCacheTime (default 300 s,

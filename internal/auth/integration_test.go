@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -137,6 +138,70 @@ func (rk *realKeystone) revoke(t *testing.T, token string) {
 	}
 }
 
+// appCredentialToken creates an application credential for the owner of
+// tok (deleted at the end of the test) and returns a token obtained with it.
+func (rk *realKeystone) appCredentialToken(t *testing.T, tok issued, accessRules []map[string]string) string {
+	t.Helper()
+	client := &http.Client{Timeout: 30 * time.Second}
+	send := func(method, path, token string, body any) (*http.Response, []byte) {
+		t.Helper()
+		var rd *bytes.Reader
+		if body != nil {
+			b, _ := json.Marshal(body)
+			rd = bytes.NewReader(b)
+		} else {
+			rd = bytes.NewReader(nil)
+		}
+		req, _ := http.NewRequestWithContext(t.Context(), method, rk.url+path, rd)
+		req.Header.Set("Content-Type", "application/json")
+		if token != "" {
+			req.Header.Set("X-Auth-Token", token)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var buf bytes.Buffer
+		_, _ = buf.ReadFrom(resp.Body)
+		return resp, buf.Bytes()
+	}
+	ac := map[string]any{"name": "okm-auth-test-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
+	if accessRules != nil {
+		ac["access_rules"] = accessRules
+	}
+	resp, body := send(http.MethodPost, "/users/"+tok.userID+"/application_credentials", tok.token,
+		map[string]any{"application_credential": ac})
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create application credential: HTTP %d", resp.StatusCode)
+	}
+	var created struct {
+		ApplicationCredential struct {
+			ID     string `json:"id"`
+			Secret string `json:"secret"`
+		} `json:"application_credential"`
+	}
+	if err := json.Unmarshal(body, &created); err != nil {
+		t.Fatal(err)
+	}
+	id := created.ApplicationCredential.ID
+	t.Cleanup(func() {
+		req, _ := http.NewRequest(http.MethodDelete, rk.url+"/users/"+tok.userID+"/application_credentials/"+id, nil)
+		req.Header.Set("X-Auth-Token", tok.token)
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	})
+	resp, _ = send(http.MethodPost, "/auth/tokens", "", map[string]any{"auth": map[string]any{"identity": map[string]any{
+		"methods":                []string{"application_credential"},
+		"application_credential": map[string]string{"id": id, "secret": created.ApplicationCredential.Secret},
+	}}})
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("application credential token: HTTP %d", resp.StatusCode)
+	}
+	return resp.Header.Get("X-Subject-Token")
+}
+
 func projectScope(name string) map[string]any {
 	return map[string]any{"project": map[string]any{"name": name, "domain": map[string]string{"id": "default"}}}
 }
@@ -263,6 +328,28 @@ func TestKeystoneIntegration(t *testing.T) {
 		a.mu.Unlock()
 		if !renewed {
 			t.Error("the service token was not replaced")
+		}
+	})
+
+	t.Run("application credential tokens are accepted unless restricted by access rules", func(t *testing.T) {
+		if rk.demoPassword == "" {
+			t.Skip("OPENKEEL_TEST_KEYSTONE_DEMO_PASSWORD is not set")
+		}
+		demo := rk.issue(t, "demo", rk.demoPassword, projectScope("demo"))
+		plain := rk.appCredentialToken(t, demo, nil)
+		rc, err := k.Authenticate(requestWithToken(t, plain))
+		if err != nil {
+			t.Fatalf("plain application credential: %v", err)
+		}
+		if rc.ProjectID != demo.projectID || !rc.HasRole("member") {
+			t.Errorf("context: %+v", rc)
+		}
+		restricted := rk.appCredentialToken(t, demo, []map[string]string{
+			{"service": "container-infra", "path": "/v1/clusters", "method": "GET"}})
+		// Refused by the check of the token body, not by Keystone.
+		if _, err := k.Authenticate(requestWithToken(t, restricted)); !errors.Is(err, ErrInvalidToken) ||
+			!strings.Contains(err.Error(), "access rules") {
+			t.Errorf("restricted application credential: %v, want ErrInvalidToken for access rules", err)
 		}
 	})
 

@@ -275,6 +275,9 @@ func (k *Keystone) validate(ctx context.Context, token string) (*magnum.RequestC
 		status, body, err := k.do(ctx, http.MethodGet, "/auth/tokens", nil, map[string]string{
 			"X-Auth-Token":    svc,
 			"X-Subject-Token": token,
+			// Tells Keystone that access rules are understood (refused
+			// below), as keystonemiddleware does.
+			"OpenStack-Identity-Access-Rules": "1",
 		})
 		if err != nil {
 			return nil, time.Time{}, unavailable("validate token", err)

@@ -88,6 +88,12 @@ func TestContextFromToken(t *testing.T) {
 				SystemScope: "all", Roles: []string{"reader"}},
 		},
 		{
+			name: "application credential without access rules is accepted",
+			body: `{"token": {"expires_at": "` + exp + `", "user": {"id": "u1", "name": "x", "domain": {"id": "default", "name": "Default"}},
+			  "application_credential": {"id": "ac", "name": "n", "restricted": true}, "roles": [{"id": "r", "name": "member"}]}}`,
+			want: magnum.RequestContext{UserID: "u1", UserName: "x", UserDomainID: "default", UserDomainName: "Default", Roles: []string{"member"}},
+		},
+		{
 			name: "unscoped token has no roles",
 			body: `{"token": {"expires_at": "2026-11-30T13:00:00Z", "user": {"id": "u1", "name": "x", "domain": {"id": "default", "name": "Default"}}}}`,
 			want: magnum.RequestContext{UserID: "u1", UserName: "x", UserDomainID: "default", UserDomainName: "Default", Roles: []string{}},
@@ -115,6 +121,8 @@ func TestContextFromToken(t *testing.T) {
 		"no expires_at":  `{"token": {"user": {"id": "u"}}}`,
 		"bad expires_at": `{"token": {"expires_at": "tomorrow", "user": {"id": "u"}}}`,
 		"no user":        `{"token": {"expires_at": "` + exp + `"}}`,
+		"access rules": `{"token": {"expires_at": "` + exp + `", "user": {"id": "u"}, "application_credential": {"id": "a",
+		  "restricted": true, "access_rules": [{"id": "r", "service": "container-infra", "path": "/v1/clusters", "method": "GET"}]}}}`,
 	} {
 		t.Run("refuses a body with "+name, func(t *testing.T) {
 			if _, _, err := contextFromToken([]byte(body)); err == nil {
@@ -339,6 +347,11 @@ func TestAuthenticateErrors(t *testing.T) {
 			var ae *Error
 			if !errors.As(err, &ae) {
 				t.Errorf("%T is not an *auth.Error", err)
+			}
+			for _, v := range tt.header {
+				if tok := strings.TrimSpace(v[0]); tok != "" && strings.Contains(err.Error(), tok) {
+					t.Errorf("error %q contains the token", err)
+				}
 			}
 		})
 	}

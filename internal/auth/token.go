@@ -39,7 +39,10 @@ type tokenBody struct {
 			ID   string `json:"id"`
 			Name string `json:"name"`
 		} `json:"roles"`
-		Catalog json.RawMessage `json:"catalog"`
+		Catalog               json.RawMessage `json:"catalog"`
+		ApplicationCredential *struct {
+			AccessRules json.RawMessage `json:"access_rules"`
+		} `json:"application_credential"`
 	} `json:"token"`
 }
 
@@ -76,6 +79,13 @@ func contextFromToken(raw []byte) (*magnum.RequestContext, time.Time, error) {
 	}
 	if t.User.ID == "" {
 		return nil, time.Time{}, errors.New("token has no user")
+	}
+	// keystonemiddleware: auth_token/__init__.py:543
+	// (validate_allowed_request) — a token of an application credential
+	// restricted by access rules is refused unless [keystone_authtoken]
+	// service_type is set, which Magnum's configuration does not do.
+	if ac := t.ApplicationCredential; ac != nil && len(ac.AccessRules) > 0 && string(ac.AccessRules) != "null" {
+		return nil, time.Time{}, errors.New("application credential with access rules")
 	}
 	rc := &magnum.RequestContext{
 		UserID:           t.User.ID,

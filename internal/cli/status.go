@@ -140,5 +140,5 @@ func checkDrivers(_ context.Context, g *globalFlags) (checkResult, string) {
 	if len(reg.Names()) == 0 {
 		return checkWarning, "No cluster driver is enabled: cluster template creation will fail."
 	}
-	return checkSuccess, "Enabled drivers: " + strings.Join(reg.Names(), ", ")
+	return checkSuccess, "Installed drivers: " + strings.Join(reg.Names(), ", ")
 }

@@ -324,3 +324,18 @@ func sqliteTarget(u *sqlaURL, red string) (DatabaseTarget, error) {
 	}
 	return DatabaseTarget{Dialect: DialectSQLite, DSN: path + "?" + sqlitePragmas, Redacted: red}, nil
 }
+
+// DatabaseTarget translates [database]/connection, with
+// [database]/connection_parameters appended to its query as oslo.db does at
+// connect time.
+func (o *Options) DatabaseTarget() (DatabaseTarget, error) {
+	raw := strings.TrimSpace(o.Database.Connection)
+	if p := strings.TrimSpace(o.Database.ConnectionParameters); p != "" && raw != "" {
+		if strings.Contains(raw, "?") {
+			raw += "&" + p
+		} else {
+			raw += "?" + p
+		}
+	}
+	return ParseDatabaseURL(raw)
+}

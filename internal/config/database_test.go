@@ -145,3 +145,21 @@ func TestRedactURL(t *testing.T) {
 		}
 	}
 }
+
+func TestOptionsDatabaseTarget(t *testing.T) {
+	o, _, err := loadString(t, "[database]\nconnection = mysql+pymysql://m:pw@db/magnum\nconnection_parameters = charset=latin1\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := o.DatabaseTarget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "m:pw@tcp(db:3306)/magnum?charset=latin1&loc=UTC&parseTime=true&timeout=10s"
+	if got.DSN != want {
+		t.Errorf("DSN = %q, want %q", got.DSN, want)
+	}
+	if _, err := Defaults().DatabaseTarget(); !errors.Is(err, ErrDatabaseURL) {
+		t.Errorf("unset connection: %v", err)
+	}
+}

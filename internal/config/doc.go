@@ -43,7 +43,11 @@
 // order on the command line.
 //
 // Options not modelled as fields are still available raw through
-// Options.Lookup and Options.LookupAll.
+// Options.Lookup and Options.LookupAll. Options.Files lists the files read
+// (relative paths such as [oslo_policy]/policy_file are resolved against
+// their directories), Options.DatabaseTarget translates
+// [database]/connection (plus connection_parameters) and
+// Options.KeystoneURL picks Magnum's own Identity endpoint.
 //
 // # Deviations from oslo.config
 //
@@ -51,5 +55,8 @@
 // DEFAULT and fails). Unknown options and groups produce warnings, which
 // oslo.config does not emit. [database]/connection has no default (Magnum's
 // is an SQLite file inside its Python package). [DEFAULT]/auth_strategy is
-// ours: "keystone" (default) or "noauth".
+// ours: "keystone" (default) or "noauth". [healthcheck] carries the
+// settings Magnum puts in api-paste.ini, which is not read. Error messages
+// never repeat a malformed line other than a section header, nor a secret
+// option's value, since either may hold a password.
 package config

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -38,9 +39,9 @@ type ParseError struct {
 	File string
 	Line int
 	Msg  string
-	// Text is the offending line; it is not part of Error() when it may hold
-	// a secret (it never does for the checks made here, which only reject
-	// lines without a separator, bad section headers and stray continuations).
+	// Text is the offending line, kept only for section headers: any other
+	// malformed line may be part of a secret ("password hunter2", a
+	// continued PEM block), so it is never shown.
 	Text string
 }
 
@@ -132,7 +133,7 @@ func ParseINI(name string, data []byte) (*File, error) {
 		}
 		pending = false
 		if !inSection {
-			return &ParseError{File: name, Line: pendingLn, Msg: "section must be started before assignment", Text: pendingKey}
+			return &ParseError{File: name, Line: pendingLn, Msg: "section must be started before assignment: " + strconv.Quote(pendingKey)}
 		}
 		f.Entries = append(f.Entries, Entry{
 			Section: section,
@@ -156,7 +157,7 @@ func ParseINI(name string, data []byte) (*File, error) {
 			continue
 		case line[0] == ' ' || line[0] == '\t':
 			if !pending {
-				return nil, &ParseError{File: name, Line: lineno, Msg: "unexpected continuation line", Text: line}
+				return nil, &ParseError{File: name, Line: lineno, Msg: "unexpected continuation line (an indented line must continue a value)"}
 			}
 			value = append(value, pyLStrip(line))
 			continue
@@ -180,10 +181,10 @@ func ParseINI(name string, data []byte) (*File, error) {
 		default:
 			key, val, ok := splitKeyValue(line)
 			if !ok {
-				return nil, &ParseError{File: name, Line: lineno, Msg: "no ':' or '=' found in assignment", Text: line}
+				return nil, &ParseError{File: name, Line: lineno, Msg: "no ':' or '=' found in assignment"}
 			}
 			if key == "" {
-				return nil, &ParseError{File: name, Line: lineno, Msg: "key cannot be empty", Text: line}
+				return nil, &ParseError{File: name, Line: lineno, Msg: "key cannot be empty"}
 			}
 			pending, pendingKey, pendingLn, value = true, key, lineno, []string{val}
 		}

@@ -26,6 +26,7 @@ type Options struct {
 	Cinder                     CinderOptions
 	Conductor                  ConductorOptions
 	Profiler                   ProfilerOptions
+	Healthcheck                HealthcheckOptions
 	GlanceClient               ClientOptions // [glance_client]
 	NovaClient                 ClientOptions // [nova_client]
 	NeutronClient              ClientOptions // [neutron_client]
@@ -275,6 +276,16 @@ type ProfilerOptions struct {
 	Enabled bool // enabled
 }
 
+// HealthcheckOptions is the [healthcheck] group of oslo.middleware's
+// healthcheck app. Magnum configures that app in api-paste.ini, which is not
+// read here, so the defaults are the values Magnum's paste file sets and
+// the group lets operators change them.
+type HealthcheckOptions struct {
+	Backends          []string // backends; "disable_by_file" is supported
+	Detailed          bool     // detailed
+	DisableByFilePath string   // disable_by_file_path: 503 while this file exists
+}
+
 // ClientOptions is one [<service>_client] group: how the service reaches
 // another OpenStack service with the caller's token. Magnum 23.0.0 registers
 // only region_name and endpoint_type for every client group, plus the TLS
@@ -308,4 +319,15 @@ func (o *Options) LookupAll(group, name string) []string {
 		return nil
 	}
 	return o.raw.lookupAll(NormalizeGroup(group), name)
+}
+
+// KeystoneURL is the Identity endpoint Magnum uses for its own Keystone
+// client: [keystone_auth]/auth_url, or [keystone_authtoken]/
+// www_authenticate_uri when that is unset.
+// Magnum: magnum/common/keystone.py KeystoneClientV3.auth_url.
+func (o *Options) KeystoneURL() string {
+	if o.KeystoneAuth.AuthURL != "" {
+		return o.KeystoneAuth.AuthURL
+	}
+	return o.KeystoneAuthtoken.WWWAuthenticateURI
 }

@@ -172,16 +172,21 @@ func (r *resolver) typed(k optKey) (any, error) {
 	switch {
 	case len(entries) == 0 && d.def == none:
 		v = nil
-	case len(entries) == 0 && d.kind == KindMulti && d.def == "":
+	case len(entries) == 0 && d.kind == kindMulti && d.def == "":
 		v = []string{}
 	case len(entries) == 0:
-		v, err = convert(d, d.def)
-	case d.kind == KindMulti:
+		// oslo.config substitutes defaults too.
+		def, serr := r.substitute(d.def, k.group)
+		if serr != nil {
+			return nil, &ValueError{Group: k.group, Name: k.name, Reason: "default: " + serr.Error()}
+		}
+		v, err = convert(d, def)
+	case d.kind == kindMulti:
 		vals := make([]string, 0, len(entries))
 		for _, e := range entries {
 			s, serr := r.substitute(e.Value, k.group)
 			if serr != nil {
-				return nil, substError(k, e, serr)
+				return nil, r.substError(k, e, serr)
 			}
 			vals = append(vals, s)
 		}
@@ -190,7 +195,7 @@ func (r *resolver) typed(k optKey) (any, error) {
 		e := entries[len(entries)-1]
 		s, serr := r.substitute(e.Value, k.group)
 		if serr != nil {
-			return nil, substError(k, e, serr)
+			return nil, r.substError(k, e, serr)
 		}
 		v, err = convert(d, s)
 		if err != nil {
@@ -207,12 +212,18 @@ func (r *resolver) typed(k optKey) (any, error) {
 // substError reports a failed substitution in entry e of option k; when the
 // failure is a bad value of the referenced option, that error is returned
 // as is, naming the option at fault.
-func substError(k optKey, e Entry, err error) error {
+// A secret value's error does not repeat the placeholder, which is part of
+// the secret.
+func (r *resolver) substError(k optKey, e Entry, err error) error {
 	var ve *ValueError
 	if errors.As(err, &ve) {
 		return ve
 	}
-	return &ValueError{Group: k.group, Name: k.name, Reason: err.Error(), File: e.File, Line: e.Line}
+	reason := err.Error()
+	if d := r.defs[k]; d != nil && d.secret {
+		reason = "template substitution error in a secret value (write $$ for a literal $)"
+	}
+	return &ValueError{Group: k.group, Name: k.name, Reason: reason, File: e.File, Line: e.Line}
 }
 
 // text returns an option's value as the string oslo.config substitutes for
@@ -392,12 +403,12 @@ func convert(d *optDef, s string) (any, error) {
 		show = "the value"
 	}
 	switch d.kind {
-	case KindString:
+	case kindString:
 		if len(d.choices) > 0 && !slices.Contains(d.choices, s) {
 			return nil, fmt.Errorf("%s is not one of: %s", show, strings.Join(d.choices, ", "))
 		}
 		return s, nil
-	case KindInt, KindPort:
+	case kindInt, kindPort:
 		if pyStrip(s) == "" {
 			// oslo.config: an empty integer is None.
 			return nil, nil
@@ -407,7 +418,7 @@ func convert(d *optDef, s string) (any, error) {
 			return nil, fmt.Errorf("%s is not an integer", show)
 		}
 		lo, hi := d.min, d.max
-		if d.kind == KindPort {
+		if d.kind == kindPort {
 			lo, hi = i64(0), i64(65535)
 		}
 		if lo != nil && n < *lo {
@@ -417,7 +428,7 @@ func convert(d *optDef, s string) (any, error) {
 			return nil, fmt.Errorf("%d is greater than the maximum %d", n, *hi)
 		}
 		return n, nil
-	case KindFloat:
+	case kindFloat:
 		if pyStrip(s) == "" {
 			return nil, nil
 		}
@@ -432,13 +443,13 @@ func convert(d *optDef, s string) (any, error) {
 			return nil, fmt.Errorf("%s is greater than the maximum %d", pyStr(f), *d.max)
 		}
 		return f, nil
-	case KindBool:
+	case kindBool:
 		v, ok := pyBool(s)
 		if !ok {
 			return nil, fmt.Errorf("%s is not a boolean (true/false, yes/no, on/off, 1/0)", show)
 		}
 		return v, nil
-	case KindList:
+	case kindList:
 		items := splitList(s)
 		if len(d.choices) > 0 {
 			for _, it := range items {
@@ -448,20 +459,23 @@ func convert(d *optDef, s string) (any, error) {
 			}
 		}
 		return items, nil
-	case KindMulti:
+	case kindMulti:
 		return []string{s}, nil
-	case KindDict:
-		m, ok := splitDict(s)
-		if !ok {
-			return nil, fmt.Errorf("%s is not a list of key:value pairs", show)
+	case kindDict:
+		m, err := splitDict(s)
+		if err != nil {
+			if d.secret {
+				return nil, errors.New("the value is not a list of key:value pairs")
+			}
+			return nil, err
 		}
 		return m, nil
-	case KindIP:
+	case kindIP:
 		if !validIP(s) {
 			return nil, fmt.Errorf("%s is not an IPv4 or IPv6 address", show)
 		}
 		return s, nil
-	case KindHostAddress:
+	case kindHostAddress:
 		if validIP(s) {
 			return s, nil
 		}
@@ -506,6 +520,11 @@ func (r *resolver) build(o *Options, defs []*optDef) error {
 	var errs []error
 	seen := map[string]bool{}
 	for _, d := range defs {
+		if d.target == nil {
+			// Accepted only (an option the reference does not have): its
+			// value is never used, so it is not validated either.
+			continue
+		}
 		v, err := r.typed(optKey{d.group, d.name})
 		if err != nil {
 			if !seen[err.Error()] {

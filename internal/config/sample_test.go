@@ -88,7 +88,10 @@ var runtimeDefaults = map[string]string{
 var notInSample = map[string]string{
 	"[DEFAULT]/auth_strategy":                        "ours",
 	"[oslo_middleware]/enable_proxy_headers_parsing": "http_proxy_to_wsgi namespace is not in Magnum's generator",
-	"[oslo_policy]/enforce_scope":                    "removed in oslo.policy 6; accepted and ignored",
+	"[oslo_policy]/enforce_scope":                    "removed in oslo.policy 6; accepted with a warning",
+	"[healthcheck]/backends":                         "set in Magnum's api-paste.ini",
+	"[healthcheck]/detailed":                         "set in Magnum's api-paste.ini",
+	"[healthcheck]/disable_by_file_path":             "set in Magnum's api-paste.ini",
 	"[keystone_auth]/cafile":                         "keystoneauth1 session option registered by Magnum",
 	"[keystone_auth]/certfile":                       "keystoneauth1 session option registered by Magnum",
 	"[keystone_auth]/keyfile":                        "keystoneauth1 session option registered by Magnum",
@@ -151,7 +154,7 @@ func TestSampleDefaults(t *testing.T) {
 		switch {
 		case s.def == "<None>":
 			want = nil
-		case d.kind == KindMulti && s.def == "":
+		case d.kind == kindMulti && s.def == "":
 			want = []string{}
 		default:
 			want, err = convert(d, s.def)

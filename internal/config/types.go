@@ -10,45 +10,45 @@ import (
 	"strings"
 )
 
-// Kind is the oslo.config type of an option.
-type Kind int
+// optKind is the oslo.config type of an option.
+type optKind int
 
 // Option kinds, named after the oslo.config Opt classes they mirror.
 const (
-	KindString      Kind = iota // StrOpt
-	KindInt                     // IntOpt
-	KindFloat                   // FloatOpt
-	KindBool                    // BoolOpt
-	KindList                    // ListOpt (comma-separated strings)
-	KindMulti                   // MultiStrOpt (one value per occurrence)
-	KindDict                    // DictOpt (key:value pairs, comma-separated)
-	KindPort                    // PortOpt (integer 0-65535)
-	KindIP                      // IPOpt
-	KindHostAddress             // HostAddressOpt (IP address or host name)
+	kindString      optKind = iota // StrOpt
+	kindInt                        // IntOpt
+	kindFloat                      // FloatOpt
+	kindBool                       // BoolOpt
+	kindList                       // ListOpt (comma-separated strings)
+	kindMulti                      // MultiStrOpt (one value per occurrence)
+	kindDict                       // DictOpt (key:value pairs, comma-separated)
+	kindPort                       // PortOpt (integer 0-65535)
+	kindIP                         // IPOpt
+	kindHostAddress                // HostAddressOpt (IP address or host name)
 )
 
 // String names the kind the way the sample configuration does.
-func (k Kind) String() string {
+func (k optKind) String() string {
 	switch k {
-	case KindString:
+	case kindString:
 		return "string value"
-	case KindInt:
+	case kindInt:
 		return "integer value"
-	case KindFloat:
+	case kindFloat:
 		return "floating point value"
-	case KindBool:
+	case kindBool:
 		return "boolean value"
-	case KindList:
+	case kindList:
 		return "list value"
-	case KindMulti:
+	case kindMulti:
 		return "multi valued"
-	case KindDict:
+	case kindDict:
 		return "dict value"
-	case KindPort:
+	case kindPort:
 		return "port value"
-	case KindIP:
+	case kindIP:
 		return "IP address value"
-	case KindHostAddress:
+	case kindHostAddress:
 		return "host address value"
 	}
 	return "unknown"
@@ -141,32 +141,40 @@ func splitList(s string) []string {
 }
 
 // splitDict parses a DictOpt value: "k1:v1,k2:v2", keys and values trimmed.
-// As in oslo.config, a piece without ':' is glued to the previous one with a
-// comma before giving up.
-func splitDict(s string) (map[string]string, bool) {
+// As in oslo.config, a piece without ':' is glued to the next one with a
+// comma before giving up; empty and duplicate keys are errors.
+func splitDict(s string) (map[string]string, error) {
 	s = pyStrip(s)
 	out := map[string]string{}
 	if s == "" {
-		return out, true
+		return out, nil
 	}
 	pairs := strings.Split(s, ",")
 	for len(pairs) > 0 {
 		pair := pairs[0]
 		pairs = pairs[1:]
+		var k, v string
 		for {
-			k, v, ok := strings.Cut(pair, ":")
-			if ok {
-				out[pyStrip(k)] = pyStrip(v)
+			var ok bool
+			if k, v, ok = strings.Cut(pair, ":"); ok {
 				break
 			}
 			if len(pairs) == 0 {
-				return nil, false
+				return nil, fmt.Errorf("%q is not a list of key:value pairs", s)
 			}
 			pair += "," + pairs[0]
 			pairs = pairs[1:]
 		}
+		k, v = pyStrip(k), pyStrip(v)
+		if k == "" {
+			return nil, fmt.Errorf("%q has an empty key", s)
+		}
+		if _, dup := out[k]; dup {
+			return nil, fmt.Errorf("%q has the key %q twice", s, k)
+		}
+		out[k] = v
 	}
-	return out, true
+	return out, nil
 }
 
 var hostnameLabel = regexp.MustCompile(`^(?i)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)

@@ -33,7 +33,7 @@ var clusterTable = &table[magnum.Cluster]{
 type ClusterFilter struct {
 	Scope
 	// Statuses, when set, keeps clusters whose status is one of them.
-	Statuses []string
+	Statuses []magnum.Status
 	// ClusterTemplateID, when set, keeps clusters of that template uuid.
 	ClusterTemplateID string
 }
@@ -46,7 +46,11 @@ func (f ClusterFilter) cond() (cond, error) {
 	}
 	c.add(w, args...)
 	if len(f.Statuses) > 0 {
-		c.add(inList("status", len(f.Statuses)), anySlice(f.Statuses)...)
+		args := make([]any, len(f.Statuses))
+		for i, st := range f.Statuses {
+			args[i] = string(st)
+		}
+		c.add(inList("status", len(f.Statuses)), args...)
 	}
 	if f.ClusterTemplateID != "" {
 		c.add("cluster_template_id = ?", f.ClusterTemplateID)

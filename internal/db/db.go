@@ -151,7 +151,10 @@ func Open(ctx context.Context, dialectName, dsn string, opts Options) (*DB, erro
 		if cfg.Timeout == 0 {
 			cfg.Timeout = opts.ConnectTimeout
 		}
-		where = cfg.Net + " " + cfg.Addr + "/" + cfg.DBName
+		where = cfg.Addr + "/" + cfg.DBName
+		if cfg.Net != "tcp" {
+			where = cfg.Net + " " + where
+		}
 		conn, err := mysql.NewConnector(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("mysql database %s: %s", where, redact(err.Error(), secret))
@@ -198,8 +201,18 @@ func Open(ctx context.Context, dialectName, dsn string, opts Options) (*DB, erro
 		db.read.SetMaxOpenConns(opts.MaxOpenConns)
 	}
 	db.read.SetMaxIdleConns(opts.MaxIdleConns)
-	db.read.SetConnMaxLifetime(opts.ConnMaxLifetime)
+	if d.name == DialectSQLite && db.read == db.write {
+		// In memory: closing the only connection would drop the database.
+		db.read.SetConnMaxLifetime(0)
+	} else {
+		db.read.SetConnMaxLifetime(opts.ConnMaxLifetime)
+	}
 	db.ex = db.read
+	if db.write != db.read {
+		// Statements outside InTx: reads on the read pool, writes on the
+		// single writer connection.
+		db.ex = splitExecer{read: db.read, write: db.write}
+	}
 
 	pctx, cancel := context.WithTimeout(ctx, opts.ConnectTimeout)
 	defer cancel()
@@ -228,7 +241,8 @@ func redact(msg, secret string) string {
 }
 
 func isSQLiteMemory(dsn string) bool {
-	return dsn == ":memory:" || dsn == "" || strings.Contains(dsn, "mode=memory") || strings.HasPrefix(dsn, "file::memory:")
+	p := sqlitePath(dsn)
+	return p == ":memory:" || p == "" || strings.HasPrefix(p, ":memory:") || strings.Contains(dsn, "mode=memory")
 }
 
 func sqlitePath(dsn string) string {
@@ -241,24 +255,52 @@ func sqlitePath(dsn string) string {
 
 // sqliteDSN adds the connection settings: WAL journal, busy timeout, the
 // transaction lock mode (BEGIN IMMEDIATE for the writer, so a transaction
-// that reads then writes cannot fail to upgrade its lock).
+// that reads then writes cannot fail to upgrade its lock). Settings of the
+// given DSN are kept, except _txlock, which is ours to choose per pool.
 func sqliteDSN(dsn string, opts Options, txlock string) string {
-	if dsn == "" {
-		dsn = ":memory:"
+	path, rawQuery, _ := strings.Cut(dsn, "?")
+	if path == "" {
+		path = ":memory:"
 	}
-	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.SQLiteBusyTimeout.Milliseconds()))
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		q = url.Values{}
+	}
+	q.Del("_txlock")
+	hasBusy := false
+	for _, p := range q["_pragma"] {
+		if strings.HasPrefix(strings.ToLower(p), "busy_timeout") {
+			hasBusy = true
+		}
+	}
+	if !hasBusy {
+		q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.SQLiteBusyTimeout.Milliseconds()))
+	}
 	if !isSQLiteMemory(dsn) {
 		q.Add("_pragma", "journal_mode(WAL)")
 		q.Add("_pragma", "synchronous(NORMAL)")
 	}
-	q.Add("_txlock", txlock)
-	sep := "?"
-	if strings.Contains(dsn, "?") {
-		sep = "&"
+	q.Set("_txlock", txlock)
+	if !strings.HasPrefix(path, "file:") {
+		path = "file:" + path
 	}
-	if !strings.HasPrefix(dsn, "file:") {
-		dsn = "file:" + dsn
-	}
-	return dsn + sep + q.Encode()
+	return path + "?" + q.Encode()
+}
+
+// splitExecer sends writes to the SQLite writer connection and reads to
+// the read pool.
+type splitExecer struct {
+	read, write *sql.DB
+}
+
+func (s splitExecer) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return s.write.ExecContext(ctx, query, args...)
+}
+
+func (s splitExecer) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return s.read.QueryContext(ctx, query, args...)
+}
+
+func (s splitExecer) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return s.read.QueryRowContext(ctx, query, args...)
 }

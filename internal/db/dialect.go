@@ -173,3 +173,43 @@ func (d *dialect) isDuplicate(err error) bool {
 	}
 	return false
 }
+
+// tableExistsSQL counts the tables named by its parameter in the current
+// database/schema.
+func (d *dialect) tableExistsSQL() string {
+	switch d.name {
+	case DialectMySQL:
+		return "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?"
+	case DialectPostgres:
+		return "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?"
+	}
+	return "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
+}
+
+// columnsSQL lists (name, type, nullable) of the table named by its
+// parameter, in column order, from the catalogue.
+func (d *dialect) columnsSQL() string {
+	switch d.name {
+	case DialectMySQL:
+		return `SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE = 'YES' FROM information_schema.COLUMNS
+			WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`
+	case DialectPostgres:
+		return `SELECT column_name,
+			CASE WHEN data_type = 'character varying' THEN 'varchar(' || character_maximum_length || ')' ELSE data_type END,
+			is_nullable = 'YES'
+			FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? ORDER BY ordinal_position`
+	}
+	return `SELECT name, type, "notnull" = 0 AND pk = 0 FROM pragma_table_info(?) ORDER BY cid`
+}
+
+// versionTableDDL creates our schema version table (Magnum's
+// alembic_version is left to Magnum).
+func (d *dialect) versionTableDDL() string {
+	switch d.name {
+	case DialectMySQL:
+		return "CREATE TABLE IF NOT EXISTS " + versionTable + " (version int(11) NOT NULL, applied_at datetime NOT NULL, PRIMARY KEY (version)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci"
+	case DialectPostgres:
+		return "CREATE TABLE IF NOT EXISTS " + versionTable + " (version integer NOT NULL PRIMARY KEY, applied_at timestamp without time zone NOT NULL)"
+	}
+	return "CREATE TABLE IF NOT EXISTS " + versionTable + " (version INTEGER NOT NULL PRIMARY KEY, applied_at DATETIME NOT NULL)"
+}

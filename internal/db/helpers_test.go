@@ -89,7 +89,9 @@ func freshDSN(t *testing.T, dialect string) string {
 			t.Fatalf("create database: %v", err)
 		}
 		t.Cleanup(func() {
-			_, _ = admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name)
+			if _, err := admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name); err != nil {
+				t.Errorf("drop database %s: %v", name, err)
+			}
 			admin.Close()
 		})
 		cfg.DBName = name
@@ -104,7 +106,9 @@ func freshDSN(t *testing.T, dialect string) string {
 			t.Fatalf("create database: %v", err)
 		}
 		t.Cleanup(func() {
-			_, _ = admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+			if _, err := admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+				t.Errorf("drop database %s: %v", name, err)
+			}
 			admin.Close()
 		})
 		u, err := url.Parse(base)
@@ -139,22 +143,38 @@ func openMigrated(t *testing.T, dialect string) *DB {
 	return db
 }
 
+// specDir is ${OKM_SPEC_DIR:-../shared/spec}, relative to the repository
+// root.
 func specDir(t *testing.T) string {
 	t.Helper()
-	if d := os.Getenv("OKM_SPEC_DIR"); d != "" {
-		return d
+	dir := os.Getenv("OKM_SPEC_DIR")
+	if dir == "" {
+		dir = "../shared/spec"
 	}
-	// Tests run in internal/db; the spec lives beside the repository.
-	for _, p := range []string{"../../../shared/spec", "../../shared/spec"} {
-		if _, err := os.Stat(filepath.Join(p, "db")); err == nil {
-			return p
+	if !filepath.IsAbs(dir) {
+		root, err := filepath.Abs(".")
+		if err != nil {
+			t.Fatal(err)
 		}
+		for {
+			if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
+				break
+			}
+			parent := filepath.Dir(root)
+			if parent == root {
+				t.Fatal("go.mod not found above the test directory")
+			}
+			root = parent
+		}
+		dir = filepath.Join(root, dir)
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("spec directory not found (set OKM_SPEC_DIR)")
+	if _, err := os.Stat(filepath.Join(dir, "db")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("spec directory %s not found (set OKM_SPEC_DIR)", dir)
+		}
+		t.Skipf("spec directory %s not found (set OKM_SPEC_DIR)", dir)
 	}
-	t.Skip("spec directory not found (set OKM_SPEC_DIR)")
-	return ""
+	return dir
 }
 
 func readSpec(t *testing.T, name string) string {

@@ -92,15 +92,7 @@ func LatestVersion() int {
 }
 
 func (db *DB) tableExists(ctx context.Context, name string) (bool, error) {
-	var q string
-	switch db.d.name {
-	case DialectMySQL:
-		q = "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?"
-	case DialectPostgres:
-		q = "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?"
-	default:
-		q = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
-	}
+	q := db.d.tableExistsSQL()
 	var n int
 	if err := db.read.QueryRowContext(ctx, db.d.rebind(q), name).Scan(&n); err != nil {
 		return false, fmt.Errorf("look for table %s: %w", name, err)
@@ -163,16 +155,6 @@ func (db *DB) hasMagnumTables(ctx context.Context) (bool, error) {
 	return false, nil
 }
 
-func (db *DB) versionTableDDL() string {
-	switch db.d.name {
-	case DialectMySQL:
-		return "CREATE TABLE IF NOT EXISTS " + versionTable + " (version int(11) NOT NULL, applied_at datetime NOT NULL, PRIMARY KEY (version)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci"
-	case DialectPostgres:
-		return "CREATE TABLE IF NOT EXISTS " + versionTable + " (version integer NOT NULL PRIMARY KEY, applied_at timestamp without time zone NOT NULL)"
-	}
-	return "CREATE TABLE IF NOT EXISTS " + versionTable + " (version INTEGER NOT NULL PRIMARY KEY, applied_at DATETIME NOT NULL)"
-}
-
 // Upgrade creates the schema on an empty database, or applies the
 // migrations newer than the recorded version. A Magnum database that was
 // never adopted is refused (run Adopt first).
@@ -201,7 +183,7 @@ func (db *DB) Upgrade(ctx context.Context) error {
 	if len(ms) > 0 && ours > ms[len(ms)-1].version {
 		return fmt.Errorf("database schema version %d is newer than this build knows (%d): upgrade openkeel-magnum", ours, ms[len(ms)-1].version)
 	}
-	if _, err := db.write.ExecContext(ctx, db.versionTableDDL()); err != nil {
+	if _, err := db.write.ExecContext(ctx, db.d.versionTableDDL()); err != nil {
 		return fmt.Errorf("create %s: %w", versionTable, err)
 	}
 	for _, m := range ms {
@@ -268,7 +250,7 @@ func (db *DB) Adopt(ctx context.Context) error {
 	if err := db.checkColumns(ctx); err != nil {
 		return err
 	}
-	if _, err := db.write.ExecContext(ctx, db.versionTableDDL()); err != nil {
+	if _, err := db.write.ExecContext(ctx, db.d.versionTableDDL()); err != nil {
 		return fmt.Errorf("create %s: %w", versionTable, err)
 	}
 	return db.apply(ctx, 1, "adopt", nil)
@@ -332,19 +314,7 @@ func canonicalType(t string) string {
 
 // LiveColumns reads the columns of a table from the database's catalogue.
 func (db *DB) LiveColumns(ctx context.Context, table string) ([]Column, error) {
-	var q string
-	switch db.d.name {
-	case DialectMySQL:
-		q = `SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE = 'YES' FROM information_schema.COLUMNS
-			WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`
-	case DialectPostgres:
-		q = `SELECT column_name,
-			CASE WHEN data_type = 'character varying' THEN 'varchar(' || character_maximum_length || ')' ELSE data_type END,
-			is_nullable = 'YES'
-			FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? ORDER BY ordinal_position`
-	default:
-		q = `SELECT name, type, "notnull" = 0 AND pk = 0 FROM pragma_table_info(?) ORDER BY cid`
-	}
+	q := db.d.columnsSQL()
 	rows, err := db.read.QueryContext(ctx, db.d.rebind(q), table)
 	if err != nil {
 		return nil, fmt.Errorf("read columns of %s: %w", table, err)

@@ -56,24 +56,45 @@ func (f NodeGroupFilter) cond() cond {
 	return c
 }
 
-// GetNodeGroupByID returns the nodegroup of the cluster with the database id.
-func (q *Queries) GetNodeGroupByID(ctx context.Context, clusterID string, id int64) (*magnum.NodeGroup, error) {
+// nodeGroupScope adds Magnum's nodegroup scoping: non-admin callers see
+// their project's nodegroups only (nodegroups have no user_id).
+func nodeGroupScope(clusterID string, s Scope) (cond, error) {
 	c := NodeGroupFilter{ClusterID: clusterID}.cond()
+	w, args, err := s.where(false)
+	if err != nil {
+		return c, err
+	}
+	c.add(w, args...)
+	return c, nil
+}
+
+// GetNodeGroupByID returns the nodegroup of the cluster with the database id.
+func (q *Queries) GetNodeGroupByID(ctx context.Context, clusterID string, id int64, s Scope) (*magnum.NodeGroup, error) {
+	c, err := nodeGroupScope(clusterID, s)
+	if err != nil {
+		return nil, err
+	}
 	c.add("id = ?", id)
 	return getOne(ctx, q, nodeGroupTable, c)
 }
 
 // GetNodeGroupByUUID returns the nodegroup of the cluster with uuid.
-func (q *Queries) GetNodeGroupByUUID(ctx context.Context, clusterID, uuid string) (*magnum.NodeGroup, error) {
-	c := NodeGroupFilter{ClusterID: clusterID}.cond()
+func (q *Queries) GetNodeGroupByUUID(ctx context.Context, clusterID, uuid string, s Scope) (*magnum.NodeGroup, error) {
+	c, err := nodeGroupScope(clusterID, s)
+	if err != nil {
+		return nil, err
+	}
 	c.add("uuid = ?", uuid)
 	return getOne(ctx, q, nodeGroupTable, c)
 }
 
 // GetNodeGroupsByName returns the nodegroups of the cluster whose name
 // matches (case-insensitively, as on MariaDB).
-func (q *Queries) GetNodeGroupsByName(ctx context.Context, clusterID, name string) ([]magnum.NodeGroup, error) {
-	c := NodeGroupFilter{ClusterID: clusterID}.cond()
+func (q *Queries) GetNodeGroupsByName(ctx context.Context, clusterID, name string, s Scope) ([]magnum.NodeGroup, error) {
+	c, err := nodeGroupScope(clusterID, s)
+	if err != nil {
+		return nil, err
+	}
 	c.add(q.d.nameEquals("name"), name)
 	return all(ctx, q, nodeGroupTable, c, "id ASC", 0)
 }

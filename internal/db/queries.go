@@ -56,6 +56,10 @@ func (s Scope) where(hasUser bool) (string, []any, error) {
 		return "project_id = ?", []any{s.ProjectID}, nil
 	case s.UserID != "" && hasUser:
 		return "user_id = ?", []any{s.UserID}, nil
+	case s.UserID != "":
+		// A table without user_id: Magnum filters on project_id = NULL,
+		// which matches no row.
+		return "1 = 0", nil, nil
 	}
 	return "", nil, ErrEmptyScope
 }
@@ -242,6 +246,13 @@ func argOf(b any) (any, error) {
 			return nil, nil
 		}
 		rv = rv.Elem()
+	}
+	switch rv.Kind() {
+	case reflect.String:
+		// Named string types (magnum.Status) go to the drivers as strings.
+		return rv.String(), nil
+	case reflect.Int:
+		return rv.Int(), nil
 	}
 	return rv.Interface(), nil
 }

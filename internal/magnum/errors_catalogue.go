@@ -17,7 +17,7 @@ import (
 // WSME and literal messages, after the situation; Kind is the class name.
 // Messages reproduce Magnum 23.0.0 byte for byte.
 
-func mk(status int, kind, msg string) *Error {
+func newCatalogueError(status int, kind, msg string) *Error {
 	return &Error{Status: status, Kind: kind, Message: msg}
 }
 
@@ -25,94 +25,94 @@ func mk(status int, kind, msg string) *Error {
 
 // MagnumException is the 500 of the base class.
 func MagnumException() *Error {
-	return mk(http.StatusInternalServerError, "MagnumException", "An unknown exception occurred.")
+	return newCatalogueError(http.StatusInternalServerError, "MagnumException", "An unknown exception occurred.")
 }
 
 // ObjectNotFound is "The <name> <id> could not be found." (404).
 func ObjectNotFound(name, id string) *Error {
-	return mk(http.StatusNotFound, "ObjectNotFound", fmt.Sprintf("The %s %s could not be found.", name, id))
+	return newCatalogueError(http.StatusNotFound, "ObjectNotFound", fmt.Sprintf("The %s %s could not be found.", name, id))
 }
 
 // ProjectNotFound is the 404 of a quota POST for an unknown project.
 func ProjectNotFound(projectID string) *Error {
-	return mk(http.StatusNotFound, "ProjectNotFound", fmt.Sprintf("The project_id %s could not be found.", projectID))
+	return newCatalogueError(http.StatusNotFound, "ProjectNotFound", fmt.Sprintf("The project_id %s could not be found.", projectID))
 }
 
 // ResourceNotFound is "The <name> resource <id> could not be found." (404).
 func ResourceNotFound(name, id string) *Error {
-	return mk(http.StatusNotFound, "ResourceNotFound", fmt.Sprintf("The %s resource %s could not be found.", name, id))
+	return newCatalogueError(http.StatusNotFound, "ResourceNotFound", fmt.Sprintf("The %s resource %s could not be found.", name, id))
 }
 
 // HTTPNotFoundUnformatted is the 404 Magnum answers for /<uuid>/detail: the
 // exception is raised without arguments, so the template stays unformatted.
 func HTTPNotFoundUnformatted() *Error {
-	return mk(http.StatusNotFound, "HTTPNotFound", "The %(name)s resource %(id)s could not be found.")
+	return newCatalogueError(http.StatusNotFound, "HTTPNotFound", "The %(name)s resource %(id)s could not be found.")
 }
 
 // AuthorizationFailure is the 403 raised when an OpenStack client cannot be
 // built or used.
 func AuthorizationFailure(client, message string) *Error {
-	return mk(http.StatusForbidden, "AuthorizationFailure", fmt.Sprintf("%s connection failed. %s", client, message))
+	return newCatalogueError(http.StatusForbidden, "AuthorizationFailure", fmt.Sprintf("%s connection failed. %s", client, message))
 }
 
 // InvalidUnacceptable is exception.Invalid with its default message.
 func InvalidUnacceptable() *Error {
-	return mk(http.StatusBadRequest, "Invalid", "Unacceptable parameters.")
+	return newCatalogueError(http.StatusBadRequest, "Invalid", "Unacceptable parameters.")
 }
 
 // InvalidUUID is "Expected a uuid but received <v>." (400).
 func InvalidUUID(v string) *Error {
-	return mk(http.StatusBadRequest, "InvalidUUID", fmt.Sprintf("Expected a uuid but received %s.", v))
+	return newCatalogueError(http.StatusBadRequest, "InvalidUUID", fmt.Sprintf("Expected a uuid but received %s.", v))
 }
 
 // InvalidName is "Expected a name but received <v>." (400).
 func InvalidName(v string) *Error {
-	return mk(http.StatusBadRequest, "InvalidName", fmt.Sprintf("Expected a name but received %s.", v))
+	return newCatalogueError(http.StatusBadRequest, "InvalidName", fmt.Sprintf("Expected a name but received %s.", v))
 }
 
 // InvalidDiscoveryURL is the 400 for a discovery URL refused by its endpoint.
 func InvalidDiscoveryURL(url, endpoint string) *Error {
-	return mk(http.StatusBadRequest, "InvalidDiscoveryURL", fmt.Sprintf("Received invalid discovery URL '%s' for discovery endpoint '%s'.", url, endpoint))
+	return newCatalogueError(http.StatusBadRequest, "InvalidDiscoveryURL", fmt.Sprintf("Received invalid discovery URL '%s' for discovery endpoint '%s'.", url, endpoint))
 }
 
 // GetDiscoveryURLFailed is the 500 when the discovery endpoint fails.
 func GetDiscoveryURLFailed(endpoint string) *Error {
-	return mk(http.StatusInternalServerError, "GetDiscoveryUrlFailed", fmt.Sprintf("Failed to get discovery url from '%s'.", endpoint))
+	return newCatalogueError(http.StatusInternalServerError, "GetDiscoveryUrlFailed", fmt.Sprintf("Failed to get discovery url from '%s'.", endpoint))
 }
 
 // InvalidClusterDiscoveryURL is "Invalid discovery URL '<u>'." (400).
 func InvalidClusterDiscoveryURL(url string) *Error {
-	return mk(http.StatusBadRequest, "InvalidClusterDiscoveryURL", fmt.Sprintf("Invalid discovery URL '%s'.", url))
+	return newCatalogueError(http.StatusBadRequest, "InvalidClusterDiscoveryURL", fmt.Sprintf("Invalid discovery URL '%s'.", url))
 }
 
 // InvalidClusterSize is the 400 for a discovery size mismatch.
 func InvalidClusterSize(expect, size int, url string) *Error {
-	return mk(http.StatusBadRequest, "InvalidClusterSize", fmt.Sprintf("Expected cluster size %d but get cluster size %d from '%s'.", expect, size, url))
+	return newCatalogueError(http.StatusBadRequest, "InvalidClusterSize", fmt.Sprintf("Expected cluster size %d but get cluster size %d from '%s'.", expect, size, url))
 }
 
 // GetClusterSizeFailed is the 500 when the discovery size cannot be read.
 func GetClusterSizeFailed(url string) *Error {
-	return mk(http.StatusInternalServerError, "GetClusterSizeFailed", fmt.Sprintf("Failed to get the size of cluster from '%s'.", url))
+	return newCatalogueError(http.StatusInternalServerError, "GetClusterSizeFailed", fmt.Sprintf("Failed to get the size of cluster from '%s'.", url))
 }
 
 // InvalidIdentity is "Expected an uuid or int but received <v>." (400).
 func InvalidIdentity(v string) *Error {
-	return mk(http.StatusBadRequest, "InvalidIdentity", fmt.Sprintf("Expected an uuid or int but received %s.", v))
+	return newCatalogueError(http.StatusBadRequest, "InvalidIdentity", fmt.Sprintf("Expected an uuid or int but received %s.", v))
 }
 
 // InvalidCsr is "Received invalid csr <csr>." (400).
 func InvalidCsr(csr string) *Error {
-	return mk(http.StatusBadRequest, "InvalidCsr", fmt.Sprintf("Received invalid csr %s.", csr))
+	return newCatalogueError(http.StatusBadRequest, "InvalidCsr", fmt.Sprintf("Received invalid csr %s.", csr))
 }
 
 // InvalidSubnet is "Received invalid subnet <s>." (400).
 func InvalidSubnet(subnet string) *Error {
-	return mk(http.StatusBadRequest, "InvalidSubnet", fmt.Sprintf("Received invalid subnet %s.", subnet))
+	return newCatalogueError(http.StatusBadRequest, "InvalidSubnet", fmt.Sprintf("Received invalid subnet %s.", subnet))
 }
 
 // InvalidVersion is "Received invalid tag for <tag>." (400).
 func InvalidVersion(tag string) *Error {
-	return mk(http.StatusBadRequest, "InvalidVersion", fmt.Sprintf("Received invalid tag for %s.", tag))
+	return newCatalogueError(http.StatusBadRequest, "InvalidVersion", fmt.Sprintf("Received invalid tag for %s.", tag))
 }
 
 // Conflict is exception.Conflict with a literal message (409); an empty
@@ -121,43 +121,43 @@ func Conflict(msg string) *Error {
 	if msg == "" {
 		msg = "Conflict."
 	}
-	return mk(http.StatusConflict, "Conflict", msg)
+	return newCatalogueError(http.StatusConflict, "Conflict", msg)
 }
 
 // InvalidParameterValue is the 400 whose message is the given text.
 func InvalidParameterValue(msg string) *Error {
-	return mk(http.StatusBadRequest, "InvalidParameterValue", msg)
+	return newCatalogueError(http.StatusBadRequest, "InvalidParameterValue", msg)
 }
 
 // PatchError is "Couldn't apply patch '<patch>'. Reason: <reason>" (400);
 // patch is the Python repr of the operation list.
 func PatchError(patch, reason string) *Error {
-	return mk(http.StatusBadRequest, "PatchError", fmt.Sprintf("Couldn't apply patch '%s'. Reason: %s", patch, reason))
+	return newCatalogueError(http.StatusBadRequest, "PatchError", fmt.Sprintf("Couldn't apply patch '%s'. Reason: %s", patch, reason))
 }
 
 // NotAuthorizedDefault is exception.NotAuthorized: "Not authorized." (403).
 func NotAuthorizedDefault() *Error {
-	return mk(http.StatusForbidden, "NotAuthorized", "Not authorized.")
+	return newCatalogueError(http.StatusForbidden, "NotAuthorized", "Not authorized.")
 }
 
 // PolicyNotAuthorized is "Policy doesn't allow <rule> to be performed." (403).
 func PolicyNotAuthorized(action string) *Error {
-	return mk(http.StatusForbidden, "PolicyNotAuthorized", fmt.Sprintf("Policy doesn't allow %s to be performed.", action))
+	return newCatalogueError(http.StatusForbidden, "PolicyNotAuthorized", fmt.Sprintf("Policy doesn't allow %s to be performed.", action))
 }
 
 // InvalidMAC is "Expected a MAC address but received <v>." (400).
 func InvalidMAC(mac string) *Error {
-	return mk(http.StatusBadRequest, "InvalidMAC", fmt.Sprintf("Expected a MAC address but received %s.", mac))
+	return newCatalogueError(http.StatusBadRequest, "InvalidMAC", fmt.Sprintf("Expected a MAC address but received %s.", mac))
 }
 
 // InvalidDNS is the 400 for a bad dns_nameserver list.
 func InvalidDNS(dns string) *Error {
-	return mk(http.StatusBadRequest, "InvalidDNS", fmt.Sprintf("Expected a single dns address or comma separated dns list, but received %s.", dns))
+	return newCatalogueError(http.StatusBadRequest, "InvalidDNS", fmt.Sprintf("Expected a single dns address or comma separated dns list, but received %s.", dns))
 }
 
 // ConfigInvalid is "Invalid configuration file. <msg>" (400).
 func ConfigInvalid(msg string) *Error {
-	return mk(http.StatusBadRequest, "ConfigInvalid", "Invalid configuration file. "+msg)
+	return newCatalogueError(http.StatusBadRequest, "ConfigInvalid", "Invalid configuration file. "+msg)
 }
 
 // ---- resources ----
@@ -165,43 +165,43 @@ func ConfigInvalid(msg string) *Error {
 // ClusterTemplateNotFound is "ClusterTemplate <ident> could not be found."
 // (404; the cluster POST below 1.10 answers 400: use WithStatus).
 func ClusterTemplateNotFound(ident string) *Error {
-	return mk(http.StatusNotFound, "ClusterTemplateNotFound", fmt.Sprintf("ClusterTemplate %s could not be found.", ident))
+	return newCatalogueError(http.StatusNotFound, "ClusterTemplateNotFound", fmt.Sprintf("ClusterTemplate %s could not be found.", ident))
 }
 
 // ClusterTemplateAlreadyExists is the 409 of a template POST with a used uuid.
 func ClusterTemplateAlreadyExists(uuid string) *Error {
-	return mk(http.StatusConflict, "ClusterTemplateAlreadyExists", fmt.Sprintf("A ClusterTemplate with UUID %s already exists.", uuid))
+	return newCatalogueError(http.StatusConflict, "ClusterTemplateAlreadyExists", fmt.Sprintf("A ClusterTemplate with UUID %s already exists.", uuid))
 }
 
 // ClusterTemplateReferenced is the 400 for a template used by clusters.
 func ClusterTemplateReferenced(ident string) *Error {
-	return mk(http.StatusBadRequest, "ClusterTemplateReferenced", fmt.Sprintf("ClusterTemplate %s is referenced by one or multiple clusters.", ident))
+	return newCatalogueError(http.StatusBadRequest, "ClusterTemplateReferenced", fmt.Sprintf("ClusterTemplate %s is referenced by one or multiple clusters.", ident))
 }
 
 // ClusterTemplatePublishDenied is the 403 for setting public/hidden.
 func ClusterTemplatePublishDenied() *Error {
-	return mk(http.StatusForbidden, "ClusterTemplatePublishDenied", "Not authorized to set public or hidden flag for cluster template.")
+	return newCatalogueError(http.StatusForbidden, "ClusterTemplatePublishDenied", "Not authorized to set public or hidden flag for cluster template.")
 }
 
 // ClusterNotFound is "Cluster <ident> could not be found." (404; 400 on a
 // certificate POST: use WithStatus).
 func ClusterNotFound(ident string) *Error {
-	return mk(http.StatusNotFound, "ClusterNotFound", fmt.Sprintf("Cluster %s could not be found.", ident))
+	return newCatalogueError(http.StatusNotFound, "ClusterNotFound", fmt.Sprintf("Cluster %s could not be found.", ident))
 }
 
 // ClusterAlreadyExists is the 409 for a duplicate cluster uuid.
 func ClusterAlreadyExists(uuid string) *Error {
-	return mk(http.StatusConflict, "ClusterAlreadyExists", fmt.Sprintf("A cluster with UUID %s already exists.", uuid))
+	return newCatalogueError(http.StatusConflict, "ClusterAlreadyExists", fmt.Sprintf("A cluster with UUID %s already exists.", uuid))
 }
 
 // NotSupported is "<operation> is not supported." (400).
 func NotSupported(operation string) *Error {
-	return mk(http.StatusBadRequest, "NotSupported", operation+" is not supported.")
+	return newCatalogueError(http.StatusBadRequest, "NotSupported", operation+" is not supported.")
 }
 
 // NotSupportedMessage is NotSupported raised with a literal message.
 func NotSupportedMessage(msg string) *Error {
-	return mk(http.StatusBadRequest, "NotSupported", msg)
+	return newCatalogueError(http.StatusBadRequest, "NotSupported", msg)
 }
 
 // ClusterTypeNotSupported is the 400 when no driver serves the tuple.
@@ -213,205 +213,205 @@ func ClusterTypeNotSupported(serverType, os, coe string, supported []string) *Er
 		sort.Strings(sorted)
 		s = strings.Join(sorted, ", ")
 	}
-	return mk(http.StatusBadRequest, "ClusterTypeNotSupported", fmt.Sprintf("Cluster type (%s, %s, %s) is not supported by any loaded cluster driver. Loaded drivers support: %s.", serverType, os, coe, s))
+	return newCatalogueError(http.StatusBadRequest, "ClusterTypeNotSupported", fmt.Sprintf("Cluster type (%s, %s, %s) is not supported by any loaded cluster driver. Loaded drivers support: %s.", serverType, os, coe, s))
 }
 
 // ClusterTypeBetaNotEnabled is the 400 for a beta driver not enabled.
 func ClusterTypeBetaNotEnabled(serverType, os, coe, driver string) *Error {
-	return mk(http.StatusBadRequest, "ClusterTypeBetaNotEnabled", fmt.Sprintf("Cluster type (%s, %s, %s) is provided by the '%s' driver, which is a beta driver and is not enabled. Add '%s' to the [drivers]/enabled_beta_drivers configuration option to use it.", serverType, os, coe, driver, driver))
+	return newCatalogueError(http.StatusBadRequest, "ClusterTypeBetaNotEnabled", fmt.Sprintf("Cluster type (%s, %s, %s) is provided by the '%s' driver, which is a beta driver and is not enabled. Add '%s' to the [drivers]/enabled_beta_drivers configuration option to use it.", serverType, os, coe, driver, driver))
 }
 
 // ClusterDriverNotSupported is "Cluster driver (<d>) not supported." (400).
 func ClusterDriverNotSupported(driver string) *Error {
-	return mk(http.StatusBadRequest, "ClusterDriverNotSupported", fmt.Sprintf("Cluster driver (%s) not supported.", driver))
+	return newCatalogueError(http.StatusBadRequest, "ClusterDriverNotSupported", fmt.Sprintf("Cluster driver (%s) not supported.", driver))
 }
 
 // RequiredParameterNotProvided is the 400 for a missing driver parameter.
 func RequiredParameterNotProvided(param string) *Error {
-	return mk(http.StatusBadRequest, "RequiredParameterNotProvided", fmt.Sprintf("Required parameter %s not provided.", param))
+	return newCatalogueError(http.StatusBadRequest, "RequiredParameterNotProvided", fmt.Sprintf("Required parameter %s not provided.", param))
 }
 
 // OperationInProgress is the 400 for a busy cluster.
 func OperationInProgress(clusterName string) *Error {
-	return mk(http.StatusBadRequest, "OperationInProgress", fmt.Sprintf("Cluster %s already has an operation in progress.", clusterName))
+	return newCatalogueError(http.StatusBadRequest, "OperationInProgress", fmt.Sprintf("Cluster %s already has an operation in progress.", clusterName))
 }
 
 // VolumeTypeNotFound is "Valid volume type could not be found." (400).
 func VolumeTypeNotFound() *Error {
-	return mk(http.StatusBadRequest, "VolumeTypeNotFound", "Valid volume type could not be found.")
+	return newCatalogueError(http.StatusBadRequest, "VolumeTypeNotFound", "Valid volume type could not be found.")
 }
 
 // ImageNotFound is "Image <id> could not be found." (400).
 func ImageNotFound(image string) *Error {
-	return mk(http.StatusBadRequest, "ImageNotFound", fmt.Sprintf("Image %s could not be found.", image))
+	return newCatalogueError(http.StatusBadRequest, "ImageNotFound", fmt.Sprintf("Image %s could not be found.", image))
 }
 
 // ImageNotAuthorized is "Not authorized for image <id>." (403).
 func ImageNotAuthorized(image string) *Error {
-	return mk(http.StatusForbidden, "ImageNotAuthorized", fmt.Sprintf("Not authorized for image %s.", image))
+	return newCatalogueError(http.StatusForbidden, "ImageNotAuthorized", fmt.Sprintf("Not authorized for image %s.", image))
 }
 
 // OSDistroFieldNotFound is the 400 for an image without os_distro.
 func OSDistroFieldNotFound(image string) *Error {
-	return mk(http.StatusBadRequest, "OSDistroFieldNotFound", fmt.Sprintf("Image %s doesn't contain os_distro field.", image))
+	return newCatalogueError(http.StatusBadRequest, "OSDistroFieldNotFound", fmt.Sprintf("Image %s doesn't contain os_distro field.", image))
 }
 
 // X509KeyPairNotFound is "A key pair <k> could not be found." (404).
 func X509KeyPairNotFound(kp string) *Error {
-	return mk(http.StatusNotFound, "X509KeyPairNotFound", fmt.Sprintf("A key pair %s could not be found.", kp))
+	return newCatalogueError(http.StatusNotFound, "X509KeyPairNotFound", fmt.Sprintf("A key pair %s could not be found.", kp))
 }
 
 // X509KeyPairAlreadyExists is the 409 for a duplicate x509 key pair.
 func X509KeyPairAlreadyExists(uuid string) *Error {
-	return mk(http.StatusConflict, "X509KeyPairAlreadyExists", fmt.Sprintf("A key pair with UUID %s already exists.", uuid))
+	return newCatalogueError(http.StatusConflict, "X509KeyPairAlreadyExists", fmt.Sprintf("A key pair with UUID %s already exists.", uuid))
 }
 
 // CertificateStorageException is "Could not store certificate: <msg>" (500).
 func CertificateStorageException(msg string) *Error {
-	return mk(http.StatusInternalServerError, "CertificateStorageException", "Could not store certificate: "+msg)
+	return newCatalogueError(http.StatusInternalServerError, "CertificateStorageException", "Could not store certificate: "+msg)
 }
 
 // CertificateValidationError is "Extension '<ext>' not allowed" (400).
 func CertificateValidationError(extension string) *Error {
-	return mk(http.StatusBadRequest, "CertificateValidationError", fmt.Sprintf("Extension '%s' not allowed", extension))
+	return newCatalogueError(http.StatusBadRequest, "CertificateValidationError", fmt.Sprintf("Extension '%s' not allowed", extension))
 }
 
 // KeyPairNotFound is "Unable to find keypair <k>." (404).
 func KeyPairNotFound(keypair string) *Error {
-	return mk(http.StatusNotFound, "KeyPairNotFound", fmt.Sprintf("Unable to find keypair %s.", keypair))
+	return newCatalogueError(http.StatusNotFound, "KeyPairNotFound", fmt.Sprintf("Unable to find keypair %s.", keypair))
 }
 
 // MagnumServiceNotFound is the 404 for an unknown service row.
 func MagnumServiceNotFound(id string) *Error {
-	return mk(http.StatusNotFound, "MagnumServiceNotFound", fmt.Sprintf("A magnum service %s could not be found.", id))
+	return newCatalogueError(http.StatusNotFound, "MagnumServiceNotFound", fmt.Sprintf("A magnum service %s could not be found.", id))
 }
 
 // MagnumServiceAlreadyExists is the 409 for a duplicate service row.
 func MagnumServiceAlreadyExists(id string) *Error {
-	return mk(http.StatusConflict, "MagnumServiceAlreadyExists", fmt.Sprintf("A magnum service with ID %s already exists.", id))
+	return newCatalogueError(http.StatusConflict, "MagnumServiceAlreadyExists", fmt.Sprintf("A magnum service with ID %s already exists.", id))
 }
 
 // UnsupportedK8sQuantityFormat is the 400 for a bad Kubernetes quantity.
 func UnsupportedK8sQuantityFormat() *Error {
-	return mk(http.StatusBadRequest, "UnsupportedK8sQuantityFormat", "Unsupported quantity format for k8s cluster.")
+	return newCatalogueError(http.StatusBadRequest, "UnsupportedK8sQuantityFormat", "Unsupported quantity format for k8s cluster.")
 }
 
 // FlavorNotFound is "Unable to find flavor <f>." (400).
 func FlavorNotFound(flavor string) *Error {
-	return mk(http.StatusBadRequest, "FlavorNotFound", fmt.Sprintf("Unable to find flavor %s.", flavor))
+	return newCatalogueError(http.StatusBadRequest, "FlavorNotFound", fmt.Sprintf("Unable to find flavor %s.", flavor))
 }
 
 // FixedNetworkNotFound is "Unable to find fixed network <n>." (400).
 func FixedNetworkNotFound(network string) *Error {
-	return mk(http.StatusBadRequest, "FixedNetworkNotFound", fmt.Sprintf("Unable to find fixed network %s.", network))
+	return newCatalogueError(http.StatusBadRequest, "FixedNetworkNotFound", fmt.Sprintf("Unable to find fixed network %s.", network))
 }
 
 // FixedSubnetNotFound is "Unable to find fixed subnet <s>." (400).
 func FixedSubnetNotFound(subnet string) *Error {
-	return mk(http.StatusBadRequest, "FixedSubnetNotFound", fmt.Sprintf("Unable to find fixed subnet %s.", subnet))
+	return newCatalogueError(http.StatusBadRequest, "FixedSubnetNotFound", fmt.Sprintf("Unable to find fixed subnet %s.", subnet))
 }
 
 // ExternalNetworkNotFound is "Unable to find external network <n>." (400).
 func ExternalNetworkNotFound(network string) *Error {
-	return mk(http.StatusBadRequest, "ExternalNetworkNotFound", fmt.Sprintf("Unable to find external network %s.", network))
+	return newCatalogueError(http.StatusBadRequest, "ExternalNetworkNotFound", fmt.Sprintf("Unable to find external network %s.", network))
 }
 
 // QuotaAlreadyExists is the 409 of a duplicate quota.
 func QuotaAlreadyExists(projectID, resource string) *Error {
-	return mk(http.StatusConflict, "QuotaAlreadyExists", fmt.Sprintf("Quota for project %s already exists for resource %s.", projectID, resource))
+	return newCatalogueError(http.StatusConflict, "QuotaAlreadyExists", fmt.Sprintf("Quota for project %s already exists for resource %s.", projectID, resource))
 }
 
 // QuotaNotFound is "Quota could not be found: project_id <p> resource <r>." (404).
 func QuotaNotFound(projectID, resource string) *Error {
-	return mk(http.StatusNotFound, "QuotaNotFound", fmt.Sprintf("Quota could not be found: project_id %s resource %s.", projectID, resource))
+	return newCatalogueError(http.StatusNotFound, "QuotaNotFound", fmt.Sprintf("Quota could not be found: project_id %s resource %s.", projectID, resource))
 }
 
 // QuotaNotFoundByID is the 404 of an unknown quota marker
 // ("Quota could not be found: quota id <n> .", with Magnum's space).
 func QuotaNotFoundByID(id string) *Error {
-	return mk(http.StatusNotFound, "QuotaNotFound", fmt.Sprintf("Quota could not be found: quota id %s .", id))
+	return newCatalogueError(http.StatusNotFound, "QuotaNotFound", fmt.Sprintf("Quota could not be found: quota id %s .", id))
 }
 
 // ResourceLimitExceeded is the 403 of the cluster quota.
 func ResourceLimitExceeded(limit int) *Error {
-	return mk(http.StatusForbidden, "ResourceLimitExceeded", fmt.Sprintf("Resource limit exceeded: You have reached the maximum clusters per project, %d. You may delete a cluster to make room for a new one.", limit))
+	return newCatalogueError(http.StatusForbidden, "ResourceLimitExceeded", fmt.Sprintf("Resource limit exceeded: You have reached the maximum clusters per project, %d. You may delete a cluster to make room for a new one.", limit))
 }
 
 // RegionsListFailed is "Failed to list regions." (500).
 func RegionsListFailed() *Error {
-	return mk(http.StatusInternalServerError, "RegionsListFailed", "Failed to list regions.")
+	return newCatalogueError(http.StatusInternalServerError, "RegionsListFailed", "Failed to list regions.")
 }
 
 // ServicesListFailed is "Failed to list services." (500).
 func ServicesListFailed() *Error {
-	return mk(http.StatusInternalServerError, "ServicesListFailed", "Failed to list services.")
+	return newCatalogueError(http.StatusInternalServerError, "ServicesListFailed", "Failed to list services.")
 }
 
 // CertificatesToClusterFailed is the 500 of a failed CA rotation.
 func CertificatesToClusterFailed(clusterUUID string) *Error {
-	return mk(http.StatusInternalServerError, "CertificatesToClusterFailed", "Failed to create certificates for Cluster: "+clusterUUID)
+	return newCatalogueError(http.StatusInternalServerError, "CertificatesToClusterFailed", "Failed to create certificates for Cluster: "+clusterUUID)
 }
 
 // FederationNotFound is "Federation <ident> could not be found." (404).
 func FederationNotFound(ident string) *Error {
-	return mk(http.StatusNotFound, "FederationNotFound", fmt.Sprintf("Federation %s could not be found.", ident))
+	return newCatalogueError(http.StatusNotFound, "FederationNotFound", fmt.Sprintf("Federation %s could not be found.", ident))
 }
 
 // FederationAlreadyExists is the 409 for a duplicate federation uuid.
 func FederationAlreadyExists(uuid string) *Error {
-	return mk(http.StatusConflict, "FederationAlreadyExists", fmt.Sprintf("A federation with UUID %s already exists.", uuid))
+	return newCatalogueError(http.StatusConflict, "FederationAlreadyExists", fmt.Sprintf("A federation with UUID %s already exists.", uuid))
 }
 
 // MemberAlreadyExists is the 409 of a federation join of a member.
 func MemberAlreadyExists(uuid, federationName string) *Error {
-	return mk(http.StatusConflict, "MemberAlreadyExists", fmt.Sprintf("A cluster with UUID %s is already a member of the federation %s.", uuid, federationName))
+	return newCatalogueError(http.StatusConflict, "MemberAlreadyExists", fmt.Sprintf("A cluster with UUID %s is already a member of the federation %s.", uuid, federationName))
 }
 
 // FederationMemberNotFound is the 404 of a federation unjoin of a non-member
 // (raised by Magnum as HTTPNotFound with a literal message).
 func FederationMemberNotFound(uuid, federationName string) *Error {
-	return mk(http.StatusNotFound, "HTTPNotFound", fmt.Sprintf("Cluster %s is not a member of the federation %s.", uuid, federationName))
+	return newCatalogueError(http.StatusNotFound, "HTTPNotFound", fmt.Sprintf("Cluster %s is not a member of the federation %s.", uuid, federationName))
 }
 
 // PreDeletionFailed is the 409 of a failed pre-delete.
 func PreDeletionFailed(clusterUUID, msg string) *Error {
-	return mk(http.StatusConflict, "PreDeletionFailed", fmt.Sprintf("Failed to pre-delete resources for cluster %s, error: %s.", clusterUUID, msg))
+	return newCatalogueError(http.StatusConflict, "PreDeletionFailed", fmt.Sprintf("Failed to pre-delete resources for cluster %s, error: %s.", clusterUUID, msg))
 }
 
 // NodeGroupAlreadyExists is the 409 of a duplicate nodegroup name; Magnum
 // fills the cluster placeholder with the cluster name.
 func NodeGroupAlreadyExists(name, clusterName string) *Error {
-	return mk(http.StatusConflict, "NodeGroupAlreadyExists", fmt.Sprintf("A node group with name %s already exists in the cluster %s.", name, clusterName))
+	return newCatalogueError(http.StatusConflict, "NodeGroupAlreadyExists", fmt.Sprintf("A node group with name %s already exists in the cluster %s.", name, clusterName))
 }
 
 // NodeGroupNotFound is "Nodegroup <ident> could not be found." (404).
 func NodeGroupNotFound(ident string) *Error {
-	return mk(http.StatusNotFound, "NodeGroupNotFound", fmt.Sprintf("Nodegroup %s could not be found.", ident))
+	return newCatalogueError(http.StatusNotFound, "NodeGroupNotFound", fmt.Sprintf("Nodegroup %s could not be found.", ident))
 }
 
 // MasterNGSizeInvalid is the 400 for an even (or < 1) master count.
 func MasterNGSizeInvalid(size int) *Error {
-	return mk(http.StatusBadRequest, "MasterNGSizeInvalid", fmt.Sprintf("master nodegroup size of %d is invalid, size cannot be an even number.", size))
+	return newCatalogueError(http.StatusBadRequest, "MasterNGSizeInvalid", fmt.Sprintf("master nodegroup size of %d is invalid, size cannot be an even number.", size))
 }
 
 // MasterNGResizeNotSupported is the 400 of a master nodegroup resize.
 func MasterNGResizeNotSupported() *Error {
-	return mk(http.StatusBadRequest, "MasterNGResizeNotSupported", "Resizing the master nodegroup is not supported by this driver.")
+	return newCatalogueError(http.StatusBadRequest, "MasterNGResizeNotSupported", "Resizing the master nodegroup is not supported by this driver.")
 }
 
 // ZeroNodeCountNotSupported is the 400 of a zero node count below 1.10.
 func ZeroNodeCountNotSupported() *Error {
-	return mk(http.StatusBadRequest, "ZeroNodeCountNotSupported", "Resizing a nodegroup to zero is not supported in the provided microversion.")
+	return newCatalogueError(http.StatusBadRequest, "ZeroNodeCountNotSupported", "Resizing a nodegroup to zero is not supported in the provided microversion.")
 }
 
 // FlavorZeroRootVolumeNotSupported is the 400 of the root-disk check.
 func FlavorZeroRootVolumeNotSupported() *Error {
-	return mk(http.StatusBadRequest, "FlavorZeroRootVolumeNotSupported", "Flavor with zero root volume size is not supported when boot_volume_size is zero.")
+	return newCatalogueError(http.StatusBadRequest, "FlavorZeroRootVolumeNotSupported", "Flavor with zero root volume size is not supported when boot_volume_size is zero.")
 }
 
 // ClusterUpgradeNotSupported is the 400 of an upgrade at 1.7.
 func ClusterUpgradeNotSupported() *Error {
-	return mk(http.StatusBadRequest, "ClusterUpgradeNotSupported", "Cluster upgrade is not supported in the provided microversion.")
+	return newCatalogueError(http.StatusBadRequest, "ClusterUpgradeNotSupported", "Cluster upgrade is not supported in the provided microversion.")
 }
 
 // NGResizeOutBounds is the 400 of a resize outside min/max; max nil renders
@@ -421,32 +421,32 @@ func NGResizeOutBounds(nodegroup string, minCount int, maxCount *int) *Error {
 	if maxCount != nil {
 		mx = strconv.Itoa(*maxCount)
 	}
-	return mk(http.StatusBadRequest, "NGResizeOutBounds", fmt.Sprintf("Resizing %s outside the allowed range: min_node_count = %d, max_node_count = %s", nodegroup, minCount, mx))
+	return newCatalogueError(http.StatusBadRequest, "NGResizeOutBounds", fmt.Sprintf("Resizing %s outside the allowed range: min_node_count = %d, max_node_count = %s", nodegroup, minCount, mx))
 }
 
 // DeletingDefaultNGNotSupported is the 400 of a default nodegroup DELETE.
 func DeletingDefaultNGNotSupported() *Error {
-	return mk(http.StatusBadRequest, "DeletingDefaultNGNotSupported", "Deleting a default nodegroup is not supported.")
+	return newCatalogueError(http.StatusBadRequest, "DeletingDefaultNGNotSupported", "Deleting a default nodegroup is not supported.")
 }
 
 // NodeGroupInvalidInput is the 409 "<attr> for <ng> is invalid (<expl>)."
 func NodeGroupInvalidInput(attr, nodegroup, expl string) *Error {
-	return mk(http.StatusConflict, "NodeGroupInvalidInput", fmt.Sprintf("%s for %s is invalid (%s).", attr, nodegroup, expl))
+	return newCatalogueError(http.StatusConflict, "NodeGroupInvalidInput", fmt.Sprintf("%s for %s is invalid (%s).", attr, nodegroup, expl))
 }
 
 // CreateMasterNodeGroup is the 400 of a master nodegroup POST.
 func CreateMasterNodeGroup() *Error {
-	return mk(http.StatusBadRequest, "CreateMasterNodeGroup", "Creating master nodegroups is currently not supported.")
+	return newCatalogueError(http.StatusBadRequest, "CreateMasterNodeGroup", "Creating master nodegroups is currently not supported.")
 }
 
 // NgOperationInProgress is the 400 for a busy nodegroup.
 func NgOperationInProgress(nodegroup string) *Error {
-	return mk(http.StatusBadRequest, "NgOperationInProgress", fmt.Sprintf("Nodegroup %s already has an operation in progress.", nodegroup))
+	return newCatalogueError(http.StatusBadRequest, "NgOperationInProgress", fmt.Sprintf("Nodegroup %s already has an operation in progress.", nodegroup))
 }
 
 // InvalidClusterTemplateForUpgrade is the 409 of an invalid upgrade target.
 func InvalidClusterTemplateForUpgrade(reason string) *Error {
-	return mk(http.StatusConflict, "InvalidClusterTemplateForUpgrade", "Cluster Template is not valid for upgrade: "+reason)
+	return newCatalogueError(http.StatusConflict, "InvalidClusterTemplateForUpgrade", "Cluster Template is not valid for upgrade: "+reason)
 }
 
 // NodeGroupUpgradeTemplateMismatch is InvalidClusterTemplateForUpgrade for a
@@ -458,7 +458,7 @@ func NodeGroupUpgradeTemplateMismatch(nodegroup, templateName string) *Error {
 // ClusterAPIAddressUnavailable is the 409 of a nodegroup POST on a cluster
 // without API address.
 func ClusterAPIAddressUnavailable() *Error {
-	return mk(http.StatusConflict, "ClusterAPIAddressUnavailable", "Cluster API address is not available yet")
+	return newCatalogueError(http.StatusConflict, "ClusterAPIAddressUnavailable", "Cluster API address is not available yet")
 }
 
 // ---- observed literal messages ----
@@ -590,12 +590,12 @@ func CredentialRotationStatusNotSupported(status Status) *Error {
 // CredentialRotationNotSupportedByDriver is the 400 of a driver without
 // credential rotation.
 func CredentialRotationNotSupportedByDriver() *Error {
-	return NotSupported("Credential rotation")
+	return NotSupportedMessage("Credential rotation is not supported by driver.")
 }
 
 // RotateCANotSupportedByDriver is the 400 of a driver without CA rotation.
 func RotateCANotSupportedByDriver() *Error {
-	return NotSupported("'rotate_ca_certificate'")
+	return NotSupportedMessage("'rotate_ca_certificate' is not supported by this driver.")
 }
 
 // StateGuardConflict is the synchronous 409 returned where Magnum's
@@ -603,24 +603,24 @@ func RotateCANotSupportedByDriver() *Error {
 //
 // Deviation: Magnum answers 202 and drops the operation in the conductor.
 func StateGuardConflict(operation string, status Status) *Error {
-	return mk(http.StatusConflict, "NotSupported", fmt.Sprintf("%s a cluster when status is \"%s\" is not supported.", operation, status))
+	return newCatalogueError(http.StatusConflict, "NotSupported", fmt.Sprintf("%s a cluster when status is \"%s\" is not supported.", operation, status))
 }
 
 // ---- pagination (WSME ClientSideError) ----
 
 // LimitNotPositive is "Limit must be positive" (400).
 func LimitNotPositive() *Error {
-	return mk(http.StatusBadRequest, "ClientSideError", "Limit must be positive")
+	return newCatalogueError(http.StatusBadRequest, "ClientSideError", "Limit must be positive")
 }
 
 // InvalidSortDir is the 400 of a bad sort_dir.
 func InvalidSortDir(dir string) *Error {
-	return mk(http.StatusBadRequest, "ClientSideError", fmt.Sprintf("Invalid sort direction: %s. Acceptable values are 'asc' or 'desc'", dir))
+	return newCatalogueError(http.StatusBadRequest, "ClientSideError", fmt.Sprintf("Invalid sort direction: %s. Acceptable values are 'asc' or 'desc'", dir))
 }
 
 // InvalidSortKey is the 400 of a bad sort_key.
 func InvalidSortKey(key string) *Error {
-	return mk(http.StatusBadRequest, "InvalidParameterValue", fmt.Sprintf("The sort_key value \"%s\" is an invalid field for sorting", key))
+	return newCatalogueError(http.StatusBadRequest, "InvalidParameterValue", fmt.Sprintf("The sort_key value \"%s\" is an invalid field for sorting", key))
 }
 
 // ---- WSME argument and attribute errors ----
@@ -628,12 +628,12 @@ func InvalidSortKey(key string) *Error {
 // InvalidInput is WSME's "Invalid input for field/attribute <f>. Value:
 // '<v>'. <reason>" (400); value is rendered with Python's str().
 func InvalidInput(field string, value any, reason string) *Error {
-	return mk(http.StatusBadRequest, "InvalidInput", fmt.Sprintf("Invalid input for field/attribute %s. Value: '%s'. %s", field, PyStr(value), reason))
+	return newCatalogueError(http.StatusBadRequest, "InvalidInput", fmt.Sprintf("Invalid input for field/attribute %s. Value: '%s'. %s", field, PyStr(value), reason))
 }
 
 // InvalidInputRaw is InvalidInput with a value already rendered.
 func InvalidInputRaw(field, value, reason string) *Error {
-	return mk(http.StatusBadRequest, "InvalidInput", fmt.Sprintf("Invalid input for field/attribute %s. Value: '%s'. %s", field, value, reason))
+	return newCatalogueError(http.StatusBadRequest, "InvalidInput", fmt.Sprintf("Invalid input for field/attribute %s. Value: '%s'. %s", field, value, reason))
 }
 
 // ReadOnlyField is the 400 for a read-only attribute sent in a body.
@@ -716,12 +716,12 @@ func InvalidMarker(v string) *Error {
 
 // UnknownArgument is `Unknown argument: "<name>"` (400).
 func UnknownArgument(name string) *Error {
-	return mk(http.StatusBadRequest, "UnknownArgument", fmt.Sprintf("Unknown argument: \"%s\"", name))
+	return newCatalogueError(http.StatusBadRequest, "UnknownArgument", fmt.Sprintf("Unknown argument: \"%s\"", name))
 }
 
 // MissingArgument is `Missing argument: "<name>"` (400).
 func MissingArgument(name string) *Error {
-	return mk(http.StatusBadRequest, "MissingArgument", fmt.Sprintf("Missing argument: \"%s\"", name))
+	return newCatalogueError(http.StatusBadRequest, "MissingArgument", fmt.Sprintf("Missing argument: \"%s\"", name))
 }
 
 // UnknownAttribute is WSME's unknown-attribute 400 ("Unknown attribute for
@@ -732,17 +732,17 @@ func UnknownAttribute(arg string, attrs []string) *Error {
 	if len(attrs) > 1 {
 		f = "Unknown attributes for argument %s: %s"
 	}
-	return mk(http.StatusBadRequest, "UnknownAttribute", fmt.Sprintf(f, arg, strings.Join(attrs, ", ")))
+	return newCatalogueError(http.StatusBadRequest, "UnknownAttribute", fmt.Sprintf(f, arg, strings.Join(attrs, ", ")))
 }
 
 // InvalidJSONBody is "Request is not in valid JSON format" (400).
 func InvalidJSONBody() *Error {
-	return mk(http.StatusBadRequest, "ClientSideError", "Request is not in valid JSON format")
+	return newCatalogueError(http.StatusBadRequest, "ClientSideError", "Request is not in valid JSON format")
 }
 
 // UnknownMimetype is the 415 for an unsupported Content-Type.
 func UnknownMimetype(mimetype string) *Error {
-	return mk(http.StatusUnsupportedMediaType, "ClientSideError", "Unknown mimetype: "+mimetype)
+	return newCatalogueError(http.StatusUnsupportedMediaType, "ClientSideError", "Unknown mimetype: "+mimetype)
 }
 
 // WithStatus returns a copy of e with another status, for Magnum's per-call
@@ -1009,31 +1009,31 @@ func PyBytesRepr(s string) string {
 
 // PatchInternalAttribute is the 400 for patching an internal attribute.
 func PatchInternalAttribute(path string) *Error {
-	return mk(http.StatusBadRequest, "ClientSideError", fmt.Sprintf("'%s' is an internal attribute and can not be updated", path))
+	return newCatalogueError(http.StatusBadRequest, "ClientSideError", fmt.Sprintf("'%s' is an internal attribute and can not be updated", path))
 }
 
 // PatchMandatoryAttribute is the 400 for removing a non-removable attribute.
 func PatchMandatoryAttribute(path string) *Error {
-	return mk(http.StatusBadRequest, "ClientSideError", fmt.Sprintf("'%s' is a mandatory attribute and can not be removed", path))
+	return newCatalogueError(http.StatusBadRequest, "ClientSideError", fmt.Sprintf("'%s' is a mandatory attribute and can not be removed", path))
 }
 
 // PatchValueMissing is the 400 for add/replace without a value.
 func PatchValueMissing() *Error {
-	return mk(http.StatusBadRequest, "ClientSideError", "'add' and 'replace' operations needs value")
+	return newCatalogueError(http.StatusBadRequest, "ClientSideError", "'add' and 'replace' operations needs value")
 }
 
 // PatchAddNewAttribute is the 400 for adding an unknown top-level attribute.
 func PatchAddNewAttribute(path string) *Error {
-	return mk(http.StatusBadRequest, "ClientSideError", fmt.Sprintf("Adding a new attribute %s to the root of the resource is not allowed.", path))
+	return newCatalogueError(http.StatusBadRequest, "ClientSideError", fmt.Sprintf("Adding a new attribute %s to the root of the resource is not allowed.", path))
 }
 
 // PatchAttributeExists is the 400 for adding an attribute that is set.
 func PatchAttributeExists(path string) *Error {
-	return mk(http.StatusBadRequest, "ClientSideError", fmt.Sprintf("The attribute %s has existed, please use 'replace' operation instead.", path))
+	return newCatalogueError(http.StatusBadRequest, "ClientSideError", fmt.Sprintf("The attribute %s has existed, please use 'replace' operation instead.", path))
 }
 
 // ServerError is an exception that escapes WSME's client-error handling:
 // Magnum answers 500 with str(exception) as the message.
 func ServerError(msg string) *Error {
-	return mk(http.StatusInternalServerError, "ServerError", msg)
+	return newCatalogueError(http.StatusInternalServerError, "ServerError", msg)
 }

@@ -74,7 +74,7 @@ type Cluster struct {
 	FlavorID            *string
 	StackID             *string
 	APIAddress          *string
-	Status              *string
+	Status              *Status
 	StatusReason        *string
 	HealthStatus        *string
 	HealthStatusReason  map[string]string
@@ -118,7 +118,7 @@ type NodeGroup struct {
 	Role             *string
 	IsDefault        *bool
 	StackID          *string
-	Status           *string
+	Status           *Status
 	StatusReason     *string
 	Version          *string
 	NodeLabels       map[string]string
@@ -161,7 +161,7 @@ type Federation struct {
 	ProjectID     string
 	HostClusterID *string
 	MemberIDs     []string
-	Status        *string
+	Status        *Status
 	StatusReason  *string
 	Properties    map[string]string
 	CreatedAt     time.Time

@@ -107,7 +107,7 @@ func TestMagnumDefaultsParse(t *testing.T) {
 		if _, err := ParseRule(r.CheckString); err != nil {
 			t.Errorf("%s: %v", r.Name, err)
 		}
-		if e.undefined(e.rules[r.Name].check) || e.cyclic(e.rules[r.Name].check, map[string]bool{}) {
+		if e.undefined(e.rules[r.Name].check) || e.reachesCycle(r.Name, map[string]int8{}, map[string]bool{}) {
 			t.Errorf("%s refers to an undefined rule or is cyclic", r.Name)
 		}
 	}

@@ -235,7 +235,8 @@ func (e *Enforcer) loadFile(path string, log *slog.Logger) error {
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return fmt.Errorf("parse policy file %s: %w", path, err)
 	}
-	if doc == nil {
+	if !pyTruthy(doc) {
+		// oslo: "parsed or {}" — an empty document has no rules.
 		return nil
 	}
 	m, ok := doc.(map[string]any)
@@ -294,11 +295,12 @@ func (e *Enforcer) checkRules(log *slog.Logger) {
 	}
 	sort.Strings(names)
 	var undefined, cyclic []string
+	state, memo := map[string]int8{}, map[string]bool{}
 	for _, name := range names {
 		if e.undefined(e.rules[name].check) {
 			undefined = append(undefined, name)
 		}
-		if e.cyclic(e.rules[name].check, map[string]bool{}) {
+		if e.reachesCycle(name, state, memo) {
 			cyclic = append(cyclic, name)
 		}
 	}
@@ -311,58 +313,54 @@ func (e *Enforcer) checkRules(log *slog.Logger) {
 }
 
 func (e *Enforcer) undefined(n node) bool {
-	switch x := n.(type) {
-	case *ruleCheck:
-		_, ok := e.rules[x.match]
-		return !ok
-	case *andCheck:
-		for _, r := range x.rules {
-			if e.undefined(r) {
-				return true
-			}
-		}
-	case *orCheck:
-		for _, r := range x.rules {
-			if e.undefined(r) {
-				return true
-			}
+	for _, ref := range ruleRefs(n, nil) {
+		if _, ok := e.rules[ref]; !ok {
+			return true
 		}
 	}
 	return false
 }
 
-func (e *Enforcer) cyclic(n node, seen map[string]bool) bool {
-	switch x := n.(type) {
-	case *ruleCheck:
-		if seen[x.match] {
-			return true
-		}
-		r, ok := e.rules[x.match]
-		if !ok {
-			return false
-		}
-		seen[x.match] = true
-		return e.cyclic(r.check, seen)
-	case *notCheck:
-		return e.cyclic(x.rule, seen)
-	case *andCheck, *orCheck:
-		var rules []node
-		if a, ok := x.(*andCheck); ok {
-			rules = a.rules
-		} else {
-			rules = x.(*orCheck).rules
-		}
-		for _, r := range rules {
-			cp := make(map[string]bool, len(seen))
-			for k := range seen {
-				cp[k] = true
-			}
-			if e.cyclic(r, cp) {
-				return true
-			}
+// reachesCycle reports whether evaluating the named rule can run into a
+// cycle of rule: references (a RecursionError in oslo). Memoised depth-first
+// search, so that a large policy file cannot make start-up exponential.
+func (e *Enforcer) reachesCycle(name string, state map[string]int8, memo map[string]bool) bool {
+	switch state[name] {
+	case 1:
+		return true
+	case 2:
+		return memo[name]
+	}
+	state[name] = 1
+	found := false
+	for _, ref := range ruleRefs(e.rules[name].check, nil) {
+		if _, ok := e.rules[ref]; ok && e.reachesCycle(ref, state, memo) {
+			found = true
+			break
 		}
 	}
-	return false
+	state[name] = 2
+	memo[name] = found
+	return found
+}
+
+// ruleRefs appends the names of the rule: checks in n.
+func ruleRefs(n node, out []string) []string {
+	switch x := n.(type) {
+	case *ruleCheck:
+		out = append(out, x.match)
+	case *notCheck:
+		out = ruleRefs(x.rule, out)
+	case *andCheck:
+		for _, r := range x.rules {
+			out = ruleRefs(r, out)
+		}
+	case *orCheck:
+		for _, r := range x.rules {
+			out = ruleRefs(r, out)
+		}
+	}
+	return out
 }
 
 // Rules returns the registered defaults, in registration order.

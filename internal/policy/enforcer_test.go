@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -224,9 +225,14 @@ func TestPolicyFile(t *testing.T) {
 		}
 	})
 
-	t.Run("empty file", func(t *testing.T) {
-		p := writeFile(t, dir, "empty.yaml", "# nothing\n")
-		newMagnum(t, Options{PolicyFile: p})
+	t.Run("empty documents", func(t *testing.T) {
+		for i, content := range []string{"# nothing\n", "[]\n", "{}\n", "false\n", "0\n"} {
+			p := writeFile(t, dir, fmt.Sprintf("empty-%d.yaml", i), content)
+			e := newMagnum(t, Options{PolicyFile: p})
+			if len(e.Overrides()) != 0 {
+				t.Errorf("%q: overrides %v", content, e.Overrides())
+			}
+		}
 	})
 
 	errorCases := []struct {
@@ -469,5 +475,14 @@ func TestNewRejectsBadDefaults(t *testing.T) {
 	}
 	if _, err := New(Options{Defaults: []Rule{{Name: "a", ScopeTypes: []string{"project", "project"}}}}); err == nil {
 		t.Error("duplicate scope type accepted")
+	}
+}
+
+func TestHugeFormatWidth(t *testing.T) {
+	e := newMagnum(t, Options{Defaults: []Rule{}})
+	for _, check := range []string{"x:%(x)99999999999999999999999s", "x:%(x).99999999999d", "x:%(x)5000s"} {
+		if _, err := e.Check(check, Target{"x": 1}, Credentials{"x": "1"}); err == nil {
+			t.Errorf("Check(%q) did not report an error", check)
+		}
 	}
 }

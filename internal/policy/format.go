@@ -17,6 +17,9 @@ import (
 // an evaluation error, so the request fails closed.
 var errUnsupported = errors.New("unsupported by this implementation")
 
+// maxWidth bounds the width and precision of a conversion.
+const maxWidth = 4096
+
 // errMissingKey is the KeyError of a format key absent from the target.
 var errMissingKey = errors.New("missing key")
 
@@ -105,7 +108,7 @@ func compileFormat(s string) matchFormat {
 				i++
 			}
 			if i > ws {
-				p.width, _ = strconv.Atoi(s[ws:i])
+				p.width = atoiCapped(s[ws:i])
 			}
 		}
 		if i < len(s) && s[i] == '.' {
@@ -118,7 +121,7 @@ func compileFormat(s string) matchFormat {
 				for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 					i++
 				}
-				p.prec, _ = strconv.Atoi(s[ps:i])
+				p.prec = atoiCapped(s[ps:i])
 			}
 		}
 		for i < len(s) && (s[i] == 'h' || s[i] == 'l' || s[i] == 'L') {
@@ -133,6 +136,11 @@ func compileFormat(s string) matchFormat {
 		conv := s[i]
 		i++
 		switch {
+		case p.width > maxWidth || p.prec > maxWidth:
+			// Deviation: Python pads to any width that fits in memory
+			// (ValueError "width too big" only past sys.maxsize); a policy
+			// never needs more than this.
+			p.err = pyErr("%w: width or precision above %d", errUnsupported, maxWidth)
 		case conv == '%' && !keyed && !star && p.flags == "" && p.width == 0 && p.prec < 0:
 			lit.WriteByte('%')
 			continue
@@ -284,4 +292,16 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// atoiCapped parses digits, saturating above maxWidth.
+func atoiCapped(d string) int {
+	n := 0
+	for i := 0; i < len(d); i++ {
+		n = n*10 + int(d[i]-'0')
+		if n > maxWidth {
+			return maxWidth + 1
+		}
+	}
+	return n
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -351,10 +352,8 @@ func parseValue(v any) (node, error) {
 			return trueCheck{}, nil
 		}
 	case map[string]any:
-		if len(x) == 0 {
-			return trueCheck{}, nil
-		}
-		return nil, fmt.Errorf("a mapping is not a rule")
+		// Python iterates a dict's keys: each key is one check.
+		return parseList(mapKeys(x))
 	case []any:
 		return parseList(x)
 	}
@@ -391,6 +390,11 @@ func parseList(outer []any) (node, error) {
 				continue
 			}
 			items = x
+		case map[string]any:
+			if len(x) == 0 {
+				continue
+			}
+			items = mapKeys(x)
 		default:
 			return nil, fmt.Errorf("%s is not a list of checks", pyRepr(x))
 		}
@@ -418,4 +422,21 @@ func parseList(outer []any) (node, error) {
 		return ors[0], nil
 	}
 	return &orCheck{rules: ors}, nil
+}
+
+// mapKeys returns the keys of m, sorted.
+//
+// Deviation: Python keeps the file's order; the order only matters for
+// which of two failing checks raises first.
+func mapKeys(m map[string]any) []any {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]any, len(keys))
+	for i, k := range keys {
+		out[i] = k
+	}
+	return out
 }

@@ -52,7 +52,7 @@ func TestParseRule(t *testing.T) {
 		{"(", "!"},
 		{")", "!"},
 		{"not", "!"},
-		{"role:a and (role:b or role:c) and role:d", "(role:a and (role:b or role:c) and role:d)"},	}
+		{"role:a and (role:b or role:c) and role:d", "(role:a and (role:b or role:c) and role:d)"}}
 	for _, tt := range tests {
 		got, _ := ParseRule(tt.rule)
 		if got != tt.want {
@@ -93,7 +93,10 @@ func TestParseValue(t *testing.T) {
 		{"legacy non-string check", []any{[]any{float64(1), "role:a"}}, "(! and role:a)", false},
 		{"number", float64(3), "", true},
 		{"true", true, "", true},
-		{"mapping", map[string]any{"a": "b"}, "", true},
+		{"empty mapping", map[string]any{}, "@", false},
+		{"a mapping is a list of its keys", map[string]any{"role:b": 1, "role:a": nil}, "(role:a or role:b)", false},
+		{"legacy empty mapping is skipped", []any{map[string]any{}, "role:a"}, "role:a", false},
+		{"legacy nested number", []any{[]any{"role:a"}, float64(5)}, "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

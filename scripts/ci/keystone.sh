@@ -30,7 +30,7 @@ STATE="$CACHE/keystone"
 LOG="$STATE/keystone.log"
 PIDFILE="$STATE/keystone.pid"
 HOST=127.0.0.1
-PORT=15000
+PORT=${OKM_KEYSTONE_PORT:-15000} # fixed at 15000 in CI; override only for experiments
 URL="http://$HOST:$PORT/v3"
 MAGNUM_URL="http://$HOST:${OKM_MAGNUM_PORT:-9511}/v1"
 REGION=RegionOne
@@ -200,6 +200,7 @@ OKM_URL="$URL" OKM_STATE="$STATE" OKM_REGION="$REGION" OKM_MAGNUM_ENDPOINT="$MAG
   OKM_ADMIN_PASSWORD="$ADMIN_PASSWORD" OKM_MAGNUM_PASSWORD="$MAGNUM_PASSWORD" \
   OKM_DEMO_PASSWORD="$DEMO_PASSWORD" OKM_ALT_PASSWORD="$ALT_PASSWORD" \
   "$VENV/bin/python" - >>"$LOG" 2>&1 <<'PYEOF' || fail "provisioning users, projects and catalog"
+import hashlib
 import json
 import os
 import time
@@ -233,6 +234,43 @@ def admin_token():
         "scope": {"project": {"name": "admin", "domain": {"id": "default"}}}}})
     return hdrs["X-Subject-Token"]
 
+
+def scoped_token(user, password, project):
+    _, hdrs, body = call("POST", "/auth/tokens", {"auth": {
+        "identity": {"methods": ["password"], "password": {"user": {
+            "name": user, "domain": {"id": "default"}, "password": password}}},
+        "scope": {"project": {"name": project, "domain": {"id": "default"}}}}})
+    return body["token"]
+
+
+# Fast path for a second run: when this state was provisioned with the same
+# settings, three logins (whose roles and catalog are checked) suffice.
+FINGERPRINT = hashlib.sha256("|".join(os.environ[k] for k in (
+    "OKM_REGION", "OKM_MAGNUM_ENDPOINT", "OKM_ADMIN_PASSWORD", "OKM_MAGNUM_PASSWORD",
+    "OKM_DEMO_PASSWORD", "OKM_ALT_PASSWORD")).encode()).hexdigest()
+MARKER = os.environ["OKM_STATE"] + "/provisioned"
+
+
+def already_provisioned():
+    try:
+        with open(MARKER) as f:
+            if f.read().strip() != FINGERPRINT:
+                return False
+        roles = lambda tok: sorted(r["name"] for r in tok["roles"])
+        demo = scoped_token("demo", os.environ["OKM_DEMO_PASSWORD"], "demo")
+        urls = sorted(e["url"] for s in demo["catalog"] if s["type"] == "container-infra"
+                      for e in s["endpoints"])
+        return ("member" in roles(demo) and "reader" in roles(demo)
+                and urls == [os.environ["OKM_MAGNUM_ENDPOINT"]] * 3
+                and "admin" in roles(scoped_token("magnum", os.environ["OKM_MAGNUM_PASSWORD"], "service"))
+                and "member" in roles(scoped_token("alt", os.environ["OKM_ALT_PASSWORD"], "alt")))
+    except (OSError, SystemExit, KeyError, TypeError):
+        return False
+
+
+if already_provisioned():
+    print("already provisioned")
+    raise SystemExit(0)
 
 TOKEN = admin_token()
 
@@ -333,6 +371,8 @@ for iface in ("public", "internal", "admin"):
         call("PATCH", f"/endpoints/{eps[0]['id']}", {"endpoint": {"url": endpoint}},
              token=TOKEN)
 open(os.environ["OKM_STATE"] + "/passwords-set", "w").close()
+with open(MARKER, "w") as f:
+    f.write(FINGERPRINT + "\n")
 print("provisioned: projects service/demo/alt, users magnum/demo/alt, container-infra endpoints")
 PYEOF
 

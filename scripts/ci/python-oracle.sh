@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Creates the Python used by the differential tests in test/oracle: a venv
-# with oslo.policy pinned to the version of the 2026.2 upper-constraints
-# (the release Magnum 23.0.0 is tested with).
+# Creates the Python used by the differential tests (OPENKEEL_TEST_PYTHON):
+# a venv with oslo.policy pinned to the version of the 2026.2
+# upper-constraints (the release Magnum 23.0.0 is tested with), which brings
+# oslo.config for the config oracle, plus cryptography for the certs oracle.
 #
 #   eval "$(scripts/ci/python-oracle.sh)"
 #
@@ -17,8 +18,8 @@ CACHE="${OKM_CACHE:-$HOME/.cache/openkeel-magnum}"
 VENV="$CACHE/venv-oracle"
 LOG="$VENV/install.log"
 
-# oslo.policy and its dependency closure, as pinned by upper-constraints for
-# 2026.2 (Magnum 23.0.0).
+# oslo.policy and cryptography with their dependency closure, as pinned by
+# the upper-constraints for 2026.2 (Magnum 23.0.0).
 PINS=(
   oslo.policy==6.0.1
   oslo.config==10.7.0
@@ -42,7 +43,15 @@ PINS=(
   urllib3==2.8.0
   idna==3.20
   wrapt==2.5.2
+  cryptography==50.0.2
+  cffi==2.1.1
+  pycparser==3.12
+  certifi==2026.10.19.post1
+  charset-normalizer==3.5.3
+  typing_extensions==4.16.0
 )
+# Top-level packages to install (the rest of PINS are their dependencies).
+INSTALL=(oslo.policy cryptography)
 
 log() { echo "[python-oracle.sh] $*" >&2; }
 fail() {
@@ -84,14 +93,15 @@ fi
 
 PIN_HASH=$(printf '%s\n' "${PINS[@]}" | sha256sum | cut -c1-16)
 if [[ "$(cat "$VENV/.okm-installed" 2>/dev/null)" != "$PIN_HASH" ]]; then
-  log "installing ${PINS[0]} into $VENV"
+  log "installing ${INSTALL[*]} into $VENV"
   printf '%s\n' "${PINS[@]}" >"$VENV/constraints.txt"
-  "$VENV/bin/pip" install -q --disable-pip-version-check -c "$VENV/constraints.txt" "${PINS[0]}" >>"$LOG" 2>&1 ||
+  "$VENV/bin/pip" install -q --disable-pip-version-check -c "$VENV/constraints.txt" "${INSTALL[@]}" >>"$LOG" 2>&1 ||
     fail "pip install (see $LOG)"
   echo "$PIN_HASH" >"$VENV/.okm-installed"
 fi
-got=$("$VENV/bin/python" -c 'from importlib.metadata import version; print(version("oslo.policy"))' 2>>"$LOG") ||
-  fail "oslo.policy is not importable from $VENV"
+got=$("$VENV/bin/python" -c 'import oslo_policy, oslo_config, cryptography
+from importlib.metadata import version; print(version("oslo.policy"))' 2>>"$LOG") ||
+  fail "oslo.policy, oslo.config or cryptography is not importable from $VENV"
 [[ $got == "${PINS[0]#oslo.policy==}" ]] || fail "oslo.policy $got installed, want ${PINS[0]}"
 log "oslo.policy $got ready in $VENV"
 echo "export OPENKEEL_TEST_PYTHON=$VENV/bin/python"

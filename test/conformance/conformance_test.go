@@ -284,3 +284,22 @@ func TestCompareDetectsDifferences(t *testing.T) {
 		t.Errorf("want status, vary and body differences, got %v", d)
 	}
 }
+
+// TestDefaultPolicy runs GET /v1/mservices (admin-only by default) through
+// the real policy engine with Magnum's default rules.
+func TestDefaultPolicy(t *testing.T) {
+	e, err := policy.New(policy.Options{EnforceNewDefaults: true, EnforceScope: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := api.New(api.Options{Auth: testAppAuth{}, Policy: e, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	for roles, want := range map[string]int{"admin": 200, "reader,member": 403, "": 403} {
+		r := httptest.NewRequestWithContext(t.Context(), "GET", "/v1/mservices", nil)
+		r.Header.Set("X-Roles", roles)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != want {
+			t.Errorf("roles %q: %d, want %d (%s)", roles, w.Code, want, w.Body.String())
+		}
+	}
+}

@@ -20,8 +20,8 @@ import (
 // TestPolicyOracle compares internal/policy with oslo.policy on generated
 // cases: the 66 Magnum rules and two override files (policy-language.yaml
 // exercises the rule language, policy-compat.json the "default" rule and
-// overrides of deprecated names), for every combination of enforce_scope and
-// enforce_new_defaults, with credentials drawn from personas and targets
+// overrides of deprecated names) plus a policy directory, for every
+// combination of enforce_scope and enforce_new_defaults, with credentials drawn from personas and targets
 // from owned, foreign, incomplete and oddly typed resources.
 func TestPolicyOracle(t *testing.T) {
 	py := os.Getenv("OPENKEEL_TEST_PYTHON")
@@ -45,10 +45,19 @@ func TestPolicyOracle(t *testing.T) {
 			}
 		}
 	}
+	// Policy directories: on top of the language file, files in name order,
+	// dot files skipped.
+	for _, scope := range []bool{true, false} {
+		configs = append(configs, oracleConfig{
+			PolicyFile: files[1], PolicyDirs: []string{filepath.Join(testdata, "policy.d")},
+			EnforceScope: scope, EnforceNewDefaults: !scope,
+		})
+	}
 	enforcers := make([]*policy.Enforcer, len(configs))
 	for i, c := range configs {
 		e, err := policy.New(policy.Options{
 			PolicyFile:         c.PolicyFile,
+			PolicyDirs:         c.PolicyDirs,
 			EnforceScope:       c.EnforceScope,
 			EnforceNewDefaults: c.EnforceNewDefaults,
 		})
@@ -60,8 +69,9 @@ func TestPolicyOracle(t *testing.T) {
 
 	defaults := policy.MagnumDefaults()
 	names := ruleNames(defaults, files[1:])
-	cases := generateCases(len(configs), names, 6000)
-	cases = append(cases, generateExpressions(len(configs), 4000)...)
+	names = append(names, "t:dir_only")
+	cases := generateCases(len(configs), names, 8000)
+	cases = append(cases, generateExpressions(len(configs), 12000)...)
 
 	// Both sides read the same JSON, so numbers, nulls and lists are the
 	// same values in Go and in Python.
@@ -79,9 +89,11 @@ func TestPolicyOracle(t *testing.T) {
 	cmd := exec.CommandContext(ctx, py, filepath.Join(testdata, "policy_oracle.py"), in, out)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	start := time.Now()
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("oracle: %v\n%s", err, stderr.String())
 	}
+	t.Logf("oslo.policy evaluated the cases in %v", time.Since(start).Round(time.Millisecond))
 	raw, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
@@ -115,8 +127,8 @@ func TestPolicyOracle(t *testing.T) {
 				if c.Check != nil {
 					rule = "check " + *c.Check
 				}
-				t.Errorf("case %d: rule %q file=%q scope=%v new_defaults=%v\n  creds  %s\n  target %s\n  oslo.policy: %s, ours: %s",
-					i, rule, filepath.Base(cfg.PolicyFile), cfg.EnforceScope, cfg.EnforceNewDefaults, cj, tj, want[i], got)
+				t.Errorf("case %d: rule %q file=%q dirs=%v scope=%v new_defaults=%v\n  creds  %s\n  target %s\n  oslo.policy: %s, ours: %s",
+					i, rule, filepath.Base(cfg.PolicyFile), len(cfg.PolicyDirs) > 0, cfg.EnforceScope, cfg.EnforceNewDefaults, cj, tj, want[i], got)
 			}
 		}
 	}
@@ -125,9 +137,10 @@ func TestPolicyOracle(t *testing.T) {
 }
 
 type oracleConfig struct {
-	PolicyFile         string `json:"policy_file"`
-	EnforceScope       bool   `json:"enforce_scope"`
-	EnforceNewDefaults bool   `json:"enforce_new_defaults"`
+	PolicyFile         string   `json:"policy_file"`
+	PolicyDirs         []string `json:"policy_dirs"`
+	EnforceScope       bool     `json:"enforce_scope"`
+	EnforceNewDefaults bool     `json:"enforce_new_defaults"`
 }
 
 type wireDefault struct {
@@ -365,6 +378,28 @@ var exprAtoms = []string{
 	"project_id:%(nonexistent)s", "if:%(x)s", "x:%(name)d",
 }
 
+// Generic check kinds and matches covering the Python literal forms and
+// name paths the engine reproduces.
+var (
+	genericKinds = []string{
+		"name", "user.id", "auth.project.id", "groups.name", "True", "False", "None", "...",
+		"42", "-5", "+7", "0x1F", "0o17", "0b11", "1_000", "1.5", "1.", ".5", "1e3", "1E-3", "1e400",
+		"00", "01", "1__0", "1e", "'abc'", `"abc"`, "u'abc'", `r'a\tb'`, `'a\tb'`, "'ab''c'",
+		"'''abc'''", "'open", "if", "lambda", "x.if", "True.x", "-x", "-True", "_", "é", "x.None",
+		`'\x41b'`, `'\u00e9'`, "-0", "-0.0", "1e16", "1e-5", "0.0001", "123456789012345678901234",
+	}
+	genericMatches = []string{
+		"%(name)s", "%(count)s", "%(ratio)s", "abc", "42", "True", "None", "1000.0", "inf",
+		"%(enabled)s", "%(maybe)s", "Ab", "%(name)r", "%(count)d", `a\tb`, "\tb", "é", "-5", "7",
+		"31", "15", "3", "1000", "1.5", "1.0", "0.5", "0.001", "0", "-0.0", "1e+16", "1e-05", "0.0001",
+		"123456789012345678901234",
+	}
+)
+
+func genericAtom(r *rand.Rand) string {
+	return genericKinds[r.IntN(len(genericKinds))] + ":" + genericMatches[r.IntN(len(genericMatches))]
+}
+
 var exprSpaces = []string{" ", "  ", "\t", "\n ", " \u00a0", "\u001c"}
 
 // generateExpressions draws ad-hoc check strings, half of them built from
@@ -381,6 +416,14 @@ func generateExpressions(nConfigs, n int) []oracleCase {
 			expr = tokenSoup(r)
 		}
 		creds := personas[r.IntN(len(personas))]()
+		if r.IntN(2) == 0 {
+			// Values for the generic-kind paths.
+			creds["name"] = []any{"abc", "Ab", 42.0, nil, true, "1.5"}[r.IntN(6)]
+			creds["user"] = map[string]any{"id": []any{"abc", "42", nil}[r.IntN(3)]}
+			creds["_"] = "abc"
+			creds["-x"] = "abc"
+			creds["é"] = "Ab"
+		}
 		cases = append(cases, oracleCase{
 			Config: r.IntN(nConfigs),
 			Check:  &expr,
@@ -403,6 +446,9 @@ func op(r *rand.Rand, o string) string {
 
 func grammarExpr(r *rand.Rand, depth int) string {
 	if depth == 0 || r.IntN(3) == 0 {
+		if r.IntN(3) == 0 {
+			return genericAtom(r)
+		}
 		return exprAtoms[r.IntN(len(exprAtoms))]
 	}
 	sp := " "

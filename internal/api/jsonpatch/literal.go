@@ -167,6 +167,10 @@ type token struct {
 	isF     bool
 	// numbers
 	num any
+	// String errors are raised by CPython's parser when it builds the
+	// constant, so tokenizer errors later in the source win over them.
+	asciiErr  bool
+	decodeErr string
 }
 
 const maxLevel = 200
@@ -471,7 +475,8 @@ func scanString(src string, i int, prefix string, line int) (token, int, *Litera
 	if isBytes {
 		for k := 0; k < len(b); k++ {
 			if b[k] >= 0x80 {
-				return token{}, 0, syntaxErr(startLine, "bytes can only contain ASCII literal characters")
+				t.asciiErr = true
+				return t, j - i, nil
 			}
 		}
 	}
@@ -481,7 +486,8 @@ func scanString(src string, i int, prefix string, line int) (token, int, *Litera
 	}
 	s, err := decodeEscapes(b, isBytes, startLine)
 	if err != nil {
-		return token{}, 0, err
+		t.decodeErr = err.Msg
+		return t, j - i, nil
 	}
 	t.str = s
 	return t, j - i, nil
@@ -708,7 +714,9 @@ func scanNumber(src string, i int, line int) (token, int, *LiteralError) {
 			if _, bad := digits(isDec); bad {
 				return token{}, 0, syntaxErr(line, "invalid decimal literal")
 			}
-		} else {
+		} else if !startsKeyword(src[j:]) {
+			// "1else" is a number followed by a keyword; anything else is
+			// a broken exponent.
 			return token{}, 0, syntaxErr(line, "invalid decimal literal")
 		}
 	}
@@ -818,7 +826,25 @@ type parser struct {
 	pos   int
 	soft  *softError
 	empty bool // CPython reports line 0 for an empty source
+	nest  int  // depth of nested expression nodes
 }
+
+// maxNest is the expression depth at which CPython 3.11, called from a
+// shallow stack, gives up with a RecursionError while building the AST (which
+// Magnum lets escape as a 500). CPython's real limit shrinks with the depth
+// of the calling Python stack, so near this bound the two may differ; the
+// bound also keeps our recursive descent shallow.
+const maxNest = 2986
+
+func (p *parser) enter(extra int) *LiteralError {
+	p.nest++
+	if p.nest+extra > maxNest {
+		return &LiteralError{Type: "RecursionError", Msg: "maximum recursion depth exceeded during ast construction"}
+	}
+	return nil
+}
+
+func (p *parser) leave() { p.nest-- }
 
 func (p *parser) peek() token { return p.toks[p.pos] }
 
@@ -980,7 +1006,7 @@ func (p *parser) parseStarOrExpr() (*node, *LiteralError) {
 	}
 	if p.isOp("*") {
 		t := p.next()
-		e, err := p.parseOr()
+		e, err := p.parseBin(0)
 		if err != nil {
 			return nil, err
 		}
@@ -1018,6 +1044,10 @@ func (p *parser) parseExpr() (*node, *LiteralError) {
 	}
 	if p.isName("if") {
 		p.next()
+		if err := p.enter(0); err != nil {
+			return nil, err
+		}
+		defer p.leave()
 		cond, err := p.parseOr()
 		if err != nil {
 			return nil, err
@@ -1068,6 +1098,10 @@ func (p *parser) parseBoolOp(kw string, sub func() (*node, *LiteralError)) (*nod
 func (p *parser) parseNot() (*node, *LiteralError) {
 	if p.isName("not") {
 		t := p.next()
+		if err := p.enter(0); err != nil {
+			return nil, err
+		}
+		defer p.leave()
 		e, err := p.parseNot()
 		if err != nil {
 			return nil, err
@@ -1148,6 +1182,10 @@ func (p *parser) parseFactor() (*node, *LiteralError) {
 	t := p.peek()
 	if t.kind == tOp && (t.text == "-" || t.text == "+" || t.text == "~") {
 		p.next()
+		if err := p.enter(0); err != nil {
+			return nil, err
+		}
+		defer p.leave()
 		e, err := p.parseFactor()
 		if err != nil {
 			return nil, err
@@ -1164,6 +1202,10 @@ func (p *parser) parsePower() (*node, *LiteralError) {
 	}
 	if p.isOp("**") {
 		p.next()
+		if err := p.enter(0); err != nil {
+			return nil, err
+		}
+		defer p.leave()
 		r, err := p.parseFactor()
 		if err != nil {
 			return nil, err
@@ -1178,7 +1220,15 @@ func (p *parser) parsePrimary() (*node, *LiteralError) {
 	if err != nil {
 		return nil, err
 	}
+	trailers := 0
 	for {
+		if p.isOp(".") || p.isOp("(") || p.isOp("[") {
+			trailers++
+			if err := p.enter(trailers - 1); err != nil {
+				return nil, err
+			}
+			p.leave()
+		}
 		switch {
 		case p.isOp("."):
 			p.next()
@@ -1228,7 +1278,11 @@ func (p *parser) parsePrimary() (*node, *LiteralError) {
 			p.next()
 			for !p.isOp("]") {
 				if !p.isOp(":") {
-					if _, err := p.parseExpr(); err != nil {
+					e, err := p.parseExpr()
+					if err != nil {
+						return nil, err
+					}
+					if err := p.checkAdjacent(e); err != nil {
 						return nil, err
 					}
 				}
@@ -1538,8 +1592,10 @@ func (p *parser) parseStrings() (*node, *LiteralError) {
 	first := p.peek()
 	var sb strings.Builder
 	anyBytes, anyStr, anyF := false, false, false
+	var group []token
 	for p.peek().kind == tString {
 		t := p.next()
+		group = append(group, t)
 		if t.isBytes {
 			anyBytes = true
 		} else {
@@ -1550,8 +1606,24 @@ func (p *parser) parseStrings() (*node, *LiteralError) {
 		}
 		sb.WriteString(t.str)
 	}
+	// CPython has fetched the next token before building the constant.
+	look := p.peek()
+	if look.kind == tErr {
+		return nil, p.soft.err
+	}
 	if anyBytes && anyStr {
-		return nil, syntaxErr(first.line, "cannot mix bytes and nonbytes literals")
+		return nil, syntaxErr(look.line, "cannot mix bytes and nonbytes literals")
+	}
+	for _, t := range group {
+		if t.isF {
+			continue
+		}
+		if t.asciiErr {
+			return nil, syntaxErr(t.line, "bytes can only contain ASCII literal characters")
+		}
+		if t.decodeErr != "" {
+			return nil, syntaxErr(look.line, "%s", t.decodeErr)
+		}
 	}
 	if anyF {
 		return &node{kind: nOther, name: "JoinedStr", line: first.line}, nil

@@ -212,6 +212,11 @@ func TestParseLiteralOracle(t *testing.T) {
 			le = gerr.(*LiteralError)
 			wantType := r.Err
 			gotType := le.Type
+			if wantType == "MemoryError" && gotType == "RecursionError" {
+				// Both escape Magnum as a 500; CPython's choice depends on
+				// which of its stacks overflows first.
+				wantType = gotType
+			}
 			if wantType == "IndentationError" || gotType == "IndentationError" {
 				// Both are SyntaxErrors for Magnum's except clause.
 				wantType, gotType = "SyntaxError", "SyntaxError"
@@ -285,6 +290,12 @@ var handWrittenLiterals = []string{
 	"(1 +\n2j)", "0j", "-0j", "0.0j", "1e5J", "1_000.000_1", "1_000e1_0", "0b_1", "0o_7", "0X1f", "0B1", "0O7",
 	"1.e5", "1.j", ".5j", "1e", "1e+", "1.2.3", "1..2", "0x1.5", "0b", "0o", "١", "٣٤", "ℌ", "_", "__",
 	"'\\u00e9\\U0001F600'", "'\\x41\\101'", "'💡'", "b''", "''", "\"\"", "[None, True, False, ...]",
+	// Depth limits: CPython's depends on the caller's stack depth, so only
+	// inputs well below and well above it are compared.
+	strings.Repeat("-", 1000) + "1", strings.Repeat("-", 10000) + "1", strings.Repeat("not ", 1000) + "1",
+	strings.Repeat("not ", 10000) + "1", "a" + strings.Repeat("()", 1000), "a" + strings.Repeat("()", 10000),
+	strings.Repeat("2**", 1000) + "2", strings.Repeat("2**", 10000) + "2", "[" + strings.Repeat("-", 1000) + "1]",
+	strings.Repeat("1 if 1 else ", 1000) + "1", strings.Repeat("1 if 1 else ", 10000) + "1",
 }
 
 // generateLiterals builds n random Python sources: valid literals of every

@@ -246,9 +246,11 @@ func checkOp(op Operation, rules Rules) error {
 	return nil
 }
 
-// patchItem renders one operation as Magnum's dict (keys path, op, value).
+// patchList renders operations as Magnum's list of dicts (keys path, op,
+// value), the form PatchError messages show.
 type patchList []Operation
 
+// PyRepr renders the list as Python's repr does.
 func (l patchList) PyRepr() string {
 	parts := make([]string, len(l))
 	for i, op := range l {
@@ -299,7 +301,9 @@ func Apply(doc map[string]any, ops []Operation, rules Rules) (map[string]any, er
 				parsed, err := ParseLiteral(v)
 				if err != nil {
 					var le *LiteralError
-					if errors.As(err, &le) && le.Type == "TypeError" {
+					if errors.As(err, &le) && le.Type != "SyntaxError" && le.Type != "IndentationError" && le.Type != "ValueError" {
+						// Magnum catches only SyntaxError and ValueError; the
+						// rest (unhashable keys, recursion) escape as a 500.
 						return nil, serverError(le.Error())
 					}
 					return nil, magnum.PatchError(work.PyRepr(), err.Error())

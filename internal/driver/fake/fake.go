@@ -187,7 +187,7 @@ func (d *Driver) CreateCluster(ctx context.Context, _ driver.Credentials, st dri
 	stack := stackID(st.Cluster.UUID)
 	cl := st.Cluster
 	cl.StackID = ptr(stack)
-	cl.Status = ptr(statusCreateInProgress)
+	cl.Status = statusPtr(statusCreateInProgress)
 	cl.StatusReason = nil
 	upd := driver.Update{Cluster: &cl}
 
@@ -195,7 +195,7 @@ func (d *Driver) CreateCluster(ctx context.Context, _ driver.Credentials, st dri
 	defer d.mu.Unlock()
 	for _, ng := range st.NodeGroups {
 		ng.StackID = ptr(stack)
-		ng.Status = ptr(statusCreateInProgress)
+		ng.Status = statusPtr(statusCreateInProgress)
 		upd.NodeGroups = append(upd.NodeGroups, ng)
 		n := intValue(ng.NodeCount)
 		d.nodes[ng.UUID] = &membership{indices: seq(0, n), next: n}
@@ -237,10 +237,10 @@ func (d *Driver) ResizeCluster(ctx context.Context, _ driver.Credentials, st dri
 
 func (d *Driver) resize(st driver.ClusterState, ng magnum.NodeGroup, count int, toRemove []string, kind string) driver.Update {
 	cl := st.Cluster
-	cl.Status = ptr(statusUpdateInProgress)
+	cl.Status = statusPtr(statusUpdateInProgress)
 	cl.StatusReason = nil
 	ng.NodeCount = ptr(count)
-	ng.Status = ptr(statusUpdateInProgress)
+	ng.Status = statusPtr(statusUpdateInProgress)
 	ng.StatusReason = nil
 
 	d.mu.Lock()
@@ -264,7 +264,7 @@ func (d *Driver) UpgradeCluster(ctx context.Context, _ driver.Credentials, st dr
 	if hasTag {
 		cl.Labels = withLabel(cl.Labels, "kube_tag", kubeTag)
 	}
-	cl.Status = ptr(statusUpdateInProgress)
+	cl.Status = statusPtr(statusUpdateInProgress)
 	cl.StatusReason = nil
 	upd := driver.Update{Cluster: &cl}
 	var targets []string
@@ -278,7 +278,7 @@ func (d *Driver) UpgradeCluster(ctx context.Context, _ driver.Credentials, st dr
 		if hasTag {
 			ng.Labels = withLabel(ng.Labels, "kube_tag", kubeTag)
 		}
-		ng.Status = ptr(statusUpdateInProgress)
+		ng.Status = statusPtr(statusUpdateInProgress)
 		ng.StatusReason = nil
 		upd.NodeGroups = append(upd.NodeGroups, ng)
 		targets = append(targets, ng.UUID)
@@ -295,7 +295,7 @@ func (d *Driver) DeleteCluster(ctx context.Context, _ driver.Credentials, st dri
 		return driver.Update{}, err
 	}
 	cl := st.Cluster
-	cl.Status = ptr(statusDeleteInProgress)
+	cl.Status = statusPtr(statusDeleteInProgress)
 	cl.StatusReason = nil
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -309,7 +309,7 @@ func (d *Driver) CreateNodeGroup(ctx context.Context, _ driver.Credentials, st d
 		return driver.Update{}, err
 	}
 	ng.StackID = ptr(stackID(st.Cluster.UUID))
-	ng.Status = ptr(statusCreateInProgress)
+	ng.Status = statusPtr(statusCreateInProgress)
 	ng.StatusReason = nil
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -323,7 +323,7 @@ func (d *Driver) UpdateNodeGroup(ctx context.Context, _ driver.Credentials, st d
 	if err := beginNodeGroup(ctx, st.Cluster.Labels, ng.Labels, OpNodeGroupUpdate); err != nil {
 		return driver.Update{}, err
 	}
-	ng.Status = ptr(statusUpdateInProgress)
+	ng.Status = statusPtr(statusUpdateInProgress)
 	ng.StatusReason = nil
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -335,7 +335,7 @@ func (d *Driver) DeleteNodeGroup(ctx context.Context, _ driver.Credentials, st d
 	if err := beginNodeGroup(ctx, st.Cluster.Labels, ng.Labels, OpNodeGroupDelete); err != nil {
 		return driver.Update{}, err
 	}
-	ng.Status = ptr(statusDeleteInProgress)
+	ng.Status = statusPtr(statusDeleteInProgress)
 	ng.StatusReason = nil
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -344,7 +344,7 @@ func (d *Driver) DeleteNodeGroup(ctx context.Context, _ driver.Credentials, st d
 
 func (d *Driver) nodeGroupOpLocked(st driver.ClusterState, ng magnum.NodeGroup, kind string) driver.Update {
 	cl := st.Cluster
-	cl.Status = ptr(statusUpdateInProgress)
+	cl.Status = statusPtr(statusUpdateInProgress)
 	cl.StatusReason = nil
 	d.startLocked(cl.UUID, kind, []string{ng.UUID}, ng.Labels)
 	return driver.Update{Cluster: &cl, NodeGroups: []magnum.NodeGroup{ng}}
@@ -368,7 +368,7 @@ func (d *Driver) RotateCA(ctx context.Context, _ driver.Credentials, st driver.C
 		return driver.Update{}, err
 	}
 	cl := st.Cluster
-	cl.Status = ptr(statusUpdateInProgress)
+	cl.Status = statusPtr(statusUpdateInProgress)
 	cl.StatusReason = nil
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -73,13 +73,13 @@ func newWorldUUID(t *testing.T, drv *fake.Driver, cUUID, mUUID, wUUID string, la
 	}
 	cl := magnum.Cluster{
 		UUID: cUUID, Name: "c1", ProjectID: "p1", ClusterTemplateID: tmpl.UUID,
-		Labels: labels, Status: ptr("CREATE_IN_PROGRESS"),
+		Labels: labels, Status: ptr(magnum.Status("CREATE_IN_PROGRESS")),
 	}
 	ng := func(uuid, name, role string, count int) magnum.NodeGroup {
 		return magnum.NodeGroup{
 			UUID: uuid, Name: name, ClusterID: cUUID, ProjectID: "p1", Role: ptr(role),
 			IsDefault: ptr(true), NodeCount: ptr(count), MinNodeCount: ptr(0), ImageID: ptr("img-1"),
-			Labels: labels, Status: ptr("CREATE_IN_PROGRESS"),
+			Labels: labels, Status: ptr(magnum.Status("CREATE_IN_PROGRESS")),
 		}
 	}
 	return &world{t: t, drv: drv, st: driver.ClusterState{
@@ -139,7 +139,7 @@ func (w *world) create() {
 
 func (w *world) wantStatus(status, reason string) {
 	w.t.Helper()
-	if got := str(w.st.Cluster.Status); got != status {
+	if got := string(deref(w.st.Cluster.Status)); got != status {
 		w.t.Errorf("cluster status = %s, want %s", got, status)
 	}
 	wantReason := "<nil>"
@@ -154,7 +154,7 @@ func (w *world) wantStatus(status, reason string) {
 func (w *world) wantNodeGroup(name, status string, addrs []string) {
 	w.t.Helper()
 	ng := w.ng(name)
-	if got := str(ng.Status); got != status {
+	if got := string(deref(ng.Status)); got != status {
 		w.t.Errorf("nodegroup %s status = %s, want %s", name, got, status)
 	}
 	if addrs != nil {
@@ -217,8 +217,8 @@ func TestCreateCluster(t *testing.T) {
 		t.Fatalf("create returned %d nodegroups, want 2", len(upd.NodeGroups))
 	}
 	for _, ng := range w.st.NodeGroups {
-		if str(ng.StackID) != stack || str(ng.Status) != "CREATE_IN_PROGRESS" {
-			t.Errorf("nodegroup %s stack_id=%s status=%s", ng.Name, str(ng.StackID), str(ng.Status))
+		if str(ng.StackID) != stack || string(deref(ng.Status)) != "CREATE_IN_PROGRESS" {
+			t.Errorf("nodegroup %s stack_id=%s status=%s", ng.Name, str(ng.StackID), string(deref(ng.Status)))
 		}
 	}
 	w.wantStatus("CREATE_IN_PROGRESS", "")
@@ -391,8 +391,8 @@ func TestUpgradeCluster(t *testing.T) {
 		t.Errorf("the input row's labels were modified: %v", labelsBefore)
 	}
 	for _, ng := range w.st.NodeGroups {
-		if str(ng.ImageID) != "img-2" || ng.Labels["kube_tag"] != "v1.31.2" || str(ng.Status) != "UPDATE_IN_PROGRESS" {
-			t.Errorf("nodegroup %s: image %s labels %v status %s", ng.Name, str(ng.ImageID), ng.Labels, str(ng.Status))
+		if str(ng.ImageID) != "img-2" || ng.Labels["kube_tag"] != "v1.31.2" || string(deref(ng.Status)) != "UPDATE_IN_PROGRESS" {
+			t.Errorf("nodegroup %s: image %s labels %v status %s", ng.Name, str(ng.ImageID), ng.Labels, string(deref(ng.Status)))
 		}
 	}
 	w.poll()
@@ -401,8 +401,8 @@ func TestUpgradeCluster(t *testing.T) {
 		t.Errorf("coe_version = %s", got)
 	}
 	for _, ng := range w.st.NodeGroups {
-		if str(ng.Version) != "v1.31.2" || str(ng.Status) != "UPDATE_COMPLETE" {
-			t.Errorf("nodegroup %s: version %s status %s", ng.Name, str(ng.Version), str(ng.Status))
+		if str(ng.Version) != "v1.31.2" || string(deref(ng.Status)) != "UPDATE_COMPLETE" {
+			t.Errorf("nodegroup %s: version %s status %s", ng.Name, str(ng.Version), string(deref(ng.Status)))
 		}
 	}
 
@@ -427,7 +427,7 @@ func TestNodeGroupOperations(t *testing.T) {
 	gpu := magnum.NodeGroup{
 		UUID: "c3e2f0e5-6b0a-4f2e-9f2d-8c5a8c2db123", Name: "gpu", ClusterID: clusterUUID, ProjectID: "p1",
 		Role: ptr("worker"), IsDefault: ptr(false), NodeCount: ptr(2), MinNodeCount: ptr(1),
-		Status: ptr("CREATE_IN_PROGRESS"),
+		Status: ptr(magnum.Status("CREATE_IN_PROGRESS")),
 	}
 	w.must(w.drv.CreateNodeGroup(t.Context(), user, w.st, gpu))
 	w.wantStatus("UPDATE_IN_PROGRESS", "")
@@ -574,8 +574,8 @@ func TestFailureInjection(t *testing.T) {
 				w.wantStatus(tc.clusterStatus, reason)
 				if tc.ngName != "" {
 					ng := w.ng(tc.ngName)
-					if str(ng.Status) != tc.ngStatus || str(ng.StatusReason) != reason {
-						t.Errorf("nodegroup %s: %s %q, want %s %q", ng.Name, str(ng.Status), str(ng.StatusReason), tc.ngStatus, reason)
+					if string(deref(ng.Status)) != tc.ngStatus || str(ng.StatusReason) != reason {
+						t.Errorf("nodegroup %s: %s %q, want %s %q", ng.Name, string(deref(ng.Status)), str(ng.StatusReason), tc.ngStatus, reason)
 					}
 				}
 				if w.poll().Changed() {
@@ -686,8 +686,8 @@ func TestRestart(t *testing.T) {
 		// Restart, then the conductor stores a new count and updates.
 		w.drv = fake.New(opts)
 		w.st.NodeGroups[1].NodeCount = ptr(4)
-		w.st.NodeGroups[1].Status = ptr("UPDATE_IN_PROGRESS")
-		w.st.Cluster.Status = ptr("UPDATE_IN_PROGRESS")
+		w.st.NodeGroups[1].Status = ptr(magnum.Status("UPDATE_IN_PROGRESS"))
+		w.st.Cluster.Status = ptr(magnum.Status("UPDATE_IN_PROGRESS"))
 		w.poll()
 		w.wantStatus("UPDATE_COMPLETE", "")
 		w.wantNodeGroup("default-worker", "UPDATE_COMPLETE", w.addrs("default-worker", 1, 2, 3, 4))
@@ -702,7 +702,7 @@ func TestRestart(t *testing.T) {
 	})
 	t.Run("a deleting cluster completes", func(t *testing.T) {
 		w := newWorld(t, fake.New(opts), nil)
-		w.st.Cluster.Status = ptr("DELETE_IN_PROGRESS")
+		w.st.Cluster.Status = ptr(magnum.Status("DELETE_IN_PROGRESS"))
 		w.poll()
 		w.wantStatus("DELETE_COMPLETE", "")
 	})
@@ -710,7 +710,7 @@ func TestRestart(t *testing.T) {
 		w := newWorld(t, fake.New(fake.Options{}), nil)
 		w.create()
 		w.drv = fake.New(opts)
-		w.st.NodeGroups[1].Status = ptr("UPDATE_IN_PROGRESS")
+		w.st.NodeGroups[1].Status = ptr(magnum.Status("UPDATE_IN_PROGRESS"))
 		upd := w.poll()
 		w.wantNodeGroup("default-worker", "UPDATE_COMPLETE", w.addrs("default-worker", 0, 1))
 		if upd.Cluster != nil {
@@ -770,12 +770,12 @@ func lifecycle(ctx context.Context, drv *fake.Driver, clk *clock, i int) error {
 				return fmt.Errorf("cluster %d poll after %s: %w", i, name, err)
 			}
 			w.apply(upd)
-			if str(w.st.Cluster.Status) == want {
+			if string(deref(w.st.Cluster.Status)) == want {
 				return nil
 			}
 			clk.Advance(100 * time.Millisecond)
 		}
-		return fmt.Errorf("cluster %d %s: status %s, want %s", i, name, str(w.st.Cluster.Status), want)
+		return fmt.Errorf("cluster %d %s: status %s, want %s", i, name, string(deref(w.st.Cluster.Status)), want)
 	}
 	if err := step("create", func() (driver.Update, error) { return drv.CreateCluster(ctx, user, w.st, 0) }, "CREATE_COMPLETE"); err != nil {
 		return err
@@ -793,4 +793,11 @@ func lifecycle(ctx context.Context, drv *fake.Driver, clk *clock, i int) error {
 		return err
 	}
 	return step("delete", func() (driver.Update, error) { return drv.DeleteCluster(ctx, user, w.st) }, "DELETE_COMPLETE")
+}
+
+func deref(p *magnum.Status) magnum.Status {
+	if p == nil {
+		return ""
+	}
+	return *p
 }

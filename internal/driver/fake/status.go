@@ -23,11 +23,11 @@ func (d *Driver) PollStatus(ctx context.Context, _ driver.Credentials, st driver
 		return driver.Update{}, err
 	}
 	cl := st.Cluster
-	status := value(cl.Status)
+	status := statusValue(cl.Status)
 	clusterBusy := strings.HasSuffix(status, suffixInProgress)
 	var busy []magnum.NodeGroup
 	for _, ng := range st.NodeGroups {
-		if strings.HasSuffix(value(ng.Status), suffixInProgress) {
+		if strings.HasSuffix(statusValue(ng.Status), suffixInProgress) {
 			busy = append(busy, ng)
 		}
 	}
@@ -58,12 +58,12 @@ func (d *Driver) PollStatus(ctx context.Context, _ driver.Credentials, st driver
 	var upd driver.Update
 	if clusterBusy && action(status) == "DELETE" {
 		if fail {
-			cl.Status = ptr("DELETE" + suffixFailed)
+			cl.Status = statusPtr("DELETE" + suffixFailed)
 			cl.StatusReason = ptr(reason)
 			upd.Cluster = &cl
 			return upd, nil
 		}
-		cl.Status = ptr(statusDeleteComplete)
+		cl.Status = statusPtr(statusDeleteComplete)
 		cl.StatusReason = nil
 		upd.Cluster = &cl
 		d.forgetLocked(st)
@@ -74,9 +74,9 @@ func (d *Driver) PollStatus(ctx context.Context, _ driver.Credentials, st driver
 	deleted := map[string]bool{}
 	anyFailed := false
 	for _, ng := range busy {
-		act := action(value(ng.Status))
+		act := action(statusValue(ng.Status))
 		if fail && (len(targets) == 0 || slices.Contains(targets, ng.UUID)) {
-			ng.Status = ptr(act + suffixFailed)
+			ng.Status = statusPtr(act + suffixFailed)
 			ng.StatusReason = ptr(reason)
 			upd.NodeGroups = append(upd.NodeGroups, ng)
 			anyFailed = true
@@ -89,7 +89,7 @@ func (d *Driver) PollStatus(ctx context.Context, _ driver.Credentials, st driver
 				upd.DeletedNodeGroups = append(upd.DeletedNodeGroups, ng.UUID)
 				continue
 			}
-			ng.Status = ptr(statusDeleteComplete)
+			ng.Status = statusPtr(statusDeleteComplete)
 			ng.StatusReason = nil
 			ng.NodeAddresses = []string{}
 			upd.NodeGroups = append(upd.NodeGroups, ng)
@@ -101,7 +101,7 @@ func (d *Driver) PollStatus(ctx context.Context, _ driver.Credentials, st driver
 			// node_addresses after a restart.
 			m.indices, m.next = resizeIndices(cl, ng, m.indices, m.next, n, nil)
 		}
-		ng.Status = ptr(act + suffixComplete)
+		ng.Status = statusPtr(act + suffixComplete)
 		ng.StatusReason = nil
 		ng.NodeAddresses = addresses(cl, ng, m.indices)
 		ng.Version = ptr(coe)
@@ -116,10 +116,10 @@ func (d *Driver) PollStatus(ctx context.Context, _ driver.Credentials, st driver
 			act = "UPDATE"
 		}
 		if fail {
-			cl.Status = ptr(act + suffixFailed)
+			cl.Status = statusPtr(act + suffixFailed)
 			cl.StatusReason = ptr(reason)
 		} else {
-			cl.Status = ptr(act + suffixComplete)
+			cl.Status = statusPtr(act + suffixComplete)
 			cl.StatusReason = nil
 			cl.StackID = ptr(stackID(cl.UUID))
 			cl.APIAddress = ptr(apiAddress(cl.UUID))
@@ -145,7 +145,7 @@ func inferOperation(op *operation, status string, busy []magnum.NodeGroup) (stri
 	}
 	// Only nodegroups are in progress: a nodegroup operation.
 	ng := busy[0]
-	return "nodegroup_" + strings.ToLower(action(value(ng.Status))), []string{ng.UUID}, ng.Labels
+	return "nodegroup_" + strings.ToLower(action(statusValue(ng.Status))), []string{ng.UUID}, ng.Labels
 }
 
 // healthReasonLocked builds health_status_reason in the CAPI driver's
@@ -153,7 +153,7 @@ func inferOperation(op *operation, status string, busy []magnum.NodeGroup) (stri
 func (d *Driver) healthReasonLocked(st driver.ClusterState, deleted map[string]bool) map[string]string {
 	reason := map[string]string{"api": "ok"}
 	for _, ng := range st.NodeGroups {
-		if deleted[ng.UUID] || strings.HasPrefix(value(ng.Status), "DELETE") {
+		if deleted[ng.UUID] || strings.HasPrefix(statusValue(ng.Status), "DELETE") {
 			continue
 		}
 		for _, i := range d.membershipLocked(st.Cluster, ng).indices {
@@ -199,4 +199,16 @@ func value(p *string) string {
 		return ""
 	}
 	return *p
+}
+
+func statusPtr(s string) *magnum.Status {
+	v := magnum.Status(s)
+	return &v
+}
+
+func statusValue(p *magnum.Status) string {
+	if p == nil {
+		return ""
+	}
+	return string(*p)
 }

@@ -30,7 +30,7 @@ def build_enforcer(defaults, config):
     conf([], project="openkeel-oracle", default_config_files=[], default_config_dirs=[])
     enforcer = policy.Enforcer(conf, policy_file=config.get("policy_file") or "does-not-exist.yaml")
     conf.set_override("enforce_new_defaults", config["enforce_new_defaults"], group="oslo_policy")
-    conf.set_override("policy_dirs", [], group="oslo_policy")
+    conf.set_override("policy_dirs", config.get("policy_dirs") or [], group="oslo_policy")
     rules = []
     for d in defaults:
         deprecated = None
@@ -52,6 +52,9 @@ def build_enforcer(defaults, config):
         )
     enforcer.register_defaults(rules)
     enforcer.load_rules()
+    # The files do not change during the run: skip oslo's per-call checks of
+    # their modification times.
+    enforcer.use_conf = False
     return enforcer
 
 

@@ -2,6 +2,7 @@
 files with oslo.config and prints every option's value or error as JSON."""
 
 import json
+import math
 import sys
 
 from oslo_config import cfg
@@ -51,6 +52,8 @@ def make_opt(o):
 
 
 def plain(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return {"nonfinite": repr(v)}
     if isinstance(v, dict):
         return {str(k): plain(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
@@ -58,8 +61,29 @@ def plain(v):
     return v
 
 
+def parse_only(paths):
+    """Parses files with oslo.config's own parser; returns the normalised
+    sections ({group: {key: [values]}}) or the parse error."""
+    out = []
+    for path in paths:
+        sections = {}
+        normalized = {}
+        parser = cfg.ConfigParser(path, sections)
+        parser._add_normalized(normalized)
+        try:
+            parser.parse()
+        except Exception as e:  # noqa: BLE001
+            out.append({"parse_error": "%s: %s" % (type(e).__name__, e)})
+            continue
+        out.append({"sections": normalized})
+    return out
+
+
 def main():
     spec = json.load(sys.stdin)
+    if "parse" in spec:
+        json.dump(parse_only(spec["parse"]), sys.stdout)
+        return
     results = []
     for case in spec["cases"]:
         conf = cfg.ConfigOpts()

@@ -1,0 +1,87 @@
+package conductor
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/openkeel/openkeel-magnum/internal/db"
+	"github.com/openkeel/openkeel-magnum/internal/driver"
+	"github.com/openkeel/openkeel-magnum/internal/openstack"
+)
+
+// OpenStack is what the conductor asks of Glance, Nova and Neutron, as the
+// caller (the token is in the request context). openstack.Lookup and
+// openstack.Static implement it.
+type OpenStack interface {
+	Image(ctx context.Context, ident string) (openstack.Image, error)
+	Flavor(ctx context.Context, ident string) (openstack.Flavor, error)
+	Keypair(ctx context.Context, name string) (openstack.Keypair, error)
+	ExternalNetwork(ctx context.Context, ident string) (openstack.Network, error)
+	FixedNetwork(ctx context.Context, ident string) (openstack.Network, error)
+	FixedSubnet(ctx context.Context, ident string) (openstack.Subnet, error)
+}
+
+// Settings are the configuration values the use cases read.
+type Settings struct {
+	// MaxClustersPerProject is [quotas]/max_clusters_per_project.
+	MaxClustersPerProject int
+	// KubernetesAllowedNetworkDrivers is
+	// [cluster_template]/kubernetes_allowed_network_drivers.
+	KubernetesAllowedNetworkDrivers []string
+	// KubernetesDefaultNetworkDriver is
+	// [cluster_template]/kubernetes_default_network_driver.
+	KubernetesDefaultNetworkDriver string
+	// ServiceDownTime is [DEFAULT]/service_down_time.
+	ServiceDownTime time.Duration
+}
+
+// Conductor owns every state change of Magnum's resources. Use cases live
+// in one file per resource (templates.go, clusters.go, nodegroups.go, …) as
+// methods of Conductor.
+type Conductor struct {
+	DB        *db.DB
+	Drivers   *driver.Registry
+	OpenStack OpenStack
+	Settings  Settings
+	Log       *slog.Logger
+	// Now is the clock (UTC times are stored). Default time.Now.
+	Now func() time.Time
+	// NewUUID returns a random (version 4) UUID. Default crypto/rand.
+	NewUUID func() string
+}
+
+// now returns the current time in UTC.
+func (c *Conductor) now() time.Time {
+	if c.Now != nil {
+		return c.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// newUUID returns a new resource UUID.
+func (c *Conductor) newUUID() string {
+	if c.NewUUID != nil {
+		return c.NewUUID()
+	}
+	return NewUUID()
+}
+
+// log returns the logger (never nil).
+func (c *Conductor) log() *slog.Logger {
+	if c.Log != nil {
+		return c.Log
+	}
+	return slog.Default()
+}
+
+// NewUUID returns a random version 4 UUID in its canonical form.
+func NewUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = (b[6] & 0x0f) | 0x40
+	b[8] = (b[8] & 0x3f) | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

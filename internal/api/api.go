@@ -197,6 +197,10 @@ func (s *server) register(id string, h HandlerFunc) {
 func (s *server) registerHandlers() {
 	s.register("v1.get", s.getV1)
 	s.registerMServices()
+	s.registerClusterTemplates()
+	s.registerCertificates()
+	s.registerClusters()
+	s.registerSecondaryResources()
 }
 
 // newRequestID returns "req-" and a random (version 4) UUID.

@@ -26,6 +26,8 @@ type reqInfo struct {
 	route     *Route
 	body      []byte
 	query     map[string]any
+	// markerInPath is set for "<collection>/<marker>/detail" requests.
+	markerInPath bool
 }
 
 type infoKey struct{}

@@ -93,6 +93,12 @@ func QueryString(r *http.Request, name string) (string, bool) {
 	return v, ok
 }
 
+// MarkerInPath reports whether the marker came from the path
+// ("/v1/clusters/<uuid>/detail"): the detail handlers then answer, after
+// their policy check, Magnum's literal 404 "The %(name)s resource %(id)s
+// could not be found." (routes.md #4).
+func MarkerInPath(r *http.Request) bool { return info(r).markerInPath }
+
 // QueryInt returns a converted integer query parameter.
 func QueryInt(r *http.Request, name string) (int, bool) {
 	v, ok := info(r).query[name].(int)

@@ -278,6 +278,8 @@ type match struct {
 	// dispatched to a member handler without its identifier (400 Missing
 	// argument).
 	missing string
+	// markerInPath is set for "<collection>/<marker>/detail".
+	markerInPath bool
 	// postArg is the extra path segment of a POST on a member path, which
 	// WSME tries to convert to the body type (400).
 	postArg string
@@ -364,7 +366,7 @@ func (s *server) route(method string, segs []string) match {
 	if method == http.MethodGet && len(segs) == 4 && segs[3] == "detail" {
 		for _, rt := range s.routes {
 			if rt.Method == method && len(rt.segments) == 3 && rt.segments[2] == "detail" && rt.segments[1] == segs[1] {
-				return match{candidates: []*Route{rt}, params: map[string]string{"marker": segs[2]}}
+				return match{candidates: []*Route{rt}, params: map[string]string{"marker": segs[2]}, markerInPath: true}
 			}
 		}
 	}
@@ -372,30 +374,30 @@ func (s *server) route(method string, segs []string) match {
 	// argument, which WSME fails to convert (routes.md §1 "Methods").
 	tooMany := false
 	if method == http.MethodPost && len(segs) > 1 {
-		var best *Route
+		var create *Route
 		for _, rt := range s.routes {
 			if rt.Method != method || rt.BodyArg == "" || strings.Contains(rt.Pattern, "/actions/") || len(rt.segments) >= len(segs) {
 				continue
 			}
-			if matchSegments(rt.segments, segs[:len(rt.segments)]) >= 0 && (best == nil || len(rt.segments) > len(best.segments)) {
-				best = rt
+			if matchSegments(rt.segments, segs[:len(rt.segments)]) >= 0 && (create == nil || len(rt.segments) > len(create.segments)) {
+				create = rt
 			}
 		}
 		switch {
-		case best != nil && len(segs) == len(best.segments)+1:
+		case create != nil && len(segs) == len(create.segments)+1:
 			m := match{params: map[string]string{}, postArg: segs[len(segs)-1]}
 			for _, r2 := range s.routes {
-				if r2.Method == method && r2.Pattern == best.Pattern {
+				if r2.Method == method && r2.Pattern == create.Pattern {
 					m.candidates = append(m.candidates, r2)
 				}
 			}
-			for i, seg := range best.segments {
+			for i, seg := range create.segments {
 				if isParam(seg) {
 					m.params[seg[1:len(seg)-1]] = segs[i]
 				}
 			}
 			return m
-		case best != nil:
+		case create != nil:
 			// More positional arguments than the handler takes: 404, unless
 			// a sub-controller owns the path.
 			tooMany = true

@@ -111,6 +111,9 @@ func TestDetailWithParent(t *testing.T) {
 	h := newHarness(t, func(o *Options) {
 		o.Extra = map[string]HandlerFunc{"cluster_template.detail": func(w http.ResponseWriter, r *http.Request) error {
 			marker, _ = QueryString(r, "marker")
+			if !MarkerInPath(r) {
+				marker = "not from the path"
+			}
 			return WriteJSON(w, 200, map[string]any{})
 		}}
 	})

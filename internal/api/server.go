@@ -111,6 +111,7 @@ func (s *server) serveRoute(w http.ResponseWriter, r *http.Request, rt *Route, m
 		return
 	}
 	in.query = query
+	in.markerInPath = m.markerInPath
 	body, err := s.readBody(r)
 	if err != nil {
 		s.writeError(w, r, err)

@@ -14,11 +14,13 @@ import (
 
 	"github.com/openkeel/openkeel-magnum/internal/api"
 	"github.com/openkeel/openkeel-magnum/internal/auth"
+	"github.com/openkeel/openkeel-magnum/internal/certs"
 	"github.com/openkeel/openkeel-magnum/internal/conductor"
 	"github.com/openkeel/openkeel-magnum/internal/config"
 	"github.com/openkeel/openkeel-magnum/internal/db"
 	"github.com/openkeel/openkeel-magnum/internal/driver"
 	"github.com/openkeel/openkeel-magnum/internal/magnum"
+	"github.com/openkeel/openkeel-magnum/internal/openstack"
 	"github.com/openkeel/openkeel-magnum/internal/policy"
 )
 
@@ -261,6 +263,10 @@ func New(ctx context.Context, opts *config.Options, mode Mode, d *db.DB, log *sl
 	}
 	cors.MaxAge = c.MaxAge
 	hcFile, _ := opts.Lookup("healthcheck", "disable_by_file_path")
+	cond, err := NewConductor(opts, mode, d, log)
+	if err != nil {
+		return nil, err
+	}
 	h := api.New(api.Options{
 		Auth:                   authn,
 		Policy:                 policyAdapter{pol},
@@ -272,8 +278,78 @@ func New(ctx context.Context, opts *config.Options, mode Mode, d *db.DB, log *sl
 		HealthcheckDisableFile: hcFile,
 		ServiceDownTime:        time.Duration(opts.Default.ServiceDownTime) * time.Second,
 		MServices:              mservices{d},
+		Conductor:              cond,
 	})
 	return &Service{Opts: opts, DB: d, Handler: h, Log: log, mode: mode}, nil
+}
+
+// NewConductor wires the use cases: the database, the driver registry, the
+// OpenStack lookups (built-in data in all-in-one, the user's catalog
+// otherwise) and the settings they read.
+func NewConductor(opts *config.Options, mode Mode, d *db.DB, log *slog.Logger) (*conductor.Conductor, error) {
+	var lookups conductor.OpenStack
+	if mode == ModeAllInOne {
+		// Deviation: all-in-one has no Glance/Nova/Neutron; it answers
+		// lookups from built-in data and accepts any other name.
+		lookups = openstack.NewStatic(true)
+	} else {
+		ka := opts.KeystoneAuth
+		timeout := time.Duration(ka.Timeout) * time.Second
+		clients, err := openstack.NewClients(openstack.Options{
+			Glance:   openstack.ServiceOptions{RegionName: opts.GlanceClient.RegionName, EndpointType: opts.GlanceClient.EndpointType},
+			Nova:     openstack.ServiceOptions{RegionName: opts.NovaClient.RegionName, EndpointType: opts.NovaClient.EndpointType},
+			Neutron:  openstack.ServiceOptions{RegionName: opts.NeutronClient.RegionName, EndpointType: opts.NeutronClient.EndpointType},
+			Timeout:  timeout,
+			CAFile:   ka.CAFile,
+			CertFile: ka.CertFile,
+			KeyFile:  ka.KeyFile,
+			Insecure: ka.Insecure,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("OpenStack clients: %w", err)
+		}
+		lookups = openstack.NewLookup(clients)
+	}
+	_, set := opts.Lookup("certificates", "cert_manager_type")
+	storeType, warning, err := certs.ResolveStoreType(opts.Certificates.CertManagerType, set)
+	if err != nil {
+		return nil, err
+	}
+	if warning != "" && mode != ModeAllInOne {
+		log.Warn(warning)
+	}
+	store, err := conductor.NewCertStore(d, storeType, nil)
+	if err != nil {
+		return nil, err
+	}
+	x := certs.DefaultX509Options()
+	x.AllowCA = opts.X509.AllowCA
+	if opts.X509.AllowedExtensions != nil {
+		x.AllowedExtensions = opts.X509.AllowedExtensions
+	}
+	if opts.X509.AllowedKeyUsage != nil {
+		x.AllowedKeyUsage = opts.X509.AllowedKeyUsage
+	}
+	if opts.X509.TermOfValidity > 0 {
+		x.TermOfValidity = opts.X509.TermOfValidity
+	}
+	if opts.X509.RSAKeySize > 0 {
+		x.RSAKeySize = opts.X509.RSAKeySize
+	}
+	return &conductor.Conductor{
+		DB:        d,
+		Certs:     store,
+		Drivers:   NewDrivers(opts),
+		OpenStack: lookups,
+		Log:       log,
+		Settings: conductor.Settings{
+			MaxClustersPerProject:           opts.Quotas.MaxClustersPerProject,
+			KubernetesAllowedNetworkDrivers: opts.ClusterTemplate.KubernetesAllowedNetworkDrivers,
+			KubernetesDefaultNetworkDriver:  opts.ClusterTemplate.KubernetesDefaultNetworkDriver,
+			ServiceDownTime:                 time.Duration(opts.Default.ServiceDownTime) * time.Second,
+			X509:                            &x,
+		},
+	}, nil
 }
 
 // policyAdapter lets the api package evaluate rules without importing

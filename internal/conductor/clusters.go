@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"strconv"
+	"time"
 
 	"github.com/openkeel/openkeel-magnum/internal/db"
+	"github.com/openkeel/openkeel-magnum/internal/driver"
 	"github.com/openkeel/openkeel-magnum/internal/magnum"
 )
 
@@ -18,10 +22,14 @@ func ScopeFor(rc *magnum.RequestContext, allProjects bool) db.Scope {
 		return db.AllProjects
 	}
 	if rc == nil {
-		return db.Scope{}
+		return db.Scope{UserID: "\x00no-caller"}
 	}
 	if rc.ProjectID != "" {
 		return db.ProjectScope(rc.ProjectID)
+	}
+	if rc.UserID == "" {
+		// Magnum filters on user_id = NULL, which matches no row.
+		return db.Scope{UserID: "\x00no-user"}
 	}
 	return db.Scope{UserID: rc.UserID}
 }
@@ -32,10 +40,10 @@ func ScopeFor(rc *magnum.RequestContext, allProjects bool) db.Scope {
 //
 // Magnum: magnum/api/utils.py:99 (get_resource).
 func (c *Conductor) GetCluster(ctx context.Context, ident string, scope db.Scope) (*magnum.Cluster, error) {
-	return getCluster(ctx, &c.DB.Queries, ident, scope)
+	return clGet(ctx, &c.DB.Queries, ident, scope)
 }
 
-func getCluster(ctx context.Context, q *db.Queries, ident string, scope db.Scope) (*magnum.Cluster, error) {
+func clGet(ctx context.Context, q *db.Queries, ident string, scope db.Scope) (*magnum.Cluster, error) {
 	if magnum.IsUUIDLike(ident) {
 		cl, err := q.GetClusterByUUID(ctx, ident, scope)
 		if errors.Is(err, db.ErrNotFound) {
@@ -57,4 +65,763 @@ func getCluster(ctx context.Context, q *db.Queries, ident string, scope db.Scope
 		return &rows[0], nil
 	}
 	return nil, magnum.MultipleClusters()
+}
+
+// ClusterPage is one page of a cluster list with what the views need: the
+// nodegroups of every listed cluster and the templates they reference.
+type ClusterPage struct {
+	Clusters []magnum.Cluster
+	// NodeGroups are keyed by cluster uuid.
+	NodeGroups map[string][]magnum.NodeGroup
+	// Templates are keyed by template uuid.
+	Templates map[string]magnum.ClusterTemplate
+}
+
+// ListClusters lists the clusters of scope with Magnum's pagination
+// (unknown marker → 404 ClusterNotFound; bad sort key → 400), then reads
+// the nodegroups of the page in one query and the referenced templates in
+// one query: a template the caller cannot see (tscope) fails the whole list
+// with 404 ClusterTemplateNotFound, as in Magnum.
+func (c *Conductor) ListClusters(ctx context.Context, rc *magnum.RequestContext, allProjects bool, p ListParams) (*ClusterPage, error) {
+	return c.listClusterPage(ctx, c.DB, rc, allProjects, p)
+}
+
+// clListStore is what a cluster list reads: three queries per page,
+// whatever its size.
+type clListStore interface {
+	ListClusters(ctx context.Context, f db.ClusterFilter, o db.ListOptions) ([]magnum.Cluster, error)
+	ListNodeGroupsOfClusters(ctx context.Context, clusterIDs []string) (map[string][]magnum.NodeGroup, error)
+	GetClusterTemplatesByUUIDs(ctx context.Context, uuids []string, s db.TemplateScope) (map[string]*magnum.ClusterTemplate, error)
+}
+
+func (c *Conductor) listClusterPage(ctx context.Context, store clListStore, rc *magnum.RequestContext, allProjects bool, p ListParams) (*ClusterPage, error) {
+	o := p.options()
+	tscope := c.TemplateScopeFor(rc, allProjects)
+	rows, err := store.ListClusters(ctx, db.ClusterFilter{Scope: ScopeFor(rc, allProjects)}, o)
+	var sk *db.InvalidSortKeyError
+	switch {
+	case errors.Is(err, db.ErrNotFound):
+		return nil, magnum.ClusterNotFound(o.Marker)
+	case errors.As(err, &sk):
+		return nil, magnum.InvalidSortKey(sk.Key)
+	case errors.Is(err, db.ErrInvalidSortDir):
+		return nil, magnum.InvalidSortDir(o.SortDir)
+	case err != nil:
+		return nil, fmt.Errorf("list clusters: %w", err)
+	}
+	page := &ClusterPage{Clusters: rows, Templates: map[string]magnum.ClusterTemplate{}}
+	ids := make([]string, 0, len(rows))
+	var tids []string
+	seen := map[string]bool{}
+	for _, cl := range rows {
+		ids = append(ids, cl.UUID)
+		if !seen[cl.ClusterTemplateID] {
+			seen[cl.ClusterTemplateID] = true
+			tids = append(tids, cl.ClusterTemplateID)
+		}
+	}
+	if page.NodeGroups, err = store.ListNodeGroupsOfClusters(ctx, ids); err != nil {
+		return nil, fmt.Errorf("list nodegroups of clusters: %w", err)
+	}
+	if len(tids) > 0 {
+		tmpls, err := store.GetClusterTemplatesByUUIDs(ctx, tids, tscope)
+		if err != nil {
+			return nil, fmt.Errorf("get templates of clusters: %w", err)
+		}
+		for id, t := range tmpls {
+			if t != nil {
+				page.Templates[id] = *t
+			}
+		}
+		for _, id := range tids {
+			if _, ok := page.Templates[id]; !ok {
+				return nil, magnum.ClusterTemplateNotFound(id)
+			}
+		}
+	}
+	return page, nil
+}
+
+// ClusterDetail is one cluster with its nodegroups and template, for the
+// detail view.
+type ClusterDetail struct {
+	Cluster    magnum.Cluster
+	NodeGroups []magnum.NodeGroup
+	// Template is nil when the caller cannot see it.
+	Template *magnum.ClusterTemplate
+}
+
+// ClusterNodeGroups returns the nodegroups of a cluster by id.
+func (c *Conductor) ClusterNodeGroups(ctx context.Context, cl *magnum.Cluster) ([]magnum.NodeGroup, error) {
+	ngs, err := c.DB.ListNodeGroupsOfClusters(ctx, []string{cl.UUID})
+	if err != nil {
+		return nil, fmt.Errorf("list nodegroups of cluster %s: %w", cl.UUID, err)
+	}
+	return ngs[cl.UUID], nil
+}
+
+// ClusterDetails reads the nodegroups and the template of cl, the template
+// with the caller's visibility (Magnum's detail view reads it to compute
+// labels_*; an invisible template fails with 404 ClusterTemplateNotFound).
+func (c *Conductor) ClusterDetails(ctx context.Context, rc *magnum.RequestContext, allProjects bool, cl *magnum.Cluster) (*ClusterDetail, error) {
+	ngs, err := c.ClusterNodeGroups(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	t, err := c.DB.GetClusterTemplateByUUID(ctx, cl.ClusterTemplateID, c.TemplateScopeFor(rc, allProjects))
+	if errors.Is(err, db.ErrNotFound) {
+		return nil, magnum.ClusterTemplateNotFound(cl.ClusterTemplateID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get template of cluster %s: %w", cl.UUID, err)
+	}
+	return &ClusterDetail{Cluster: *cl, NodeGroups: ngs, Template: t}, nil
+}
+
+// ClusterCreate is a cluster create request after the API has parsed and
+// type-checked the body. Nil pointers and nil maps are absent (or null)
+// fields.
+type ClusterCreate struct {
+	// Template is the template the request names, already resolved.
+	Template           *magnum.ClusterTemplate
+	Name               string
+	Keypair            *string
+	Labels             map[string]string
+	MergeLabels        bool
+	DockerVolumeSize   *int
+	MasterFlavorID     *string
+	FlavorID           *string
+	FixedNetwork       *string
+	FixedSubnet        *string
+	FloatingIPEnabled  *bool
+	MasterLBEnabled    *bool
+	CreateTimeout      int
+	MasterCount        int
+	NodeCount          int
+	HealthStatus       *string
+	HealthStatusReason map[string]string
+	DiscoveryURL       *string
+}
+
+// clDriverOf returns the driver of a template: by its stored driver name
+// when set, else by (server_type, cluster_distro, coe).
+//
+// Deviation: Magnum checks the tuple in the API and then loads the stored
+// name in the conductor; we use the stored name for both (pack §3.1).
+func (c *Conductor) clDriverOf(t *magnum.ClusterTemplate) (driver.Driver, error) {
+	return c.Drivers.Get(clStr(t.ServerType), clStr(t.ClusterDistro), clStr(t.COE), clStr(t.Driver))
+}
+
+// CheckClusterCreate runs the checks Magnum's decorators make before the
+// cluster create handler (cluster.py:503-517), in order: a driver for the
+// template (400), the devicemapper volume size (400), the driver's master
+// size rule (400).
+func (c *Conductor) CheckClusterCreate(t *magnum.ClusterTemplate, masterCount int, dockerVolumeSize *int) error {
+	drv, err := c.clDriverOf(t)
+	if err != nil {
+		return err
+	}
+	if err := magnum.ValidateDevicemapperVolume(clStr(t.DockerStorageDriver), dockerVolumeSize, t.DockerVolumeSize); err != nil {
+		return err
+	}
+	return drv.ValidateMasterSize(masterCount)
+}
+
+// clQuotaLimit is the caller's cluster quota: the quotas row, else
+// [quotas]/max_clusters_per_project.
+func (c *Conductor) clQuotaLimit(ctx context.Context, q *db.Queries, projectID string) (int, error) {
+	qt, err := q.GetQuota(ctx, projectID, magnum.QuotaResourceCluster)
+	switch {
+	case err == nil:
+		return qt.HardLimit, nil
+	case errors.Is(err, db.ErrNotFound):
+		if c.Settings.MaxClustersPerProject <= 0 {
+			return 20, nil
+		}
+		return c.Settings.MaxClustersPerProject, nil
+	}
+	return 0, fmt.Errorf("read cluster quota: %w", err)
+}
+
+// clCheckQuota refuses a create when the caller already has limit
+// clusters (every status counted): 403 ResourceLimitExceeded.
+func (c *Conductor) clCheckQuota(ctx context.Context, q *db.Queries, rc *magnum.RequestContext) error {
+	limit, err := c.clQuotaLimit(ctx, q, rc.ProjectID)
+	if err != nil {
+		return err
+	}
+	n, err := q.CountClusters(ctx, db.ClusterFilter{Scope: ScopeFor(rc, false)})
+	if err != nil {
+		return fmt.Errorf("count clusters: %w", err)
+	}
+	if n >= limit {
+		return magnum.ResourceLimitExceeded(limit)
+	}
+	return nil
+}
+
+// CreateCluster is the body of POST /v1/clusters after the policy check
+// (cluster.py:521-611 and the conductor's cluster_create): quota (403),
+// hidden template (403), value inheritance (logic.md §1), flavor root disk
+// (400), OpenStack resources, master_count/master_lb_enabled (400); then,
+// in one transaction, the quota again under a lock, the cluster row and
+// its two default nodegroups; then the driver is called and its update
+// saved (a driver error leaves the cluster CREATE_FAILED, as after
+// Magnum's RPC cast).
+//
+// The quota check is atomic with the insert: Magnum counts in the API and
+// inserts later in the conductor, so concurrent creates may exceed the
+// limit; here the count and the insert run in one transaction serialised
+// by the cluster lock row (see clLock).
+func (c *Conductor) CreateCluster(ctx context.Context, rc *magnum.RequestContext, in ClusterCreate) (*magnum.Cluster, error) {
+	t := in.Template
+	if err := c.clCheckQuota(ctx, &c.DB.Queries, rc); err != nil {
+		return nil, err
+	}
+	if clBool(t.Hidden) && !rc.IsAdmin {
+		return nil, magnum.NotAuthorizedDefault()
+	}
+	cl := clInherit(t, in)
+	cl.UUID = c.newUUID()
+	cl.ProjectID = rc.ProjectID
+	cl.UserID = rc.UserID
+	if cl.Name == "" {
+		cl.Name = clGenerateName("cluster")
+	}
+	if err := c.clCheckFlavors(ctx, cl.Labels, cl.FlavorID, cl.MasterFlavorID); err != nil {
+		return nil, err
+	}
+	if err := c.clValidateResources(ctx, t, &cl); err != nil {
+		return nil, err
+	}
+	if err := magnum.ValidateMasterLB(int64(in.MasterCount), clBool(cl.MasterLBEnabled)); err != nil {
+		return nil, err
+	}
+	st := magnum.StatusCreateInProgress
+	cl.Status = &st
+	cl.StatusReason = nil
+	master, worker := clDefaultNodeGroups(t, &cl, in.MasterCount, in.NodeCount)
+	master.UUID, worker.UUID = c.newUUID(), c.newUUID()
+	if err := c.clEnsureLockRow(ctx); err != nil {
+		return nil, err
+	}
+	err := c.DB.InTx(ctx, func(tx *db.Tx) error {
+		if err := c.clLock(ctx, tx); err != nil {
+			return err
+		}
+		if err := c.clCheckQuota(ctx, &tx.Queries, rc); err != nil {
+			return err
+		}
+		row := cl
+		if err := tx.CreateCluster(ctx, &row); err != nil {
+			if errors.Is(err, db.ErrDuplicate) {
+				return magnum.ClusterAlreadyExists(cl.UUID)
+			}
+			return err
+		}
+		m, w := master, worker
+		if err := tx.CreateNodeGroup(ctx, &m); err != nil {
+			return err
+		}
+		if err := tx.CreateNodeGroup(ctx, &w); err != nil {
+			return err
+		}
+		cl = row
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.log().InfoContext(ctx, "cluster created", "cluster_uuid", cl.UUID, "project_id", cl.ProjectID)
+	timeout := time.Duration(clInt(cl.CreateTimeout)) * time.Minute
+	c.clRunDriver(ctx, rc, cl.UUID, magnum.StatusCreateFailed, func(drv driver.Driver, st driver.ClusterState) (driver.Update, error) {
+		return drv.CreateCluster(ctx, driver.CredentialsFrom(rc), st, timeout)
+	})
+	return &cl, nil
+}
+
+// clInherit computes the cluster row of a create request (logic.md §1).
+func clInherit(t *magnum.ClusterTemplate, in ClusterCreate) magnum.Cluster {
+	cl := magnum.Cluster{
+		Name:               in.Name,
+		ClusterTemplateID:  t.UUID,
+		Keypair:            in.Keypair,
+		DockerVolumeSize:   in.DockerVolumeSize,
+		MasterFlavorID:     in.MasterFlavorID,
+		FlavorID:           in.FlavorID,
+		FixedNetwork:       in.FixedNetwork,
+		FixedSubnet:        in.FixedSubnet,
+		FloatingIPEnabled:  in.FloatingIPEnabled,
+		MasterLBEnabled:    in.MasterLBEnabled,
+		HealthStatus:       in.HealthStatus,
+		HealthStatusReason: in.HealthStatusReason,
+		DiscoveryURL:       in.DiscoveryURL,
+	}
+	timeout := in.CreateTimeout
+	cl.CreateTimeout = &timeout
+	if cl.Keypair == nil {
+		cl.Keypair = t.KeypairID
+	}
+	switch {
+	case len(in.Labels) == 0:
+		cl.Labels = maps.Clone(t.Labels)
+	case in.MergeLabels:
+		cl.Labels = maps.Clone(t.Labels)
+		if cl.Labels == nil {
+			cl.Labels = map[string]string{}
+		}
+		maps.Copy(cl.Labels, in.Labels)
+	default:
+		cl.Labels = maps.Clone(in.Labels)
+	}
+	if cl.Labels == nil {
+		cl.Labels = map[string]string{}
+	}
+	if cl.FloatingIPEnabled == nil {
+		cl.FloatingIPEnabled = t.FloatingIPEnabled
+	}
+	if cl.MasterLBEnabled == nil {
+		cl.MasterLBEnabled = t.MasterLBEnabled
+	}
+	if cl.DockerVolumeSize == nil || *cl.DockerVolumeSize == 0 {
+		cl.DockerVolumeSize = t.DockerVolumeSize
+	}
+	for _, f := range []struct{ dst, src **string }{
+		{&cl.MasterFlavorID, &t.MasterFlavorID}, {&cl.FlavorID, &t.FlavorID},
+		{&cl.FixedNetwork, &t.FixedNetwork}, {&cl.FixedSubnet, &t.FixedSubnet},
+	} {
+		if *f.dst == nil || **f.dst == "" {
+			*f.dst = *f.src
+		}
+	}
+	return cl
+}
+
+// clDefaultNodeGroups builds the default master and worker nodegroups of a
+// new cluster (magnum/conductor/utils.py:157-183).
+func clDefaultNodeGroups(t *magnum.ClusterTemplate, cl *magnum.Cluster, masterCount, nodeCount int) (magnum.NodeGroup, magnum.NodeGroup) {
+	st := magnum.StatusCreateInProgress
+	yes := true
+	mk := func(name, role string, count int, flavor *string) magnum.NodeGroup {
+		n := count
+		zero := 0
+		return magnum.NodeGroup{
+			Name: name, ClusterID: cl.UUID, ProjectID: cl.ProjectID, Role: &role, NodeCount: &n,
+			FlavorID: flavor, ImageID: t.ImageID, Labels: maps.Clone(cl.Labels),
+			DockerVolumeSize: cl.DockerVolumeSize, MinNodeCount: &zero, IsDefault: &yes, Status: &st,
+		}
+	}
+	master := mk("default-master", magnum.RoleMaster, masterCount, clFirst(cl.MasterFlavorID, t.MasterFlavorID))
+	worker := mk("default-worker", magnum.RoleWorker, nodeCount, clFirst(cl.FlavorID, t.FlavorID))
+	if v, ok := cl.Labels["min_node_count"]; ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			worker.MinNodeCount = &n
+		}
+	}
+	return master, worker
+}
+
+// clCheckFlavors is Magnum's validate_flavor_root_volume_size for the
+// worker then the master flavor (attr_validator.py:181-201): when the
+// labels' boot_volume_size is ≤ 0 (default 0), each flavor must exist
+// (a null flavor is looked up as "None") and have a root disk.
+func (c *Conductor) clCheckFlavors(ctx context.Context, labels map[string]string, flavors ...*string) error {
+	boot := 0
+	if v, ok := labels["boot_volume_size"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return magnum.ServerError(fmt.Sprintf("invalid literal for int() with base 10: %s", magnum.PyRepr(v)))
+		}
+		boot = n
+	}
+	if boot > 0 || c.OpenStack == nil {
+		return nil
+	}
+	for _, f := range flavors {
+		name := "None"
+		if f != nil {
+			name = *f
+		}
+		fl, err := c.OpenStack.Flavor(ctx, name)
+		if err != nil {
+			return err
+		}
+		if fl.Disk == 0 {
+			return magnum.FlavorZeroRootVolumeNotSupported()
+		}
+	}
+	return nil
+}
+
+// clValidateResources is validate_os_resources(T, cluster)
+// (attr_validator.py:151-169): the cluster's value when set, else the
+// template's, for the image, flavors, external network, fixed network and
+// subnet; then the cluster's keypair.
+func (c *Conductor) clValidateResources(ctx context.Context, t *magnum.ClusterTemplate, cl *magnum.Cluster) error {
+	if c.OpenStack == nil {
+		return nil
+	}
+	if t.ImageID != nil {
+		img, err := c.OpenStack.Image(ctx, *t.ImageID)
+		if err != nil {
+			return err
+		}
+		if img.OSDistro == "" {
+			return magnum.OSDistroFieldNotFound(*t.ImageID)
+		}
+	}
+	pick := func(own, tmpl *string) *string {
+		if own != nil && *own != "" {
+			return own
+		}
+		return tmpl
+	}
+	if f := pick(cl.FlavorID, t.FlavorID); f != nil {
+		if _, err := c.OpenStack.Flavor(ctx, *f); err != nil {
+			return err
+		}
+	}
+	if f := pick(cl.MasterFlavorID, t.MasterFlavorID); f != nil {
+		if _, err := c.OpenStack.Flavor(ctx, *f); err != nil {
+			return err
+		}
+	}
+	if t.ExternalNetworkID != nil {
+		if _, err := c.OpenStack.ExternalNetwork(ctx, *t.ExternalNetworkID); err != nil {
+			return err
+		}
+	}
+	if n := pick(cl.FixedNetwork, t.FixedNetwork); n != nil {
+		if _, err := c.OpenStack.FixedNetwork(ctx, *n); err != nil {
+			return err
+		}
+	}
+	if n := pick(cl.FixedSubnet, t.FixedSubnet); n != nil {
+		if _, err := c.OpenStack.FixedSubnet(ctx, *n); err != nil {
+			return err
+		}
+	}
+	if cl.Keypair != nil && *cl.Keypair != "" {
+		if _, err := c.OpenStack.Keypair(ctx, *cl.Keypair); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ClusterUpdate is a cluster PATCH after the API applied the patch and
+// resolved the node count (patch.md §3).
+type ClusterUpdate struct {
+	NodeCount          int
+	HealthStatus       *string
+	HealthStatusReason map[string]string
+	Rollback           bool
+}
+
+// CheckClusterUpdateFlavors is the root-disk check of a cluster PATCH
+// (patch.md §3 step 2): it runs on every PATCH, on the cluster's flavors.
+func (c *Conductor) CheckClusterUpdateFlavors(ctx context.Context, cl *magnum.Cluster) error {
+	return c.clCheckFlavors(ctx, cl.Labels, cl.FlavorID, cl.MasterFlavorID)
+}
+
+// UpdateCluster applies a PATCH of node_count and health
+// (cluster_conductor.py:89-164). The cluster must be in a *_COMPLETE
+// status, else 409.
+//
+// Deviation: Magnum drops the update silently after its 202 (RPC cast);
+// we refuse synchronously with 409 (pack §3.4).
+func (c *Conductor) UpdateCluster(ctx context.Context, rc *magnum.RequestContext, uuid string, in ClusterUpdate) error {
+	callDriver := false
+	var oldCount int
+	var workerUUID string
+	err := c.DB.InTx(ctx, func(tx *db.Tx) error {
+		q := tx.ForUpdate()
+		cl, err := q.GetClusterByUUID(ctx, uuid, db.AllProjects)
+		if err != nil {
+			return clNotFound(err, uuid)
+		}
+		if !magnum.CanUpdate(clStatus(cl.Status)) {
+			return magnum.StateGuardConflict("Updating", clStatus(cl.Status))
+		}
+		worker, err := clDefaultWorker(ctx, q, cl.UUID)
+		if err != nil {
+			return err
+		}
+		oldCount = clInt(worker.NodeCount)
+		healthSame := clStr(cl.HealthStatus) == clStr(in.HealthStatus) && (cl.HealthStatus == nil) == (in.HealthStatus == nil) &&
+			maps.Equal(cl.HealthStatusReason, in.HealthStatusReason)
+		if oldCount == in.NodeCount && healthSame {
+			return nil
+		}
+		cl.HealthStatus = in.HealthStatus
+		cl.HealthStatusReason = in.HealthStatusReason
+		if cl.HealthStatusReason == nil {
+			cl.HealthStatusReason = map[string]string{}
+		}
+		if err := tx.UpdateCluster(ctx, cl, "health_status", "health_status_reason"); err != nil {
+			return err
+		}
+		if oldCount == in.NodeCount {
+			return nil
+		}
+		n := in.NodeCount
+		worker.NodeCount = &n
+		if err := tx.UpdateNodeGroup(ctx, worker, "node_count"); err != nil {
+			return err
+		}
+		callDriver, workerUUID = true, worker.UUID
+		return nil
+	})
+	if err != nil || !callDriver {
+		return err
+	}
+	c.clRunDriver(ctx, rc, uuid, magnum.StatusUpdateFailed, func(drv driver.Driver, st driver.ClusterState) (driver.Update, error) {
+		upd, err := drv.UpdateCluster(ctx, driver.CredentialsFrom(rc), st)
+		if err != nil {
+			c.clRestoreNodeCount(ctx, workerUUID, uuid, oldCount)
+		}
+		return upd, err
+	})
+	return nil
+}
+
+// clRestoreNodeCount puts a nodegroup's node_count back after a failed
+// driver call, as Magnum's conductor does.
+func (c *Conductor) clRestoreNodeCount(ctx context.Context, ngUUID, clusterUUID string, count int) {
+	err := c.DB.InTx(ctx, func(tx *db.Tx) error {
+		ng, err := tx.GetNodeGroupByUUID(ctx, clusterUUID, ngUUID, db.AllProjects)
+		if err != nil {
+			return err
+		}
+		ng.NodeCount = &count
+		st := magnum.StatusUpdateFailed
+		ng.Status = &st
+		return tx.UpdateNodeGroup(ctx, ng, "node_count", "status")
+	})
+	if err != nil {
+		c.log().ErrorContext(ctx, "restore node count", "cluster_uuid", clusterUUID, "nodegroup_uuid", ngUUID, "error", err)
+	}
+}
+
+// DeleteCluster starts deleting a cluster (no state guard, as in Magnum):
+// DELETE_IN_PROGRESS, then the driver's delete. The rows go when the
+// reconciler sees DELETE_COMPLETE.
+func (c *Conductor) DeleteCluster(ctx context.Context, rc *magnum.RequestContext, uuid string) error {
+	err := c.DB.InTx(ctx, func(tx *db.Tx) error {
+		cl, err := tx.ForUpdate().GetClusterByUUID(ctx, uuid, db.AllProjects)
+		if err != nil {
+			return clNotFound(err, uuid)
+		}
+		st := magnum.StatusDeleteInProgress
+		cl.Status = &st
+		cl.StatusReason = nil
+		return tx.UpdateCluster(ctx, cl, "status", "status_reason")
+	})
+	if err != nil {
+		return err
+	}
+	c.log().InfoContext(ctx, "cluster delete started", "cluster_uuid", uuid)
+	c.clRunDriver(ctx, rc, uuid, magnum.StatusDeleteFailed, func(drv driver.Driver, st driver.ClusterState) (driver.Update, error) {
+		return drv.DeleteCluster(ctx, driver.CredentialsFrom(rc), st)
+	})
+	return nil
+}
+
+// clState reads the driver's view of a cluster: the row, its template
+// (any project) and its nodegroups.
+func (c *Conductor) clState(ctx context.Context, q *db.Queries, uuid string) (driver.ClusterState, error) {
+	var st driver.ClusterState
+	cl, err := q.GetClusterByUUID(ctx, uuid, db.AllProjects)
+	if err != nil {
+		return st, clNotFound(err, uuid)
+	}
+	t, err := q.GetClusterTemplateByUUID(ctx, cl.ClusterTemplateID, db.TemplateScope{Scope: db.AllProjects})
+	if errors.Is(err, db.ErrNotFound) {
+		return st, magnum.ClusterTemplateNotFound(cl.ClusterTemplateID)
+	}
+	if err != nil {
+		return st, fmt.Errorf("get template of cluster %s: %w", uuid, err)
+	}
+	ngs, err := q.ListNodeGroups(ctx, db.NodeGroupFilter{ClusterID: uuid}, db.ListOptions{})
+	if err != nil {
+		return st, fmt.Errorf("list nodegroups of cluster %s: %w", uuid, err)
+	}
+	return driver.ClusterState{Cluster: *cl, Template: *t, NodeGroups: ngs}, nil
+}
+
+// clRunDriver calls a driver operation on the current state of a cluster and
+// saves its update. A failure (no driver, driver error) is recorded as
+// failStatus with the error text as status_reason on the cluster, as
+// Magnum's conductor does after an RPC cast; it is logged, not returned.
+func (c *Conductor) clRunDriver(ctx context.Context, rc *magnum.RequestContext, uuid string, failStatus magnum.Status, call func(driver.Driver, driver.ClusterState) (driver.Update, error)) {
+	st, err := c.clState(ctx, &c.DB.Queries, uuid)
+	if err != nil {
+		c.log().ErrorContext(ctx, "read cluster state", "cluster_uuid", uuid, "error", err)
+		return
+	}
+	drv, err := c.clDriverOf(&st.Template)
+	var upd driver.Update
+	if err == nil {
+		upd, err = call(drv, st)
+	}
+	if err != nil {
+		c.log().ErrorContext(ctx, "driver operation failed", "cluster_uuid", uuid, "status", string(failStatus), "error", err)
+		c.clMarkFailed(ctx, uuid, failStatus, err.Error())
+		return
+	}
+	if err := c.SaveDriverUpdate(ctx, upd); err != nil {
+		c.log().ErrorContext(ctx, "save driver update", "cluster_uuid", uuid, "error", err)
+	}
+}
+
+// clMarkFailed sets the cluster (and its in-progress nodegroups) to status
+// with reason.
+func (c *Conductor) clMarkFailed(ctx context.Context, uuid string, status magnum.Status, reason string) {
+	err := c.DB.InTx(ctx, func(tx *db.Tx) error {
+		cl, err := tx.ForUpdate().GetClusterByUUID(ctx, uuid, db.AllProjects)
+		if err != nil {
+			return err
+		}
+		cl.Status, cl.StatusReason = &status, &reason
+		if err := tx.UpdateCluster(ctx, cl, "status", "status_reason"); err != nil {
+			return err
+		}
+		ngs, err := tx.ListNodeGroups(ctx, db.NodeGroupFilter{ClusterID: uuid}, db.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for i := range ngs {
+			if magnum.IsInProgress(clStatus(ngs[i].Status)) {
+				ngs[i].Status, ngs[i].StatusReason = &status, &reason
+				if err := tx.UpdateNodeGroup(ctx, &ngs[i], "status", "status_reason"); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		c.log().ErrorContext(ctx, "mark cluster failed", "cluster_uuid", uuid, "error", err)
+	}
+}
+
+// clSaveCols are the cluster columns a driver update may change.
+var clSaveCols = []string{"name", "cluster_template_id", "api_address", "stack_id", "status", "discovery_url",
+	"status_reason", "ca_cert_ref", "magnum_cert_ref", "create_timeout", "coe_version", "container_version",
+	"keypair", "docker_volume_size", "labels", "master_flavor_id", "flavor_id", "health_status",
+	"health_status_reason", "fixed_network", "fixed_subnet", "floating_ip_enabled", "master_lb_enabled",
+	"etcd_ca_cert_ref", "front_proxy_ca_cert_ref"}
+
+// clNGSaveCols are the nodegroup columns a driver update may change.
+var clNGSaveCols = []string{"name", "docker_volume_size", "labels", "flavor_id", "image_id", "node_addresses",
+	"node_count", "max_node_count", "min_node_count", "role", "is_default", "stack_id", "status",
+	"status_reason", "version", "node_labels", "node_taints"}
+
+// SaveDriverUpdate writes what a driver call returned, in one transaction:
+// the cluster row, changed or new nodegroups, and deleted nodegroups.
+func (c *Conductor) SaveDriverUpdate(ctx context.Context, upd driver.Update) error {
+	return c.clSave(ctx, upd, nil)
+}
+
+// clSave is SaveDriverUpdate; with expect set, the update is dropped
+// (ErrStaleUpdate) when the cluster's status is no longer *expect, so that
+// a poll that read the rows before a concurrent API change cannot
+// overwrite it.
+func (c *Conductor) clSave(ctx context.Context, upd driver.Update, expect *magnum.Status) error {
+	if !upd.Changed() {
+		return nil
+	}
+	return c.DB.InTx(ctx, func(tx *db.Tx) error {
+		if expect != nil && upd.Cluster != nil {
+			cur, err := tx.ForUpdate().GetClusterByUUID(ctx, upd.Cluster.UUID, db.AllProjects)
+			if err != nil {
+				return clNotFound(err, upd.Cluster.UUID)
+			}
+			if clStatus(cur.Status) != *expect {
+				return errStaleUpdate
+			}
+		}
+		if upd.Cluster != nil {
+			cl := *upd.Cluster
+			if cl.Labels == nil {
+				cl.Labels = map[string]string{}
+			}
+			if cl.HealthStatusReason == nil {
+				cl.HealthStatusReason = map[string]string{}
+			}
+			if err := tx.UpdateCluster(ctx, &cl, clSaveCols...); err != nil {
+				return fmt.Errorf("save cluster %s: %w", cl.UUID, err)
+			}
+		}
+		for _, ng := range upd.NodeGroups {
+			ng := ng
+			if ng.ID == 0 {
+				if err := tx.CreateNodeGroup(ctx, &ng); err != nil {
+					return fmt.Errorf("create nodegroup %s: %w", ng.UUID, err)
+				}
+				continue
+			}
+			if err := tx.UpdateNodeGroup(ctx, &ng, clNGSaveCols...); err != nil && !errors.Is(err, db.ErrNotFound) {
+				return fmt.Errorf("save nodegroup %s: %w", ng.UUID, err)
+			}
+		}
+		for _, id := range upd.DeletedNodeGroups {
+			if err := tx.DeleteNodeGroup(ctx, id); err != nil && !errors.Is(err, db.ErrNotFound) {
+				return fmt.Errorf("delete nodegroup %s: %w", id, err)
+			}
+		}
+		return nil
+	})
+}
+
+// clDefaultWorker returns the cluster's default worker nodegroup: the first
+// default nodegroup whose role is not master.
+func clDefaultWorker(ctx context.Context, q *db.Queries, clusterUUID string) (*magnum.NodeGroup, error) {
+	ngs, err := q.ListNodeGroups(ctx, db.NodeGroupFilter{ClusterID: clusterUUID}, db.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list nodegroups of cluster %s: %w", clusterUUID, err)
+	}
+	for i := range ngs {
+		if clBool(ngs[i].IsDefault) && clStr(ngs[i].Role) != magnum.RoleMaster {
+			return &ngs[i], nil
+		}
+	}
+	return nil, magnum.ServerError(fmt.Sprintf("Cluster %s has no default worker nodegroup.", clusterUUID))
+}
+
+func clNotFound(err error, ident string) error {
+	if errors.Is(err, db.ErrNotFound) {
+		return magnum.ClusterNotFound(ident)
+	}
+	return err
+}
+
+func clStr(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func clBool(p *bool) bool { return p != nil && *p }
+
+func clInt(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func clStatus(p *magnum.Status) magnum.Status {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func clFirst(a, b *string) *string {
+	if a != nil && *a != "" {
+		return a
+	}
+	return b
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/openkeel/openkeel-magnum/internal/certs"
 	"github.com/openkeel/openkeel-magnum/internal/db"
 	"github.com/openkeel/openkeel-magnum/internal/driver"
 	"github.com/openkeel/openkeel-magnum/internal/openstack"
@@ -36,6 +37,9 @@ type Settings struct {
 	KubernetesDefaultNetworkDriver string
 	// ServiceDownTime is [DEFAULT]/service_down_time.
 	ServiceDownTime time.Duration
+	// X509 are the [x509] options of certificate generation and signing;
+	// nil means Magnum's defaults.
+	X509 *certs.X509Options
 }
 
 // Conductor owns every state change of Magnum's resources. Use cases live
@@ -45,8 +49,11 @@ type Conductor struct {
 	DB        *db.DB
 	Drivers   *driver.Registry
 	OpenStack OpenStack
-	Settings  Settings
-	Log       *slog.Logger
+	// Certs stores the clusters' CAs and client certificates
+	// ([certificates]/cert_manager_type). Nil means the x509keypair table.
+	Certs    certs.Store
+	Settings Settings
+	Log      *slog.Logger
 	// Now is the clock (UTC times are stored). Default time.Now.
 	Now func() time.Time
 	// NewUUID returns a random (version 4) UUID. Default crypto/rand.

@@ -151,11 +151,7 @@ func (q *Queries) UpdateClusterTemplate(ctx context.Context, v *magnum.ClusterTe
 func (q *Queries) DeleteClusterTemplate(ctx context.Context, uuid string) error {
 	var c cond
 	c.add("uuid = ?", uuid)
-	n, err := deleteWhere(ctx, q, "cluster_template", c)
-	if err == nil && n == 0 {
-		err = ErrNotFound
-	}
-	return err
+	return deleteOne(ctx, q, "cluster_template", c)
 }
 
 // ClusterTemplateInUse reports whether any cluster (any project, any

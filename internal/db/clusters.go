@@ -153,11 +153,7 @@ func (q *Queries) UpdateCluster(ctx context.Context, v *magnum.Cluster, cols ...
 func (q *Queries) DeleteCluster(ctx context.Context, uuid string) error {
 	var c cond
 	c.add("uuid = ?", uuid)
-	n, err := deleteWhere(ctx, q, "cluster", c)
-	if err == nil && n == 0 {
-		err = ErrNotFound
-	}
-	return err
+	return deleteOne(ctx, q, "cluster", c)
 }
 
 // DeleteClusterCascade deletes the cluster with uuid and its nodegroups,

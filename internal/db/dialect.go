@@ -84,6 +84,10 @@ func (d *dialect) forUpdate() string {
 // insensitive and ignoring trailing spaces. MariaDB does it natively;
 // PostgreSQL compares lower-cased, right-trimmed values; SQLite's name
 // columns are NOCASE, rtrim drops the trailing spaces.
+//
+// Deviation: Python Magnum on PostgreSQL compares names case-sensitively;
+// we keep MariaDB's behaviour on every dialect so that a database moved
+// between engines answers the same lookups.
 func (d *dialect) nameEquals(col string) string {
 	switch d.name {
 	case DialectPostgres:

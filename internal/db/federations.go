@@ -82,9 +82,5 @@ func (q *Queries) UpdateFederation(ctx context.Context, v *magnum.Federation, co
 func (q *Queries) DeleteFederation(ctx context.Context, uuid string) error {
 	var c cond
 	c.add("uuid = ?", uuid)
-	n, err := deleteWhere(ctx, q, "federation", c)
-	if err == nil && n == 0 {
-		err = ErrNotFound
-	}
-	return err
+	return deleteOne(ctx, q, "federation", c)
 }

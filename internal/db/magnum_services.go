@@ -52,11 +52,7 @@ func (q *Queries) UpdateMagnumService(ctx context.Context, s *magnum.MagnumServi
 func (q *Queries) DeleteMagnumService(ctx context.Context, id int64) error {
 	var c cond
 	c.add("id = ?", id)
-	n, err := deleteWhere(ctx, q, "magnum_service", c)
-	if err == nil && n == 0 {
-		err = ErrNotFound
-	}
-	return err
+	return deleteOne(ctx, q, "magnum_service", c)
 }
 
 func defaultBool(p *bool, v bool) *bool {

@@ -158,11 +158,7 @@ func (q *Queries) UpdateNodeGroup(ctx context.Context, v *magnum.NodeGroup, cols
 func (q *Queries) DeleteNodeGroup(ctx context.Context, uuid string) error {
 	var c cond
 	c.add("uuid = ?", uuid)
-	n, err := deleteWhere(ctx, q, "nodegroup", c)
-	if err == nil && n == 0 {
-		err = ErrNotFound
-	}
-	return err
+	return deleteOne(ctx, q, "nodegroup", c)
 }
 
 // DeleteNodeGroupsOfCluster deletes every nodegroup of the cluster uuid and

@@ -12,10 +12,13 @@ import (
 // Magnum stores JSON columns with Python's json.dumps defaults: ", " and ": "
 // separators, ensure_ascii (every non-ASCII character as a \uXXXX escape,
 // astral characters as surrogate pairs), no HTML escaping. pyJSON writes
-// that format so that rows we write look like rows Magnum wrote. Go maps do
-// not keep insertion order, so object keys are written sorted (json.loads
-// does not care; only the bytes differ from a Magnum-written row whose keys
-// were not in sorted order).
+// that format so that rows we write look like rows Magnum wrote.
+//
+// Deviation: Magnum writes object keys in the order the client sent them
+// (dict insertion order); Go maps do not keep an order, so we write keys
+// sorted. json.loads does not care; only the bytes of a rewritten column
+// differ from a Magnum-written one. Taint objects keep the conventional
+// key, value, effect order.
 
 // pyJSON encodes v (nil, bool, string, numbers, map[string]string,
 // map[string]any, []string, []any, []map[string]string and the magnum
@@ -184,11 +187,8 @@ func writePyString(b *strings.Builder, s string) {
 		case r == '\f':
 			b.WriteString(`\f`)
 		case r < 0x20 || (r > 0x7e && r <= 0xffff):
-			// 0x7f (DEL) is ASCII and written as is by Python.
-			if r == 0x7f {
-				b.WriteRune(r)
-				continue
-			}
+			// Python escapes everything outside printable ASCII
+			// (" " to "~"), DEL included.
 			writeU16(b, uint16(r))
 		case r > 0xffff:
 			r -= 0x10000

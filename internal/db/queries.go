@@ -133,7 +133,7 @@ func getOne[T any](ctx context.Context, q *Queries, t *table[T], c cond) (*T, er
 	}
 	switch len(rows) {
 	case 0:
-		return nil, ErrNotFound
+		return nil, fmt.Errorf("select %s: %w", t.name, ErrNotFound)
 	case 1:
 		return &rows[0], nil
 	}
@@ -337,10 +337,10 @@ func update[T any](ctx context.Context, q *Queries, t *table[T], v *T, cols []st
 	if err != nil {
 		return q.writeErr("update", t.name, err)
 	}
-	return affected(res, t.name)
+	return affected(res, "update "+t.name)
 }
 
-// deleteWhere deletes the rows matching c; none → ErrNotFound.
+// deleteWhere deletes the rows matching c and returns how many there were.
 func deleteWhere(ctx context.Context, q *Queries, tbl string, c cond) (int64, error) {
 	res, err := q.ex.ExecContext(ctx, q.d.rebind("DELETE FROM "+quote(tbl)+c.sql()), c.args...)
 	if err != nil {
@@ -359,9 +359,18 @@ func affected(res sql.Result, tbl string) error {
 		return fmt.Errorf("%s: rows affected: %w", tbl, err)
 	}
 	if n == 0 {
-		return ErrNotFound
+		return fmt.Errorf("%s: %w", tbl, ErrNotFound)
 	}
 	return nil
+}
+
+// deleteOne deletes the rows matching c; none → ErrNotFound.
+func deleteOne(ctx context.Context, q *Queries, tbl string, c cond) error {
+	n, err := deleteWhere(ctx, q, tbl, c)
+	if err == nil && n == 0 {
+		err = fmt.Errorf("delete %s: %w", tbl, ErrNotFound)
+	}
+	return err
 }
 
 // count runs SELECT COUNT(*) over tbl with the condition.

@@ -63,9 +63,5 @@ func (q *Queries) UpdateQuota(ctx context.Context, v *magnum.Quota, cols ...stri
 func (q *Queries) DeleteQuota(ctx context.Context, projectID, resource string) error {
 	var c cond
 	c.add("project_id = ? AND resource = ?", projectID, resource)
-	n, err := deleteWhere(ctx, q, "quotas", c)
-	if err == nil && n == 0 {
-		err = ErrNotFound
-	}
-	return err
+	return deleteOne(ctx, q, "quotas", c)
 }

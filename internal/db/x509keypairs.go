@@ -58,9 +58,5 @@ func (q *Queries) UpdateX509KeyPair(ctx context.Context, v *magnum.X509KeyPair, 
 func (q *Queries) DeleteX509KeyPair(ctx context.Context, uuid string) error {
 	var c cond
 	c.add("uuid = ?", uuid)
-	n, err := deleteWhere(ctx, q, "x509keypair", c)
-	if err == nil && n == 0 {
-		err = ErrNotFound
-	}
-	return err
+	return deleteOne(ctx, q, "x509keypair", c)
 }

@@ -1032,8 +1032,12 @@ func PatchAttributeExists(path string) *Error {
 	return newCatalogueError(http.StatusBadRequest, "ClientSideError", fmt.Sprintf("The attribute %s has existed, please use 'replace' operation instead.", path))
 }
 
-// ServerError is an exception that escapes WSME's client-error handling:
-// Magnum answers 500 with str(exception) as the message.
+// ServerError is bad input that Magnum does not validate: a Python
+// exception escapes WSME's client-error handling and Magnum answers 500 with
+// str(exception) as the message.
+//
+// Deviation: the message is kept but the status is 400 (code "client"): bad
+// input is the client's error and never a 500 (docs/compatibility.md).
 func ServerError(msg string) *Error {
-	return newCatalogueError(http.StatusInternalServerError, "ServerError", msg)
+	return newCatalogueError(http.StatusBadRequest, "ServerError", msg)
 }

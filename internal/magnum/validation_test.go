@@ -165,7 +165,7 @@ func TestValidateLabels(t *testing.T) {
 	_, err = ValidateLabels("cluster_template", body, []any{"a"})
 	assertMagnumError(t, err, 400, "Invalid input for field/attribute cluster_template. Value: '{'labels': ['a']}'. Value not a valid dict: ['a']")
 	_, err = ValidateLabels("cluster", nil, map[string]any{"a": nil})
-	assertMagnumError(t, err, 500, "Field `labels[a]' cannot be None")
+	assertMagnumError(t, err, 400, "Field `labels[a]' cannot be None")
 	_, err = ValidateStringDict("nodegroup", nil, "node_labels", map[string]any{"a": int64(1)})
 	assertMagnumError(t, err, 400, "Invalid input for field/attribute node_labels. Value: '{'a': 1}'. Wrong type. Expected '<class 'str'>', got '<class 'int'>'")
 	_, err = ValidateTaintsInput("nodegroup", map[string]any{"name": "ng"}, []any{"gpu=true:NoSchedule"})

@@ -211,12 +211,9 @@ type softError struct {
 	tokenLine int
 }
 
+// tokenize scans the whole source first, as CPython does before reporting
+// a parser error: tokenizer errors anywhere win over parser errors.
 func tokenize(src string) ([]token, *softError, *LiteralError) {
-	toks, soft, err := tokenizeAll(src)
-	return toks, soft, err
-}
-
-func tokenizeAll(src string) ([]token, *softError, *LiteralError) {
 	var toks []token
 	var stack []bracket
 	soft := func(line int, format string, args ...any) ([]token, *softError, *LiteralError) {
@@ -429,7 +426,8 @@ func scanString(src string, i int, prefix string, line int) (token, int, *Litera
 	isBytes := strings.Contains(prefix, "b")
 	isF := strings.Contains(prefix, "f")
 	q := src[i]
-	triple := strings.HasPrefix(src[i:], strings.Repeat(string(q), 3))
+	q3 := strings.Repeat(string(q), 3)
+	triple := strings.HasPrefix(src[i:], q3)
 	qlen := 1
 	if triple {
 		qlen = 3
@@ -454,7 +452,7 @@ func scanString(src string, i int, prefix string, line int) (token, int, *Litera
 			j += 2
 			continue
 		}
-		if c == q && (!triple || strings.HasPrefix(src[j:], strings.Repeat(string(q), 3))) {
+		if c == q && (!triple || strings.HasPrefix(src[j:], q3)) {
 			j += qlen
 			break
 		}
@@ -1672,6 +1670,7 @@ func convert(n *node) (any, *LiteralError) {
 		return out, nil
 	case nSet:
 		var out Set
+		seen := map[string]bool{}
 		for _, e := range n.elts {
 			v, err := convert(e)
 			if err != nil {
@@ -1680,14 +1679,8 @@ func convert(n *node) (any, *LiteralError) {
 			if err := hashable(v); err != nil {
 				return nil, err
 			}
-			dup := false
-			for _, x := range out {
-				if pyEqual(x, v) {
-					dup = true
-					break
-				}
-			}
-			if !dup {
+			if k := hashKey(v); !seen[k] {
+				seen[k] = true
 				out = append(out, v)
 			}
 		}
@@ -1699,6 +1692,7 @@ func convert(n *node) (any, *LiteralError) {
 		return Set{}, nil
 	case nDict:
 		d := &Dict{}
+		index := map[string]int{}
 		for i := range n.keys {
 			k, err := convert(n.keys[i])
 			if err != nil {
@@ -1711,15 +1705,10 @@ func convert(n *node) (any, *LiteralError) {
 			if err := hashable(k); err != nil {
 				return nil, err
 			}
-			found := false
-			for j, x := range d.Keys {
-				if pyEqual(x, k) {
-					d.Values[j] = v
-					found = true
-					break
-				}
-			}
-			if !found {
+			if j, ok := index[hashKey(k)]; ok {
+				d.Values[j] = v
+			} else {
+				index[hashKey(k)] = len(d.Keys)
 				d.Keys = append(d.Keys, k)
 				d.Values = append(d.Values, v)
 			}
@@ -1845,6 +1834,49 @@ func numeric(v any) (complex128, *big.Int, bool) {
 		return x, nil, true
 	}
 	return 0, nil, false
+}
+
+// hashKey returns a string that is equal for two hashable literal values
+// exactly when Python's == holds (1 == 1.0 == True, 0 == -0.0 == False),
+// so that dict keys and set members de-duplicate as in Python.
+func hashKey(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "N"
+	case Ellipsis:
+		return "E"
+	case string:
+		return "s" + x
+	case Bytes:
+		return "b" + string(x)
+	case Tuple:
+		var b strings.Builder
+		b.WriteString("t(")
+		for _, e := range x {
+			k := hashKey(e)
+			b.WriteString(strconv.Itoa(len(k)))
+			b.WriteByte(':')
+			b.WriteString(k)
+		}
+		b.WriteByte(')')
+		return b.String()
+	}
+	c, bi, ok := numeric(v)
+	if !ok {
+		return fmt.Sprintf("?%T%v", v, v)
+	}
+	if bi != nil {
+		return "n" + bi.String()
+	}
+	if imag(c) != 0 {
+		return "c" + strconv.FormatFloat(real(c), 'g', -1, 64) + "," + strconv.FormatFloat(imag(c), 'g', -1, 64)
+	}
+	f := real(c)
+	if f == math.Trunc(f) && !math.IsInf(f, 0) {
+		bf, _ := new(big.Float).SetFloat64(f).Int(nil)
+		return "n" + bf.String()
+	}
+	return "f" + strconv.FormatFloat(f, 'g', -1, 64)
 }
 
 // pyEqual is Python's == for hashable literal values.

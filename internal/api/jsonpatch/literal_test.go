@@ -82,3 +82,18 @@ func TestParseLiteral(t *testing.T) {
 		})
 	}
 }
+
+// TestHashKey checks that dict/set de-duplication keys agree with Python's
+// equality on the values literal_eval can produce.
+func TestHashKey(t *testing.T) {
+	vals := []any{nil, Ellipsis{}, true, false, int64(0), int64(1), int64(-1), 0.0, 1.0, -1.0, 1.5, complex(1, 0), complex(0, 1),
+		complex(1, 1), "1", "", Bytes("1"), Bytes(""), Tuple{}, Tuple{int64(1)}, Tuple{1.0}, Tuple{"1"}, Tuple{Tuple{}},
+		mustBig("18446744073709551616"), 18446744073709551616.0, 1e300}
+	for _, a := range vals {
+		for _, b := range vals {
+			if got, want := hashKey(a) == hashKey(b), pyEqual(a, b); got != want {
+				t.Errorf("%s == %s: hashKey says %v, Python says %v", magnum.PyRepr(a), magnum.PyRepr(b), got, want)
+			}
+		}
+	}
+}

@@ -761,6 +761,7 @@ func decodeValue(dec *json.Decoder) (any, error) {
 		switch t {
 		case '{':
 			d := &Dict{}
+			index := map[string]int{}
 			for dec.More() {
 				kt, err := dec.Token()
 				if err != nil {
@@ -772,9 +773,10 @@ func decodeValue(dec *json.Decoder) (any, error) {
 					return nil, err
 				}
 				// Python's json keeps the last duplicate at the first position.
-				if i := indexKey(d, k); i >= 0 {
+				if i, ok := index[k]; ok {
 					d.Values[i] = v
 				} else {
+					index[k] = len(d.Keys)
 					d.Keys = append(d.Keys, k)
 					d.Values = append(d.Values, v)
 				}
@@ -815,13 +817,4 @@ func decodeValue(dec *json.Decoder) (any, error) {
 	default:
 		return t, nil
 	}
-}
-
-func indexKey(d *Dict, k string) int {
-	for i, x := range d.Keys {
-		if x.(string) == k {
-			return i
-		}
-	}
-	return -1
 }

@@ -87,7 +87,7 @@ func TestParse(t *testing.T) {
 			msg: "Invalid input for field/attribute value. Value: '[]'. Wrong type. Expected '(<class 'str'>, <class 'int'>)', got '<class 'list'>'"},
 		{name: "extra key", body: `[{"op":"add","path":"/a","value":"x","from":"/b"}]`, status: 400,
 			msg: "Unknown attribute for argument patch: from"},
-		{name: "non-object element", body: `["x"]`, status: 500, msg: "'str' object has no attribute 'keys'"},
+		{name: "non-object element", body: `["x"]`, status: 400, msg: "'str' object has no attribute 'keys'"},
 		{name: "path not a string", body: `[{"op":"add","path":5,"value":"x"}]`, status: 400,
 			msg: "Invalid input for field/attribute path. Value: '5'. Value should be string"},
 	}
@@ -216,8 +216,8 @@ func TestApply(t *testing.T) {
 		{name: "earlier parsed values show in the message", doc: clusterDoc, rules: ClusterRules,
 			ops: `[{"path":"/labels","op":"replace","value":"{'a': 1}"},{"path":"/nope","op":"remove"}]`, status: 400,
 			msg: "Couldn't apply patch '[{'path': '/labels', 'op': 'replace', 'value': {'a': 1}}, {'path': '/nope', 'op': 'remove'}]'. Reason: can't remove a non-existent object 'nope'"},
-		{name: "unhashable key escapes as a server error", doc: clusterDoc, rules: ClusterRules,
-			ops: `[{"path":"/labels","op":"replace","value":"{[1]: 2}"}]`, status: 500, msg: "unhashable type: 'list'"},
+		{name: "unhashable key is a client error", doc: clusterDoc, rules: ClusterRules,
+			ops: `[{"path":"/labels","op":"replace","value":"{[1]: 2}"}]`, status: 400, msg: "unhashable type: 'list'"},
 		{name: "taints from a python literal", doc: nodegroupDoc, rules: NodeGroupRules,
 			ops: `[{"op":"replace","path":"/node_taints","value":"[{'key': 'k', 'effect': 'NoSchedule'}]"}]`,
 			check: func(t *testing.T, out map[string]any) {

@@ -1,0 +1,369 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark: openkeel-magnum against the reference Magnum 23.0.0
+# API, on this machine, in one run, with the same data, the same Keystone,
+# the same token and the same load.
+#
+#   bench/run.sh                      # N = 100 1000 10000, 10 s per wrk run
+#   BENCH_N="100" BENCH_DURATION=3s bench/run.sh
+#
+# What it does (everything on 127.0.0.1, every step bounded in time):
+#  1. sets up and starts the reference with ../shared/reference/setup.sh
+#     (idempotent; ANCHOR_DIR and the ports of its env.sh are respected;
+#     MAGNUM_PERIODIC=false unless set, as in the reference's campaign);
+#  2. builds openkeel-magnum, gives it its own database in the reference's
+#     MariaDB (`db upgrade`, or BENCH_SCHEMA=adopt: spec/db/schema-mariadb.sql
+#     + `db adopt`), and starts `openkeel-magnum api` on OKM_PORT with
+#     [keystone_authtoken] on the reference's Keystone (service user magnum)
+#     and the fake driver enabled;
+#  3. for every N: seeds both databases with the reference's gen_seed.py
+#     (same rows and UUIDs; our template names the driver "fake"), then
+#     drives both services, ours first, endpoint by endpoint:
+#       read   wrk via the reference's load.sh (GET /, cluster lists, detail,
+#              one cluster, its nodegroups, templates) at BENCH_CONNS; the
+#              reference's lists of 1000 clusters take seconds each, so from
+#              N >= BENCH_REF_SEQ_FROM they are timed one request at a time
+#              with its slow.sh;
+#       templates  template create+delete pairs (lib/pairs.sh);
+#       clusters   cluster create+delete pairs (lib/pairs.sh);
+#       paging     walk the whole cluster list with limit=1000 (lib/paging.py);
+#     while procmon.py samples CPU and memory of each service's processes;
+#  4. prints one markdown table (lib/compare.py) of ours / reference ratios
+#     with the raw figures, and writes it to $BENCH_OUT/table.md.
+# On exit it stops openkeel-magnum and the reference components it started
+# (BENCH_KEEP_REF=1 keeps them).
+#
+# Environment (defaults in brackets):
+#   BENCH_N ["100 1000 10000"]   BENCH_DURATION [10s]   BENCH_CONNS ["1 16"]
+#   BENCH_REPS [1]               BENCH_THREADS [2]
+#   BENCH_PHASES ["read templates clusters paging"]
+#   BENCH_ENDPOINTS ["root clusters clusters_limit1000 clusters_detail
+#                    cluster_get nodegroups templates"]
+#   BENCH_TARGETS ["ours ref"]   BENCH_REF_SEQ_FROM [1000]
+#   BENCH_PAGING_REPS [3]  BENCH_PAGING_BUDGET [300]  BENCH_REF_PAGING_BUDGET [150]
+#   BENCH_SETUP [1] (0: only start.sh)   BENCH_KEEP_REF [0]   BENCH_MAX_TIME [10800]
+#   BENCH_OUT [$ANCHOR_DIR/bench/<UTC time>]   BENCH_BIN (prebuilt binary)
+#   BENCH_SCHEMA [upgrade|adopt]  OKM_PORT [9611]  OKM_DB_NAME [openkeel_bench]
+#   OKM_DB_USER [openkeel_bench]  OKM_DB_PASS [openkeel-bench-db]  OKM_SPEC_DIR
+#   REF_DIR [<repo>/../shared/reference]
+set -euo pipefail
+# the whole run is bounded: timeout sends TERM after BENCH_MAX_TIME seconds
+# and the EXIT trap below stops what was started
+if [[ -z ${BENCH_BOUNDED:-} ]]; then
+  BENCH_BOUNDED=1 exec timeout --foreground --kill-after=300 "${BENCH_MAX_TIME:-10800}" "$0" "$@"
+fi
+BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO="$(dirname "$BENCH")"
+REF_DIR="$(cd "${REF_DIR:-$REPO/../shared/reference}" && pwd)"
+export REF_DIR
+# The reference's conductor health poll saturates it at 10000 clusters; the
+# reference's own campaign measures with it off (RESULTS.md § 3.5).
+export MAGNUM_PERIODIC=${MAGNUM_PERIODIC:-false}
+# shellcheck source=/dev/null
+source "$REF_DIR/env.sh"
+
+BENCH_N=${BENCH_N:-100 1000 10000}
+BENCH_DURATION=${BENCH_DURATION:-10s}
+BENCH_CONNS=${BENCH_CONNS:-1 16}
+BENCH_REPS=${BENCH_REPS:-1}
+BENCH_THREADS=${BENCH_THREADS:-2}
+BENCH_PHASES=${BENCH_PHASES:-read templates clusters paging}
+BENCH_ENDPOINTS=${BENCH_ENDPOINTS:-root clusters clusters_limit1000 clusters_detail cluster_get nodegroups templates}
+BENCH_TARGETS=${BENCH_TARGETS:-ours ref}
+BENCH_REF_SEQ_FROM=${BENCH_REF_SEQ_FROM:-1000}
+BENCH_PAGING_REPS=${BENCH_PAGING_REPS:-3}
+BENCH_PAGING_BUDGET=${BENCH_PAGING_BUDGET:-300}
+BENCH_REF_PAGING_BUDGET=${BENCH_REF_PAGING_BUDGET:-150}
+BENCH_SETUP=${BENCH_SETUP:-1}
+BENCH_KEEP_REF=${BENCH_KEEP_REF:-0}
+BENCH_MAX_TIME=${BENCH_MAX_TIME:-10800}
+BENCH_SCHEMA=${BENCH_SCHEMA:-upgrade}
+BENCH_OUT=${BENCH_OUT:-$ANCHOR_DIR/bench/$(date -u +%Y%m%dT%H%M%SZ)}
+OKM_PORT=${OKM_PORT:-9611}
+OKM_DB_NAME=${OKM_DB_NAME:-openkeel_bench}
+OKM_DB_USER=${OKM_DB_USER:-openkeel_bench}
+OKM_DB_PASS=${OKM_DB_PASS:-openkeel-bench-db}
+OKM_SPEC_DIR=${OKM_SPEC_DIR:-$REPO/../shared/spec}
+OKM_URL="http://$ANCHOR_HOST:$OKM_PORT"
+API_VERSION="container-infra latest"
+QUOTA=1000000
+
+mkdir -p "$BENCH_OUT"
+BENCH_OUT="$(cd "$BENCH_OUT" && pwd)"
+WORK="$BENCH_OUT/work"
+mkdir -p "$WORK"
+say() { echo "[bench $(date -u +%H:%M:%S)] $*" >&2; }
+warn() { say "WARNING: $*"; }
+command -v wrk >/dev/null || { echo "wrk not found (Debian package wrk)" >&2; exit 1; }
+
+# ------------------------------------------------------------ cleanup (trap)
+REF_COMPONENTS=(magnum conductor osstub keystone rabbitmq epmd memcached mariadb)
+declare -A REF_WAS_UP=()
+for c in "${REF_COMPONENTS[@]}"; do pid_alive "$c" && REF_WAS_UP[$c]=1; done
+OKM_PID=""
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  if [[ -n $OKM_PID ]] && kill -0 "$OKM_PID" 2>/dev/null; then
+    say "stopping openkeel-magnum (pid $OKM_PID)"
+    kill -TERM -- "-$OKM_PID" 2>/dev/null || kill -TERM "$OKM_PID" 2>/dev/null
+    for ((i = 0; i < 50; i++)); do kill -0 "$OKM_PID" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL -- "-$OKM_PID" 2>/dev/null || true
+  fi
+  if [[ $BENCH_KEEP_REF != 1 ]]; then
+    local stop=()
+    for c in "${REF_COMPONENTS[@]}"; do
+      [[ -z ${REF_WAS_UP[$c]:-} ]] && pid_alive "$c" && stop+=("$c")
+    done
+    if ((${#stop[@]})); then
+      say "stopping the reference components this run started: ${stop[*]}"
+      [[ " ${stop[*]} " == *" mariadb "* ]] && stop=("${stop[@]/mariadb/db}")
+      "$REF_DIR/stop.sh" "${stop[@]}" || true
+    fi
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'say "stopped (time limit or signal)"; exit 143' TERM
+
+# ------------------------------------------------------------ the reference
+T0=$(date +%s)
+if [[ $BENCH_SETUP == 1 ]]; then
+  say "reference setup (idempotent; ANCHOR_DIR=$ANCHOR_DIR)"
+  "$REF_DIR/setup.sh" >"$WORK/ref-setup.log" 2>&1 || { tail -20 "$WORK/ref-setup.log" >&2; exit 1; }
+else
+  "$REF_DIR/start.sh" >"$WORK/ref-start.log" 2>&1 || { tail -20 "$WORK/ref-start.log" >&2; exit 1; }
+fi
+grep -q "^periodic_enable = false" "$ETC/magnum/magnum.conf" ||
+  warn "the reference runs with periodic_enable != false (set MAGNUM_PERIODIC=false and restart its conductor)"
+TOKEN=$("$REF_DIR/token.sh" anchor)
+ADMIN_TOKEN=$("$REF_DIR/token.sh" admin)
+[[ -n $TOKEN && -n $ADMIN_TOKEN ]] || { echo "could not get tokens from $KEYSTONE_URL" >&2; exit 1; }
+ks_id() { # kind name -> id (Keystone API, admin token)
+  curl -sf -m 30 -H "X-Auth-Token: $ADMIN_TOKEN" "$KEYSTONE_URL/$1?name=$2" |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]][0]["id"])' "$1"
+}
+PROJECT_ID=$(ks_id projects anchor)
+USER_ID=$(ks_id users anchor)
+TPL_UUID=$(python3 -c 'import uuid,sys; print(uuid.uuid5(uuid.UUID("0b4e6e3a-6f1d-4d7e-9d2b-6a6e63686f72"), "template/"+sys.argv[1]))' "$PROJECT_ID")
+CLUSTER_UUID=$(python3 -c 'import uuid,sys; print(uuid.uuid5(uuid.UUID("0b4e6e3a-6f1d-4d7e-9d2b-6a6e63686f72"), "cluster/%s/1" % sys.argv[1]))' "$PROJECT_ID")
+export CLUSTER_UUID
+say "reference up ($MAGNUM_URL, Keystone $KEYSTONE_URL); project anchor = $PROJECT_ID"
+
+# ------------------------------------------------------------ openkeel-magnum
+BIN=${BENCH_BIN:-}
+if [[ -z $BIN ]]; then
+  BIN="$WORK/openkeel-magnum"
+  say "building openkeel-magnum"
+  (cd "$REPO" && go build -o "$BIN" ./cmd/openkeel-magnum) >"$WORK/build.log" 2>&1 ||
+    { cat "$WORK/build.log" >&2; echo "build failed" >&2; exit 1; }
+fi
+dbroot <<SQL
+CREATE DATABASE IF NOT EXISTS \`$OKM_DB_NAME\` CHARACTER SET utf8mb4;
+CREATE USER IF NOT EXISTS '$OKM_DB_USER'@'127.0.0.1' IDENTIFIED BY '$OKM_DB_PASS';
+CREATE USER IF NOT EXISTS '$OKM_DB_USER'@'localhost' IDENTIFIED BY '$OKM_DB_PASS';
+GRANT ALL PRIVILEGES ON \`$OKM_DB_NAME\`.* TO '$OKM_DB_USER'@'127.0.0.1', '$OKM_DB_USER'@'localhost';
+FLUSH PRIVILEGES;
+SQL
+CONF="$WORK/openkeel-magnum.conf"
+cat >"$CONF" <<CONF
+[DEFAULT]
+debug = false
+host = openkeel-bench
+
+[api]
+host = $ANCHOR_HOST
+port = $OKM_PORT
+
+[database]
+connection = mysql+pymysql://$OKM_DB_USER:$OKM_DB_PASS@$ANCHOR_HOST:$DB_PORT/$OKM_DB_NAME?charset=utf8mb4
+
+[keystone_authtoken]
+www_authenticate_uri = $KEYSTONE_URL
+auth_url = $KEYSTONE_URL
+auth_type = password
+username = magnum
+password = $MAGNUM_SERVICE_PASS
+project_name = service
+user_domain_name = Default
+project_domain_name = Default
+region_name = $REGION
+interface = public
+
+[keystone_auth]
+auth_url = $KEYSTONE_URL
+auth_type = password
+username = magnum
+password = $MAGNUM_SERVICE_PASS
+project_name = service
+user_domain_name = Default
+project_domain_name = Default
+
+[glance_client]
+region_name = $REGION
+endpoint_type = publicURL
+
+[drivers]
+enabled_beta_drivers = fake
+
+[quotas]
+max_clusters_per_project = $QUOTA
+CONF
+okm() { timeout 120 "$BIN" "$@" --config-file "$CONF"; }
+okmdb() { mariadb --no-defaults -h "$ANCHOR_HOST" -P "$DB_PORT" -u "$OKM_DB_USER" -p"$OKM_DB_PASS" "$OKM_DB_NAME" "$@"; }
+schema_ready() { okm db version 2>/dev/null | grep -q "schema version is [1-9]"; }
+if ! schema_ready; then
+  case $BENCH_SCHEMA in
+    upgrade)
+      say "creating our schema with db upgrade"
+      okm db upgrade >"$WORK/db-upgrade.log" 2>&1 || { cat "$WORK/db-upgrade.log" >&2; exit 1; } ;;
+    adopt)
+      say "loading spec/db/schema-mariadb.sql at Alembic b3e1cf4a2d5e and adopting it"
+      okmdb -e "source $OKM_SPEC_DIR/db/schema-mariadb.sql;
+        DELETE FROM alembic_version; INSERT INTO alembic_version VALUES ('b3e1cf4a2d5e');"
+      okm db adopt >"$WORK/db-adopt.log" 2>&1 || { cat "$WORK/db-adopt.log" >&2; exit 1; } ;;
+    *) echo "BENCH_SCHEMA must be upgrade or adopt" >&2; exit 2 ;;
+  esac
+fi
+port_busy "$OKM_PORT" && { echo "port $OKM_PORT is taken; set OKM_PORT" >&2; exit 1; }
+setsid "$BIN" api --config-file "$CONF" >>"$WORK/openkeel-magnum.log" 2>&1 </dev/null &
+OKM_PID=$!
+wait_http "$OKM_URL/" 30 && kill -0 "$OKM_PID" 2>/dev/null ||
+  { tail -20 "$WORK/openkeel-magnum.log" >&2; echo "openkeel-magnum did not start" >&2; exit 1; }
+say "openkeel-magnum up on $OKM_URL (pid $OKM_PID)"
+
+# ------------------------------------------------------------ helpers
+pg() { cat "$PIDS/$1.pid" 2>/dev/null; }
+ref_mon() {
+  local m="" n
+  for n in magnum conductor rabbitmq epmd memcached keystone mariadb; do
+    pid_alive "$n" && m+=" $n:$(pg "$n")"
+  done
+  echo "$m"
+}
+ours_mon() {
+  local m="ours:$OKM_PID" n
+  for n in keystone mariadb; do pid_alive "$n" && m+=" $n:$(pg "$n")"; done
+  echo "$m"
+}
+ref_groups() {
+  local g="" n
+  for n in magnum conductor rabbitmq; do pid_alive "$n" && g+=" $(pg "$n")"; done
+  echo "$g"
+}
+drain_ref() { # the forking reference keeps serving queued requests after wrk stops
+  # shellcheck disable=SC2046
+  python3 "$BENCH/lib/waitidle.py" --timeout 180 $(ref_groups) || true
+}
+url_of() { if [[ $1 == ours ]]; then echo "$OKM_URL"; else echo "$MAGNUM_URL"; fi; }
+mon_of() { if [[ $1 == ours ]]; then ours_mon; else ref_mon; fi; }
+is_list() { [[ $1 == clusters || $1 == clusters_limit1000 || $1 == clusters_detail ]]; }
+
+set_quota() { # url: a Cluster quota large enough for the create pairs
+  local url=$1 code
+  code=$(curl -s -m 60 -o "$WORK/quota.json" -w '%{http_code}' -X POST -H "X-Auth-Token: $ADMIN_TOKEN" \
+    -H "OpenStack-API-Version: $API_VERSION" -H 'Content-Type: application/json' "$url/v1/quotas" \
+    -d "{\"project_id\": \"$PROJECT_ID\", \"resource\": \"Cluster\", \"hard_limit\": $QUOTA}")
+  if [[ $code == 409 ]]; then
+    curl -s -m 60 -o /dev/null -X DELETE -H "X-Auth-Token: $ADMIN_TOKEN" \
+      -H "OpenStack-API-Version: $API_VERSION" "$url/v1/quotas/$PROJECT_ID/Cluster"
+    code=$(curl -s -m 60 -o "$WORK/quota.json" -w '%{http_code}' -X POST -H "X-Auth-Token: $ADMIN_TOKEN" \
+      -H "OpenStack-API-Version: $API_VERSION" -H 'Content-Type: application/json' "$url/v1/quotas" \
+      -d "{\"project_id\": \"$PROJECT_ID\", \"resource\": \"Cluster\", \"hard_limit\": $QUOTA}")
+  fi
+  [[ $code == 201 ]] || warn "quota on $url answered $code: $(head -c 300 "$WORK/quota.json")"
+}
+
+seed() { # N
+  local n=$1 t0 sql="$WORK/seed-ours-$1.sql"
+  if [[ " $BENCH_TARGETS " == *" ref "* ]]; then
+    SEED_PROJECT_ID=$PROJECT_ID SEED_USER_ID=$USER_ID "$REF_DIR/seed.sh" "$n" 2>&1 | sed 's/^/  ref: /' >&2
+  fi
+  if [[ " $BENCH_TARGETS " == *" ours "* ]]; then
+    python3 "$REF_DIR/gen_seed.py" --clusters "$n" --project-id "$PROJECT_ID" --user-id "$USER_ID" \
+      --driver fake >"$sql"
+    t0=$(date +%s.%N)
+    okmdb -e "source $sql; ANALYZE TABLE cluster, nodegroup, cluster_template;" >/dev/null
+    say "  ours: seeded $n clusters in $(printf '%.1f' "$(echo "$(date +%s.%N) - $t0" | bc)") s"
+  fi
+}
+
+cat >"$WORK/template-body.json" <<'JSON'
+{"name": "bench-tpl", "coe": "kubernetes",
+ "image_id": "5f0f1bd2-4c0a-4f5c-9c55-0a1e0d7a1a01",
+ "flavor_id": "m1.large", "master_flavor_id": "m1.medium",
+ "external_network_id": "public", "network_driver": "calico",
+ "docker_volume_size": 50, "master_lb_enabled": true, "floating_ip_enabled": false,
+ "labels": {"kube_tag": "v1.30.4", "boot_volume_size": "40"}}
+JSON
+cat >"$WORK/cluster-body.json" <<JSON
+{"cluster_template_id": "$TPL_UUID", "master_count": 1, "node_count": 1,
+ "keypair": "ops-key", "create_timeout": 60}
+JSON
+
+python3 - "$BENCH_OUT/meta.json" "$BENCH_DURATION" "$BENCH_REPS" "$BENCH_CONNS" "$BENCH_N" <<'PY'
+import json, os, platform, subprocess, sys, time
+model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+mem = int(next(l.split()[1] for l in open("/proc/meminfo") if l.startswith("MemTotal"))) / 1048576
+json.dump({"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+           "machine": "%d cores (%s), %.1f GiB RAM, %s %s" % (os.cpu_count(), model, mem, platform.system(), platform.release()),
+           "duration": sys.argv[2], "reps": sys.argv[3], "conns": sys.argv[4], "n": sys.argv[5]},
+          open(sys.argv[1], "w"))
+PY
+
+# ------------------------------------------------------------ the campaign
+for N in $BENCH_N; do
+  say "=== N=$N"
+  seed "$N"
+  for who in $BENCH_TARGETS; do set_quota "$(url_of "$who")"; done
+  for who in $BENCH_TARGETS; do mkdir -p "$BENCH_OUT/N$N/$who"; done
+
+  if [[ " $BENCH_PHASES " == *" read "* ]]; then
+    for ep in $BENCH_ENDPOINTS; do
+      for c in $BENCH_CONNS; do
+        for who in $BENCH_TARGETS; do
+          out="$BENCH_OUT/N$N/$who"
+          if [[ $who == ref ]] && is_list "$ep" && ((N >= BENCH_REF_SEQ_FROM)); then
+            # one list of 1000 clusters takes seconds: time it request by request, once
+            [[ $c == "${BENCH_CONNS%% *}" ]] || continue
+            REPS=$BENCH_REPS MAX_TIME=180 ENDPOINTS=$ep LABEL="ref N=$N" \
+              "$REF_DIR/slow.sh" "$MAGNUM_URL" "$TOKEN" "$out" || warn "slow.sh $ep failed on ref"
+          else
+            DURATION=$BENCH_DURATION CONNS=$c THREADS=$BENCH_THREADS REPS=$BENCH_REPS TIMEOUT=60s \
+              ENDPOINTS=$ep MONITOR="$(mon_of "$who")" LABEL="$who N=$N" \
+              "$REF_DIR/load.sh" "$(url_of "$who")" "$TOKEN" "$out" >/dev/null ||
+              warn "load.sh $ep c=$c failed on $who"
+          fi
+          [[ $who == ref ]] && drain_ref
+        done
+      done
+    done
+  fi
+
+  for kind in templates clusters; do
+    [[ " $BENCH_PHASES " == *" $kind "* ]] || continue
+    body="$WORK/template-body.json"; [[ $kind == clusters ]] && body="$WORK/cluster-body.json"
+    for who in $BENCH_TARGETS; do
+      drain=""; [[ $who == ref ]] && drain="$(ref_groups)"
+      BODY_FILE=$body DURATION=$BENCH_DURATION CONNS=$BENCH_CONNS THREADS=$BENCH_THREADS \
+        REPS=$BENCH_REPS MONITOR="$(mon_of "$who")" LABEL="$who N=$N" DRAIN_PGIDS="$drain" \
+        "$BENCH/lib/pairs.sh" "$kind" "$(url_of "$who")" "$TOKEN" "$BENCH_OUT/N$N/$who" ||
+        warn "$kind pairs failed on $who"
+    done
+  done
+
+  if [[ " $BENCH_PHASES " == *" paging "* ]]; then
+    for who in $BENCH_TARGETS; do
+      if [[ $who == ours ]]; then reps=$BENCH_PAGING_REPS budget=$BENCH_PAGING_BUDGET
+      else reps=1 budget=$BENCH_REF_PAGING_BUDGET; fi
+      python3 "$BENCH/lib/paging.py" "$(url_of "$who")" "$TOKEN" --label "$who N=$N" --limit 1000 \
+        --reps "$reps" --budget "$budget" --page-timeout 120 >>"$BENCH_OUT/N$N/$who/paging.jsonl" ||
+        warn "paging failed on $who"
+      [[ $who == ref ]] && drain_ref
+    done
+  fi
+done
+
+python3 "$BENCH/lib/compare.py" "$BENCH_OUT" >"$BENCH_OUT/table.md"
+say "done in $(( $(date +%s) - T0 )) s; results in $BENCH_OUT"
+cat "$BENCH_OUT/table.md"

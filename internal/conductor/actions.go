@@ -1,0 +1,244 @@
+package conductor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/openkeel/openkeel-magnum/internal/db"
+	"github.com/openkeel/openkeel-magnum/internal/driver"
+	"github.com/openkeel/openkeel-magnum/internal/magnum"
+)
+
+// ClusterResize is the request of POST /v1/clusters/{id}/actions/resize.
+type ClusterResize struct {
+	// NodeGroup is the nodegroup ident ("" = the default worker).
+	NodeGroup     string
+	NodeCount     int
+	NodesToRemove []string
+}
+
+// clResolveNodeGroup returns the nodegroup a cluster action names: the
+// default worker when ident is empty, else the nodegroup of the cluster
+// with that id, uuid or name (404, 409).
+func (c *Conductor) clResolveNodeGroup(ctx context.Context, rc *magnum.RequestContext, cl *magnum.Cluster, ident string) (*magnum.NodeGroup, error) {
+	if ident == "" {
+		return clDefaultWorker(ctx, &c.DB.Queries, cl.UUID)
+	}
+	scope := ScopeFor(rc, false)
+	if rc != nil && rc.IsAdmin {
+		scope = db.AllProjects
+	}
+	return c.GetNodeGroup(ctx, cl.UUID, ident, scope)
+}
+
+// ResizeCluster is the body of a resize after the cluster:resize policy
+// (cluster_actions.py:99-141 and cluster_conductor.py:193-264): nodegroup
+// resolution (404/409), min/max bounds for a worker nodegroup (400), the
+// driver's master rule for the master nodegroup (400), the state guard
+// (409), then the nodegroup's node_count is stored and the driver called.
+//
+// Deviation: Magnum refuses a resize in a wrong status silently after its
+// 202; we answer 409 (pack §3.4).
+func (c *Conductor) ResizeCluster(ctx context.Context, rc *magnum.RequestContext, cl *magnum.Cluster, in ClusterResize) error {
+	ng, err := c.clResolveNodeGroup(ctx, rc, cl, in.NodeGroup)
+	if err != nil {
+		return err
+	}
+	if clStr(ng.Role) != magnum.RoleMaster {
+		var max *int64
+		if ng.MaxNodeCount != nil {
+			m := int64(*ng.MaxNodeCount)
+			max = &m
+		}
+		if err := magnum.ValidateResizeBounds(ng.Name, int64(in.NodeCount), int64(clInt(ng.MinNodeCount)), max); err != nil {
+			return err
+		}
+	} else {
+		t, err := c.clTemplateOf(ctx, cl)
+		if err != nil {
+			return err
+		}
+		drv, err := c.clDriverOf(t)
+		if err != nil {
+			return err
+		}
+		if err := drv.ValidateMasterResize(in.NodeCount); err != nil {
+			return err
+		}
+	}
+	oldCount := 0
+	err = c.DB.InTx(ctx, func(tx *db.Tx) error {
+		q := tx.ForUpdate()
+		cur, err := q.GetClusterByUUID(ctx, cl.UUID, db.AllProjects)
+		if err != nil {
+			return clNotFound(err, cl.UUID)
+		}
+		if !magnum.CanResize(clStatus(cur.Status)) {
+			return magnum.StateGuardConflict("Resizing", clStatus(cur.Status))
+		}
+		row, err := q.GetNodeGroupByUUID(ctx, cl.UUID, ng.UUID, db.AllProjects)
+		if err != nil {
+			if errors.Is(err, db.ErrNotFound) {
+				return magnum.NodeGroupNotFound(ng.UUID)
+			}
+			return err
+		}
+		oldCount = clInt(row.NodeCount)
+		n := in.NodeCount
+		row.NodeCount = &n
+		st := magnum.StatusUpdateInProgress
+		row.Status = &st
+		return tx.UpdateNodeGroup(ctx, row, "node_count", "status")
+	})
+	if err != nil {
+		return err
+	}
+	c.log().InfoContext(ctx, "cluster resize", "cluster_uuid", cl.UUID, "nodegroup_uuid", ng.UUID, "node_count", in.NodeCount)
+	req := driver.Resize{NodeGroupUUID: ng.UUID, NodeCount: in.NodeCount, NodesToRemove: in.NodesToRemove}
+	c.clRunDriver(ctx, rc, cl.UUID, magnum.StatusUpdateFailed, func(drv driver.Driver, st driver.ClusterState) (driver.Update, error) {
+		upd, err := drv.ResizeCluster(ctx, driver.CredentialsFrom(rc), st, req)
+		if err != nil {
+			c.clRestoreNodeCount(ctx, ng.UUID, cl.UUID, oldCount)
+		}
+		return upd, err
+	})
+	return nil
+}
+
+// ClusterUpgrade is the request of POST /v1/clusters/{id}/actions/upgrade.
+type ClusterUpgrade struct {
+	// Template is the template to upgrade to, already resolved.
+	Template     *magnum.ClusterTemplate
+	MaxBatchSize int
+	// NodeGroup is the nodegroup ident ("" = the default worker).
+	NodeGroup string
+}
+
+// UpgradeCluster is the body of an upgrade after the cluster:upgrade policy
+// (cluster_actions.py:155-194, cluster_conductor.py:266-327): nodegroup
+// resolution, a non-default nodegroup may only move to the cluster's own
+// template (409), the state guard (400, as Magnum's RPC call answers),
+// then the driver. A driver client error (*magnum.Error) is returned
+// without changing any status; another driver error marks the cluster
+// UPDATE_FAILED and is returned.
+func (c *Conductor) UpgradeCluster(ctx context.Context, rc *magnum.RequestContext, cl *magnum.Cluster, in ClusterUpgrade) error {
+	ng, err := c.clResolveNodeGroup(ctx, rc, cl, in.NodeGroup)
+	if err != nil {
+		return err
+	}
+	if !clBool(ng.IsDefault) && in.Template.UUID != cl.ClusterTemplateID {
+		cur, err := c.clTemplateOf(ctx, cl)
+		if err != nil {
+			return err
+		}
+		return magnum.NodeGroupUpgradeTemplateMismatch(ng.Name, cur.Name)
+	}
+	st, err := c.clState(ctx, &c.DB.Queries, cl.UUID)
+	if err != nil {
+		return err
+	}
+	if !magnum.CanUpgrade(clStatus(st.Cluster.Status)) {
+		return magnum.UpgradeStatusNotSupported(clStatus(st.Cluster.Status))
+	}
+	drv, err := c.clDriverOf(&st.Template)
+	if err != nil {
+		return err
+	}
+	req := driver.Upgrade{Template: *in.Template, MaxBatchSize: in.MaxBatchSize}
+	if in.NodeGroup != "" {
+		req.NodeGroupUUID = ng.UUID
+	}
+	upd, err := drv.UpgradeCluster(ctx, driver.CredentialsFrom(rc), st, req)
+	if err != nil {
+		var me *magnum.Error
+		if errors.As(err, &me) {
+			return err
+		}
+		c.clMarkFailed(ctx, cl.UUID, magnum.StatusUpdateFailed, err.Error())
+		return fmt.Errorf("upgrade cluster %s: %w", cl.UUID, err)
+	}
+	c.log().InfoContext(ctx, "cluster upgrade", "cluster_uuid", cl.UUID, "template", in.Template.UUID)
+	return c.SaveDriverUpdate(ctx, upd)
+}
+
+// clTemplateOf reads the template of a cluster, whatever its project.
+func (c *Conductor) clTemplateOf(ctx context.Context, cl *magnum.Cluster) (*magnum.ClusterTemplate, error) {
+	t, err := c.DB.GetClusterTemplateByUUID(ctx, cl.ClusterTemplateID, db.TemplateScope{Scope: db.AllProjects})
+	if errors.Is(err, db.ErrNotFound) {
+		return nil, magnum.ClusterTemplateNotFound(cl.ClusterTemplateID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get template of cluster %s: %w", cl.UUID, err)
+	}
+	return t, nil
+}
+
+// inProgressStatuses are the statuses the status poller follows
+// (magnum/service/periodic.py:166), plus DELETE_COMPLETE: a deleted
+// cluster whose rows could not be removed is retried.
+var inProgressStatuses = []magnum.Status{magnum.StatusCreateInProgress, magnum.StatusUpdateInProgress,
+	magnum.StatusDeleteInProgress, magnum.StatusRollbackInProgress, magnum.StatusDeleteComplete}
+
+// errStaleUpdate drops a poll result read before a concurrent change.
+var errStaleUpdate = errors.New("cluster changed while polling")
+
+// ClustersInProgress lists the clusters of every project whose status is
+// *_IN_PROGRESS (or DELETE_COMPLETE, not yet removed), by id.
+func (c *Conductor) ClustersInProgress(ctx context.Context) ([]magnum.Cluster, error) {
+	rows, err := c.DB.ListClusters(ctx, db.ClusterFilter{Scope: db.AllProjects, Statuses: inProgressStatuses}, db.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list clusters in progress: %w", err)
+	}
+	return rows, nil
+}
+
+// PollCluster asks the cluster's driver for its status (admin credentials,
+// as Magnum's periodic task) and saves what changed. It returns the
+// cluster as saved. A driver error is returned and changes nothing.
+func (c *Conductor) PollCluster(ctx context.Context, uuid string) (*magnum.Cluster, error) {
+	st, err := c.clState(ctx, &c.DB.Queries, uuid)
+	if err != nil {
+		return nil, err
+	}
+	drv, err := c.clDriverOf(&st.Template)
+	if err != nil {
+		return nil, err
+	}
+	upd, err := drv.PollStatus(ctx, driver.AdminCredentials(), st)
+	if err != nil {
+		return nil, fmt.Errorf("poll cluster %s: %w", uuid, err)
+	}
+	before := clStatus(st.Cluster.Status)
+	if err := c.clSave(ctx, upd, &before); err != nil {
+		if errors.Is(err, errStaleUpdate) {
+			// Polled again on the next tick.
+			return &st.Cluster, nil
+		}
+		return nil, err
+	}
+	cl := st.Cluster
+	if upd.Cluster != nil {
+		cl = *upd.Cluster
+		if old, now := clStatus(st.Cluster.Status), clStatus(cl.Status); old != now {
+			c.log().InfoContext(ctx, "cluster status changed", "cluster_uuid", uuid, "from", string(old), "to", string(now))
+		}
+	}
+	return &cl, nil
+}
+
+// DestroyCluster removes a deleted cluster's nodegroups and row in one
+// transaction (the end of Magnum's deletion, after DELETE_COMPLETE). A
+// cluster already gone is not an error.
+func (c *Conductor) DestroyCluster(ctx context.Context, uuid string) error {
+	err := c.DB.InTx(ctx, func(tx *db.Tx) error {
+		return tx.DeleteClusterCascade(ctx, uuid)
+	})
+	if errors.Is(err, db.ErrNotFound) {
+		return nil
+	}
+	if err == nil {
+		c.log().InfoContext(ctx, "cluster destroyed", "cluster_uuid", uuid)
+	}
+	return err
+}

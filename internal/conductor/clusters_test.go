@@ -1,0 +1,285 @@
+package conductor_test
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/openkeel/openkeel-magnum/internal/conductor"
+	"github.com/openkeel/openkeel-magnum/internal/db"
+	"github.com/openkeel/openkeel-magnum/internal/driver"
+	"github.com/openkeel/openkeel-magnum/internal/driver/fake"
+	"github.com/openkeel/openkeel-magnum/internal/magnum"
+	"github.com/openkeel/openkeel-magnum/internal/openstack"
+)
+
+// clusterDialects returns the dialects to test: SQLite always, MariaDB and
+// PostgreSQL when their DSN is set (required when CI=true).
+func clusterDialects(t *testing.T) []string {
+	out := []string{db.DialectSQLite}
+	for _, d := range []struct{ name, env string }{
+		{db.DialectMySQL, "OPENKEEL_TEST_MYSQL_DSN"},
+		{db.DialectPostgres, "OPENKEEL_TEST_POSTGRES_DSN"},
+	} {
+		switch {
+		case os.Getenv(d.env) != "":
+			out = append(out, d.name)
+		case os.Getenv("CI") == "true":
+			t.Errorf("%s is not set (required when CI=true)", d.env)
+		default:
+			t.Logf("%s not set: skipping %s", d.env, d.name)
+		}
+	}
+	return out
+}
+
+// clusterFreshDSN creates an empty database for the test.
+func clusterFreshDSN(t *testing.T, dialect string) string {
+	t.Helper()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	name := "okm_cl_" + hex.EncodeToString(b)
+	ctx := context.Background()
+	switch dialect {
+	case db.DialectMySQL:
+		cfg, err := mysql.ParseDSN(os.Getenv("OPENKEEL_TEST_MYSQL_DSN"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		admin, err := sql.Open("mysql", cfg.FormatDSN())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name+" CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci"); err != nil {
+			t.Fatalf("create database: %v", err)
+		}
+		t.Cleanup(func() {
+			_, _ = admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name)
+			admin.Close()
+		})
+		cfg.DBName = name
+		return cfg.FormatDSN()
+	case db.DialectPostgres:
+		base := os.Getenv("OPENKEEL_TEST_POSTGRES_DSN")
+		admin, err := sql.Open("pgx", base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+			t.Fatalf("create database: %v", err)
+		}
+		t.Cleanup(func() {
+			_, _ = admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+			admin.Close()
+		})
+		u, err := url.Parse(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.Path = "/" + name
+		return u.String()
+	}
+	return filepath.Join(t.TempDir(), name+".db")
+}
+
+// clusterEnv is a conductor over a migrated database and the fake driver.
+type clusterEnv struct {
+	c    *conductor.Conductor
+	db   *db.DB
+	fake *fake.Driver
+	tmpl *magnum.ClusterTemplate
+}
+
+func newClusterEnv(t *testing.T, dialect string) *clusterEnv {
+	t.Helper()
+	d, err := db.Open(t.Context(), dialect, clusterFreshDSN(t, dialect), db.Options{MaxAttempts: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	if err := d.Upgrade(t.Context()); err != nil {
+		t.Fatalf("upgrade: %v", err)
+	}
+	fd := fake.New(fake.Options{})
+	c := &conductor.Conductor{
+		DB:        d,
+		Drivers:   driver.NewRegistry(driver.Selection{EnabledBeta: []string{fake.Name}}, fd),
+		OpenStack: openstack.NewStatic(true),
+		Settings:  conductor.Settings{MaxClustersPerProject: 20},
+		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	s := func(v string) *string { return &v }
+	yes, no := true, false
+	tmpl := &magnum.ClusterTemplate{
+		UUID: "e74c40e0-d825-11e2-a28f-0800200c9a66", Name: "tmpl", ProjectID: "p1", UserID: "u1",
+		ImageID: s(openstack.StaticImageName), FlavorID: s("m1.small"), MasterFlavorID: s("m1.small"),
+		ExternalNetworkID: s("public"), COE: s("kubernetes"), ServerType: s("vm"), ClusterDistro: s("ubuntu"),
+		Driver: s(fake.Name), NetworkDriver: s("flannel"), Labels: map[string]string{"kube_tag": "v1.30.0"},
+		Public: &no, Hidden: &no, MasterLBEnabled: &yes, FloatingIPEnabled: &yes, TLSDisabled: &no,
+		RegistryEnabled: &no,
+	}
+	if err := d.CreateClusterTemplate(t.Context(), tmpl); err != nil {
+		t.Fatal(err)
+	}
+	return &clusterEnv{c: c, db: d, fake: fd, tmpl: tmpl}
+}
+
+func clusterCaller(project string) *magnum.RequestContext {
+	return &magnum.RequestContext{ProjectID: project, UserID: "u-" + project, Roles: []string{"member"}}
+}
+
+// TestClusterQuotaIsAtomic runs 64 concurrent creates against a limit of
+// 10: exactly 10 succeed, 54 get 403 ResourceLimitExceeded, and exactly 10
+// rows exist.
+func TestClusterQuotaIsAtomic(t *testing.T) {
+	for _, dialect := range clusterDialects(t) {
+		t.Run(dialect, func(t *testing.T) {
+			env := newClusterEnv(t, dialect)
+			if err := env.db.CreateQuota(t.Context(), &magnum.Quota{ProjectID: "p1", Resource: magnum.QuotaResourceCluster, HardLimit: 10}); err != nil {
+				t.Fatal(err)
+			}
+			const n = 64
+			var (
+				wg       sync.WaitGroup
+				mu       sync.Mutex
+				ok, deny int
+				other    []error
+			)
+			for i := 0; i < n; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_, err := env.c.CreateCluster(t.Context(), clusterCaller("p1"), conductor.ClusterCreate{
+						Template: env.tmpl, MasterCount: 1, NodeCount: 1, CreateTimeout: 60,
+					})
+					mu.Lock()
+					defer mu.Unlock()
+					var me *magnum.Error
+					switch {
+					case err == nil:
+						ok++
+					case errors.As(err, &me) && me.Status == 403 && me.Message == magnum.ResourceLimitExceeded(10).Message:
+						deny++
+					default:
+						other = append(other, err)
+					}
+				}()
+			}
+			wg.Wait()
+			if ok != 10 || deny != 54 || len(other) != 0 {
+				t.Fatalf("created %d, refused %d, other errors %v; want 10 and 54", ok, deny, other)
+			}
+			count, err := env.db.CountClusters(t.Context(), db.ClusterFilter{Scope: db.ProjectScope("p1")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if count != 10 {
+				t.Fatalf("%d cluster rows, want 10", count)
+			}
+		})
+	}
+}
+
+// TestCreateClusterInheritance checks the values a create derives from
+// the template (logic.md §1) and the two default nodegroups.
+func TestCreateClusterInheritance(t *testing.T) {
+	env := newClusterEnv(t, db.DialectSQLite)
+	ctx := t.Context()
+	fl := "m1.medium"
+	cl, err := env.c.CreateCluster(ctx, clusterCaller("p1"), conductor.ClusterCreate{
+		Template: env.tmpl, Name: "c1", FlavorID: &fl, MasterCount: 1, NodeCount: 3, CreateTimeout: 15,
+		Labels: map[string]string{"a": "1"}, MergeLabels: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := env.db.GetClusterByUUID(ctx, cl.UUID, db.AllProjects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ClusterTemplateID != env.tmpl.UUID || *got.FlavorID != "m1.medium" || *got.MasterFlavorID != "m1.small" ||
+		got.Labels["kube_tag"] != "v1.30.0" || got.Labels["a"] != "1" || !*got.MasterLBEnabled || *got.CreateTimeout != 15 ||
+		*got.Status != magnum.StatusCreateInProgress || got.ProjectID != "p1" {
+		t.Errorf("unexpected cluster row: %+v", got)
+	}
+	ngs, err := env.db.ListNodeGroups(ctx, db.NodeGroupFilter{ClusterID: cl.UUID}, db.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ngs) != 2 || ngs[0].Name != "default-master" || *ngs[0].NodeCount != 1 || ngs[1].Name != "default-worker" ||
+		*ngs[1].NodeCount != 3 || *ngs[1].FlavorID != "m1.medium" || !*ngs[1].IsDefault {
+		t.Errorf("unexpected nodegroups: %+v", ngs)
+	}
+
+	t.Run("labels replace without merge_labels", func(t *testing.T) {
+		cl, err := env.c.CreateCluster(ctx, clusterCaller("p1"), conductor.ClusterCreate{
+			Template: env.tmpl, MasterCount: 1, NodeCount: 1, Labels: map[string]string{"a": "1"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := env.db.GetClusterByUUID(ctx, cl.UUID, db.AllProjects)
+		if len(got.Labels) != 1 || got.Labels["a"] != "1" {
+			t.Errorf("labels %v", got.Labels)
+		}
+	})
+	t.Run("hidden template refused for non-admins", func(t *testing.T) {
+		h := *env.tmpl
+		yes := true
+		h.Hidden = &yes
+		_, err := env.c.CreateCluster(ctx, clusterCaller("p1"), conductor.ClusterCreate{Template: &h, MasterCount: 1, NodeCount: 1})
+		var me *magnum.Error
+		if !errors.As(err, &me) || me.Status != 403 || me.Message != "Not authorized." {
+			t.Errorf("got %v", err)
+		}
+	})
+	t.Run("several masters need a load balancer", func(t *testing.T) {
+		no := false
+		n, _ := env.db.CountClusters(ctx, db.ClusterFilter{Scope: db.AllProjects})
+		_, err := env.c.CreateCluster(ctx, clusterCaller("p1"), conductor.ClusterCreate{Template: env.tmpl, MasterCount: 3, NodeCount: 1, MasterLBEnabled: &no})
+		var me *magnum.Error
+		if !errors.As(err, &me) || me.Status != 400 {
+			t.Errorf("got %v", err)
+		}
+		m, _ := env.db.CountClusters(ctx, db.ClusterFilter{Scope: db.AllProjects})
+		if m != n {
+			t.Errorf("a refused create wrote rows: %d → %d", n, m)
+		}
+	})
+}
+
+// TestClusterStateGuards checks the synchronous 409s of update and resize
+// and the 400 of upgrade.
+func TestClusterStateGuards(t *testing.T) {
+	env := newClusterEnv(t, db.DialectSQLite)
+	ctx := t.Context()
+	rc := clusterCaller("p1")
+	cl, err := env.c.CreateCluster(ctx, rc, conductor.ClusterCreate{Template: env.tmpl, MasterCount: 1, NodeCount: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var me *magnum.Error
+	err = env.c.UpdateCluster(ctx, rc, cl.UUID, conductor.ClusterUpdate{NodeCount: 2})
+	if !errors.As(err, &me) || me.Status != 409 || me.Message != `Updating a cluster when status is "CREATE_IN_PROGRESS" is not supported.` {
+		t.Errorf("update: %v", err)
+	}
+	err = env.c.ResizeCluster(ctx, rc, cl, conductor.ClusterResize{NodeCount: 2})
+	if !errors.As(err, &me) || me.Status != 409 {
+		t.Errorf("resize: %v", err)
+	}
+	err = env.c.UpgradeCluster(ctx, rc, cl, conductor.ClusterUpgrade{Template: env.tmpl})
+	if !errors.As(err, &me) || me.Status != 400 || me.Message != `Upgrading a cluster when status is "CREATE_IN_PROGRESS" is not supported.` {
+		t.Errorf("upgrade: %v", err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/openkeel/openkeel-magnum/internal/api/jsonpatch"
 	"github.com/openkeel/openkeel-magnum/internal/conductor"
@@ -690,6 +691,13 @@ func parseClusterTemplateBody(body []byte) (*magnum.ClusterTemplate, map[string]
 					return nil, nil, magnum.InvalidInput("cluster_template", doc, "Value not a valid list: "+magnum.PyStr(v))
 				}
 			}
+			if (a.name == "created_at" || a.name == "updated_at") && v != nil {
+				str, ok := parseCTDatetime(v)
+				if !ok {
+					return nil, nil, magnum.InvalidInput("cluster_template", doc, "Unknown string format: %s")
+				}
+				v = str
+			}
 			return nil, nil, magnum.ReadOnlyField(a.name, v)
 		}
 		if v == nil {
@@ -757,6 +765,30 @@ func coerceClusterTemplateObject(doc map[string]any) error {
 		}
 	}
 	return nil
+}
+
+// parseCTDatetime parses a date-time body value as WSME does before the
+// read-only check, and renders it as Python's str(datetime).
+func parseCTDatetime(v any) (string, bool) {
+	s, ok := v.(string)
+	if !ok {
+		return "", false
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05.999999Z07:00", "2006-01-02T15:04:05.999999", "2006-01-02 15:04:05.999999", "2006-01-02"} {
+		t, err := time.Parse(layout, strings.TrimSpace(s))
+		if err != nil {
+			continue
+		}
+		out := t.Format("2006-01-02 15:04:05")
+		if us := t.Nanosecond() / 1000; us != 0 {
+			out += fmt.Sprintf(".%06d", us)
+		}
+		if strings.ContainsAny(layout, "Z") && (strings.HasSuffix(s, "Z") || strings.Count(s, "+") > 0 || strings.Count(s[10:], "-") > 0) {
+			out += t.Format("-07:00")
+		}
+		return out, true
+	}
+	return "", false
 }
 
 // buildClusterTemplate rebuilds the API object from a patched attribute

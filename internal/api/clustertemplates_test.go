@@ -578,12 +578,11 @@ func TestClusterTemplateBadInput(t *testing.T) {
 				e.h.ServeHTTP(w, req)
 				r = ctResp{status: w.Code, raw: w.Body.String()}
 			} else {
-				r = e.do(ctMember, tt.method, tt.path, tt.body)
+				r = e.do(ctCaller{"p1", "u1", "reader,member"}, tt.method, tt.path, tt.body)
 			}
 			if r.status < 400 || r.status > 499 {
 				t.Errorf("%d %s", r.status, r.raw)
 			}
-			t.Logf("%d %s", r.status, r.raw)
 			if after := e.snapshot(); after != before {
 				t.Errorf("table changed:\n%s\nwant\n%s", after, before)
 			}

@@ -12,8 +12,11 @@ import (
 )
 
 // registerSecondaryResources binds the nodegroup, quota, stats, federation
-// and credential handlers.
+// and credential handlers; without a conductor their routes answer 501.
 func (s *server) registerSecondaryResources() {
+	if s.opts.Conductor == nil {
+		return
+	}
 	s.register("nodegroup.get_all", s.listNodeGroups)
 	s.register("nodegroup.get_one", s.getNodeGroup)
 	s.register("nodegroup.post", s.createNodeGroup)

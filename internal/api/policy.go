@@ -84,7 +84,11 @@ func (s *server) Enforce(r *http.Request, rule string, target map[string]any) er
 	}
 	ok, err := s.opts.Policy.Enforce(rule, target, CredentialsFrom(rc))
 	if err != nil {
-		return err
+		// A scope mismatch or a rule that cannot be evaluated is a denial:
+		// Magnum answers it with the same 403 (oslo.policy's exceptions
+		// become PolicyNotAuthorized).
+		s.log.Debug("policy evaluation refused", "rule", rule, "error", err)
+		return PolicyNotAuthorized(rule)
 	}
 	if !ok {
 		return PolicyNotAuthorized(rule)

@@ -57,6 +57,15 @@ func (e *Error) Error() string {
 	return s
 }
 
+// HTTPStatus is the status the API answers with: 503 when Keystone cannot
+// be reached (keystonemiddleware's behaviour), 401 otherwise.
+func (e *Error) HTTPStatus() int {
+	if errors.Is(e.Kind, ErrKeystoneUnavailable) {
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusUnauthorized
+}
+
 // Unwrap returns the kind and the cause, so that errors.Is matches both.
 func (e *Error) Unwrap() []error {
 	if e.Cause == nil {

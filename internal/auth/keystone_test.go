@@ -402,6 +402,14 @@ func TestKeystoneUnreachable(t *testing.T) {
 	if !errors.Is(err, ErrKeystoneUnavailable) {
 		t.Fatalf("Authenticate: %v, want ErrKeystoneUnavailable", err)
 	}
+	var hs interface{ HTTPStatus() int }
+	if !errors.As(err, &hs) || hs.HTTPStatus() != http.StatusServiceUnavailable {
+		t.Errorf("an unreachable Keystone must map to 503, got %v", err)
+	}
+	_, err = k.Authenticate(requestWithToken(t, ""))
+	if !errors.As(err, &hs) || hs.HTTPStatus() != http.StatusUnauthorized {
+		t.Errorf("a missing token must map to 401, got %v", err)
+	}
 	err = k.Check(t.Context())
 	if err == nil {
 		t.Fatal("Check succeeded")

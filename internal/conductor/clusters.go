@@ -235,10 +235,7 @@ func (c *Conductor) clQuotaLimit(ctx context.Context, q *db.Queries, projectID s
 	case err == nil:
 		return qt.HardLimit, nil
 	case errors.Is(err, db.ErrNotFound):
-		if c.Settings.MaxClustersPerProject <= 0 {
-			return 20, nil
-		}
-		return c.Settings.MaxClustersPerProject, nil
+		return c.DefaultClusterQuota(), nil
 	}
 	return 0, fmt.Errorf("read cluster quota: %w", err)
 }
@@ -269,10 +266,10 @@ func (c *Conductor) clCheckQuota(ctx context.Context, q *db.Queries, rc *magnum.
 // saved (a driver error leaves the cluster CREATE_FAILED, as after
 // Magnum's RPC cast).
 //
-// The quota check is atomic with the insert: Magnum counts in the API and
-// inserts later in the conductor, so concurrent creates may exceed the
-// limit; here the count and the insert run in one transaction serialised
-// by the cluster lock row (see clLock).
+// Deviation: the quota check is atomic with the insert. Magnum counts in
+// the API and inserts later in the conductor, so concurrent creates may
+// exceed the limit; here the count and the insert run in one transaction
+// serialised by the cluster lock row (see clLock).
 func (c *Conductor) CreateCluster(ctx context.Context, rc *magnum.RequestContext, in ClusterCreate) (*magnum.Cluster, error) {
 	t := in.Template
 	if err := c.clCheckQuota(ctx, &c.DB.Queries, rc); err != nil {

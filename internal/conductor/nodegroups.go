@@ -169,8 +169,9 @@ func (c *Conductor) CheckFlavorRootVolume(ctx context.Context, flavorID *string,
 	if v, ok := clusterLabels["boot_volume_size"]; ok {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil {
-			// Magnum: int() of a non-integer label escapes as a 500.
-			return magnum.ServerError(fmt.Sprintf("invalid literal for int() with base 10: %s", magnum.PyRepr(v)))
+			// Magnum: strutils.validate_integer raises a ValueError that
+			// escapes as a 500 (a 400 here, as every bad input).
+			return magnum.ServerError("boot_volume_size must be an integer")
 		}
 		boot = n
 	}

@@ -282,7 +282,9 @@ func bootVolumeSize(labels map[string]string) (int, error) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil {
-		return 0, magnum.InvalidParameterValue(fmt.Sprintf("boot_volume_size must be an integer. Value: %s", v))
+		// Deviation: Magnum fails with an unhandled 500 carrying the same
+		// message.
+		return 0, magnum.InvalidParameterValue("boot_volume_size must be an integer")
 	}
 	return n, nil
 }

@@ -206,3 +206,36 @@ func TestRunStopsOnCancel(t *testing.T) {
 		t.Fatalf("lease not released: %v %v", ok, err)
 	}
 }
+
+func TestDeleteHookFailureIsRetried(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	fail := true
+	r := reconcile.New(reconcile.Options{Conductor: e.c, Log: quiet, Holder: "a",
+		OnDeleted: func(context.Context, magnum.Cluster) error {
+			if fail {
+				return errors.New("certificate store down")
+			}
+			return nil
+		}})
+	cl := e.create(t, nil)
+	if err := r.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.DeleteCluster(ctx, nil, cl.UUID); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Tick(ctx); err == nil {
+		t.Fatal("want the hook error")
+	}
+	if got := e.status(t, cl.UUID); got != magnum.StatusDeleteComplete {
+		t.Fatalf("status %s, want DELETE_COMPLETE kept", got)
+	}
+	fail = false
+	if err := r.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.status(t, cl.UUID); got != "" {
+		t.Fatalf("cluster not removed: %s", got)
+	}
+}

@@ -23,9 +23,10 @@
 #              reference's lists of 1000 clusters take seconds each, so from
 #              N >= BENCH_REF_SEQ_FROM they are timed one request at a time
 #              with its slow.sh;
-#       templates  template create+delete pairs (lib/pairs.sh);
-#       clusters   cluster create+delete pairs (lib/pairs.sh);
 #       paging     walk the whole cluster list with limit=1000 (lib/paging.py);
+#       templates  template create+delete pairs (lib/pairs.sh);
+#       clusters   cluster create+delete pairs (lib/pairs.sh; last, as the
+#                  deleted clusters may stay listed until the next seed);
 #     while procmon.py samples CPU and memory of each service's processes;
 #  4. prints one markdown table (lib/compare.py) of ours / reference ratios
 #     with the raw figures, and writes it to $BENCH_OUT/table.md.
@@ -35,13 +36,15 @@
 # Environment (defaults in brackets):
 #   BENCH_N ["100 1000 10000"]   BENCH_DURATION [10s]   BENCH_CONNS ["1 16"]
 #   BENCH_REPS [1]               BENCH_THREADS [2]
-#   BENCH_PHASES ["read templates clusters paging"]
+#   BENCH_PHASES ["read paging templates clusters"]
 #   BENCH_ENDPOINTS ["root clusters clusters_limit1000 clusters_detail
 #                    cluster_get nodegroups templates"]
 #   BENCH_TARGETS ["ours ref"]   BENCH_REF_SEQ_FROM [1000]
 #   BENCH_PAGING_REPS [3]  BENCH_PAGING_BUDGET [300]  BENCH_REF_PAGING_BUDGET [150]
 #   BENCH_SETUP [1] (0: only start.sh)   BENCH_KEEP_REF [0]   BENCH_MAX_TIME [10800]
 #   BENCH_OUT [$ANCHOR_DIR/bench/<UTC time>]   BENCH_BIN (prebuilt binary)
+#   BENCH_STUB_NODELAY [1]: serve the reference's Glance/Nova/Neutron stand-in
+#     with TCP_NODELAY during the run (lib/os_stub_nodelay.py), 0: as it is
 #   BENCH_SCHEMA [upgrade|adopt]  OKM_PORT [9611]  OKM_DB_NAME [openkeel_bench]
 #   OKM_DB_USER [openkeel_bench]  OKM_DB_PASS [openkeel-bench-db]  OKM_SPEC_DIR
 #   REF_DIR [<repo>/../shared/reference]
@@ -66,7 +69,7 @@ BENCH_DURATION=${BENCH_DURATION:-10s}
 BENCH_CONNS=${BENCH_CONNS:-1 16}
 BENCH_REPS=${BENCH_REPS:-1}
 BENCH_THREADS=${BENCH_THREADS:-2}
-BENCH_PHASES=${BENCH_PHASES:-read templates clusters paging}
+BENCH_PHASES=${BENCH_PHASES:-read paging templates clusters}
 BENCH_ENDPOINTS=${BENCH_ENDPOINTS:-root clusters clusters_limit1000 clusters_detail cluster_get nodegroups templates}
 BENCH_TARGETS=${BENCH_TARGETS:-ours ref}
 BENCH_REF_SEQ_FROM=${BENCH_REF_SEQ_FROM:-1000}
@@ -77,6 +80,7 @@ BENCH_SETUP=${BENCH_SETUP:-1}
 BENCH_KEEP_REF=${BENCH_KEEP_REF:-0}
 BENCH_MAX_TIME=${BENCH_MAX_TIME:-10800}
 BENCH_SCHEMA=${BENCH_SCHEMA:-upgrade}
+BENCH_STUB_NODELAY=${BENCH_STUB_NODELAY:-1}
 BENCH_OUT=${BENCH_OUT:-$ANCHOR_DIR/bench/$(date -u +%Y%m%dT%H%M%SZ)}
 OKM_PORT=${OKM_PORT:-9611}
 OKM_DB_NAME=${OKM_DB_NAME:-openkeel_bench}
@@ -100,9 +104,16 @@ REF_COMPONENTS=(magnum conductor osstub keystone rabbitmq epmd memcached mariadb
 declare -A REF_WAS_UP=()
 for c in "${REF_COMPONENTS[@]}"; do pid_alive "$c" && REF_WAS_UP[$c]=1; done
 OKM_PID=""
+STUB_PID=""
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
+  if [[ -n $STUB_PID ]]; then
+    kill -TERM -- "-$STUB_PID" 2>/dev/null || kill -TERM "$STUB_PID" 2>/dev/null
+    sleep 0.5
+    # give the reference its own stand-in back if it had one running
+    [[ -n ${REF_WAS_UP[osstub]:-} ]] && "$REF_DIR/start.sh" osstub >/dev/null 2>&1
+  fi
   if [[ -n $OKM_PID ]] && kill -0 "$OKM_PID" 2>/dev/null; then
     say "stopping openkeel-magnum (pid $OKM_PID)"
     kill -TERM -- "-$OKM_PID" 2>/dev/null || kill -TERM "$OKM_PID" 2>/dev/null
@@ -136,6 +147,14 @@ else
 fi
 grep -q "^periodic_enable = false" "$ETC/magnum/magnum.conf" ||
   warn "the reference runs with periodic_enable != false (set MAGNUM_PERIODIC=false and restart its conductor)"
+if [[ $BENCH_STUB_NODELAY == 1 ]]; then
+  # the same stand-in with TCP_NODELAY (lib/os_stub_nodelay.py), on the same port
+  "$REF_DIR/stop.sh" osstub >/dev/null 2>&1 || true
+  setsid python3 "$BENCH/lib/os_stub_nodelay.py" "$REF_DIR/stub" "$ANCHOR_HOST" "$OS_STUB_PORT" \
+    >>"$WORK/os-stub.log" 2>&1 </dev/null &
+  STUB_PID=$!
+  wait_http "http://$ANCHOR_HOST:$OS_STUB_PORT/image/v2" 30 || { echo "stand-in did not start" >&2; exit 1; }
+fi
 TOKEN=$("$REF_DIR/token.sh" anchor)
 ADMIN_TOKEN=$("$REF_DIR/token.sh" admin)
 [[ -n $TOKEN && -n $ADMIN_TOKEN ]] || { echo "could not get tokens from $KEYSTONE_URL" >&2; exit 1; }
@@ -333,10 +352,29 @@ for N in $BENCH_N; do
               ENDPOINTS=$ep MONITOR="$(mon_of "$who")" LABEL="$who N=$N" \
               "$REF_DIR/load.sh" "$(url_of "$who")" "$TOKEN" "$out" >/dev/null ||
               warn "load.sh $ep c=$c failed on $who"
+            if [[ $who == ref ]] && is_list "$ep" && [[ -s $out/results.jsonl ]] &&
+              [[ $(tail -1 "$out/results.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("requests", 0))') == 0 ]] &&
+              ! grep -q "\"$ep (sequential)\"" "$out/results.jsonl"; then
+              # no request completed within the run: time it request by request
+              drain_ref
+              REPS=$BENCH_REPS MAX_TIME=180 ENDPOINTS=$ep LABEL="ref N=$N" \
+                "$REF_DIR/slow.sh" "$MAGNUM_URL" "$TOKEN" "$out" || warn "slow.sh $ep failed on ref"
+            fi
           fi
           [[ $who == ref ]] && drain_ref
         done
       done
+    done
+  fi
+
+  if [[ " $BENCH_PHASES " == *" paging "* ]]; then
+    for who in $BENCH_TARGETS; do
+      if [[ $who == ours ]]; then reps=$BENCH_PAGING_REPS budget=$BENCH_PAGING_BUDGET
+      else reps=1 budget=$BENCH_REF_PAGING_BUDGET; fi
+      python3 "$BENCH/lib/paging.py" "$(url_of "$who")" "$TOKEN" --label "$who N=$N" --limit 1000 \
+        --reps "$reps" --budget "$budget" --page-timeout 120 >>"$BENCH_OUT/N$N/$who/paging.jsonl" ||
+        warn "paging failed on $who"
+      [[ $who == ref ]] && drain_ref
     done
   fi
 
@@ -352,16 +390,6 @@ for N in $BENCH_N; do
     done
   done
 
-  if [[ " $BENCH_PHASES " == *" paging "* ]]; then
-    for who in $BENCH_TARGETS; do
-      if [[ $who == ours ]]; then reps=$BENCH_PAGING_REPS budget=$BENCH_PAGING_BUDGET
-      else reps=1 budget=$BENCH_REF_PAGING_BUDGET; fi
-      python3 "$BENCH/lib/paging.py" "$(url_of "$who")" "$TOKEN" --label "$who N=$N" --limit 1000 \
-        --reps "$reps" --budget "$budget" --page-timeout 120 >>"$BENCH_OUT/N$N/$who/paging.jsonl" ||
-        warn "paging failed on $who"
-      [[ $who == ref ]] && drain_ref
-    done
-  fi
 done
 
 python3 "$BENCH/lib/compare.py" "$BENCH_OUT" >"$BENCH_OUT/table.md"

@@ -90,6 +90,8 @@ def summarize(runs, kind):
         "bad": max(b[0] for b in bad), "bad_text": " / ".join(b[1] for b in bad if b[1]),
         "requests": sum(d.get("requests") or 0 for d in runs),
         "seq": any("(sequential)" in d["endpoint"] for d in runs),
+        "fallback": any(d.get("fallback") for d in runs),
+        "none": all(not d.get("requests") for d in runs),
         "pairs": med([d.get("pairs_per_s") for d in runs]),
         "cpu_ms": med(cpu_ms),
         "items": (runs[0].get("probe") or {}).get("items"),
@@ -134,10 +136,20 @@ def main():
     paging = {}
     for n in ns:
         for who in ("ours", "ref"):
-            rows = {}
+            wrk, seq = {}, {}
             for d in load(os.path.join(out, "N%d" % n, who, "results.jsonl")):
                 ep = d["endpoint"].replace(" (sequential)", "")
-                rows.setdefault((ep, d["conns"]), []).append(d)
+                (seq if "(sequential)" in d["endpoint"] else wrk).setdefault((ep, d["conns"]), []).append(d)
+            rows = {}
+            for key in set(wrk) | set(seq):
+                done = [d for d in wrk.get(key, []) if d.get("requests")]
+                # a wrk run in which no request completed (the reference's
+                # lists can take longer than a run) yields to the sequential
+                # timing of the same endpoint
+                rows[key] = done or seq.get(key) or wrk.get(key)
+            for (ep, c), ds in list(wrk.items()):
+                if c > 1 and not rows.get((ep, c), [{}])[0].get("requests") and seq.get((ep, 1)):
+                    rows[(ep, c)] = [dict(d, fallback=True) for d in seq[(ep, 1)]]
             data[(n, who)] = rows
             paging[(n, who)] = load(os.path.join(out, "N%d" % n, who, "paging.jsonl"))
 
@@ -160,12 +172,16 @@ def main():
                     if rs is not None and rs["seq"]:
                         r = dict(rs)
                         r["note"] = "c=1 seq."
+                if r is not None and r["fallback"]:
+                    r["note"] = "c=1 seq."
                 if o is None and r is None:
                     continue
                 summary[(n, ep, c)] = (o, r)
                 rt = ratio(o and o["rate"], r and r["rate"])
                 if o and o["bad"] and o["bad"] * 2 > max(o["requests"], 1):
                     rt_s = "n/a (ours mostly not 2xx)"
+                elif r and r["none"] and not r["seq"]:
+                    rt_s = "ref: none completed"
                 else:
                     rt_s = fr(rt)
                 ref_rate = f(r["rate"], "%.2f") if r else "–"

@@ -551,7 +551,7 @@ func validateCTValue(a ctAttr, v any, fromPatch bool) (any, error) {
 	case ctDNS:
 		s, ok := v.(string)
 		if !ok {
-			return nil, magnum.ServerError(fmt.Sprintf("'%s' object has no attribute 'split'", pyClassName(v)))
+			return nil, errCTNoSplit(v)
 		}
 		if err := magnum.ValidateDNSList(s); err != nil {
 			return nil, err
@@ -575,9 +575,9 @@ func validateCTValue(a ctAttr, v any, fromPatch bool) (any, error) {
 			}
 			// Deviation: Python accepts integers of any size; the column
 			// does not.
-			return nil, magnum.InvalidInput(a.name, v, "Python int too large to convert to C long")
+			return nil, errCTIntTooLarge(a.name, v)
 		default:
-			return nil, magnum.InvalidInput(a.name, v, fmt.Sprintf("'<' not supported between instances of '%s' and 'int'", pyClassName(v)))
+			return nil, errCTIntCompare(a.name, v)
 		}
 		if n < int64(a.min) {
 			return nil, magnum.BelowMinimum(a.name, v, a.min)
@@ -588,7 +588,7 @@ func validateCTValue(a ctAttr, v any, fromPatch bool) (any, error) {
 		if n > math.MaxInt32 {
 			// Deviation: Magnum's column is a 32-bit INTEGER; MariaDB
 			// refuses the value with a 500.
-			return nil, magnum.InvalidInput(a.name, v, "Value should be lower or equal to 2147483647")
+			return nil, magnum.AboveMaximum(a.name, v, math.MaxInt32)
 		}
 		return n, nil
 	case ctBool:
@@ -604,7 +604,7 @@ func validateCTValue(a ctAttr, v any, fromPatch bool) (any, error) {
 			default:
 				// Magnum rebuilds an object from the patched values first:
 				// its dict field refuses other types with an unhandled error.
-				return nil, magnum.ServerError(fmt.Sprintf("A dict is required in field labels, not a %s", pyClassName(v)))
+				return nil, errCTLabelsNotDict(v)
 			}
 		}
 		m, err := jsonpatch.Labels("labels", v)
@@ -636,13 +636,15 @@ func parseClusterTemplateBody(body []byte) (*magnum.ClusterTemplate, map[string]
 		return nil, nil, magnum.InvalidJSONBody()
 	}
 	if doc == nil {
+		// Deviation: Magnum fails with an unhandled 500 ("'NoneType' object
+		// has no attribute 'coe'"); we answer WSME's missing argument.
 		return nil, nil, magnum.MissingArgument("cluster_template")
 	}
 	obj, ok := doc.(*jsonpatch.Dict)
 	if !ok {
 		// Deviation: Magnum fails with an unhandled 500 ("'list' object
 		// has no attribute 'keys'"); we answer 400.
-		return nil, nil, magnum.InvalidInput("cluster_template", doc, "Value not a valid dict: "+magnum.PyStr(doc))
+		return nil, nil, errCTBodyNotDict(doc, doc)
 	}
 	known := map[string]bool{}
 	for _, a := range clusterTemplateAttrs {
@@ -682,19 +684,19 @@ func parseClusterTemplateBody(body []byte) (*magnum.ClusterTemplate, map[string]
 		case ctLabels:
 			if v != nil {
 				if _, isDict := v.(*jsonpatch.Dict); !isDict {
-					return nil, nil, magnum.InvalidInput("cluster_template", doc, "Value not a valid dict: "+magnum.PyStr(v))
+					return nil, nil, errCTBodyNotDict(doc, v)
 				}
 			}
 		case ctReadOnly:
 			if a.name == "links" && v != nil {
 				if _, isList := v.([]any); !isList {
-					return nil, nil, magnum.InvalidInput("cluster_template", doc, "Value not a valid list: "+magnum.PyStr(v))
+					return nil, nil, errCTBodyNotList(doc, v)
 				}
 			}
 			if (a.name == "created_at" || a.name == "updated_at") && v != nil {
 				str, ok := parseCTDatetime(v)
 				if !ok {
-					return nil, nil, magnum.InvalidInput("cluster_template", doc, "Unknown string format: %s")
+					return nil, nil, errCTBadDatetime(doc)
 				}
 				v = str
 			}
@@ -731,12 +733,12 @@ func clientError(err error) error {
 // dict of strings. Failures carry Magnum's messages (see clientError).
 func coerceClusterTemplateObject(doc map[string]any) error {
 	if v, ok := doc["coe"]; ok && v != nil && v != string(magnum.COEKubernetes) {
-		return clientError(magnum.ServerError(fmt.Sprintf("Field value %s is invalid", magnum.PyStr(v))))
+		return clientError(errCTFieldValueInvalid(v))
 	}
 	for _, f := range []string{"apiserver_port", "docker_volume_size"} {
 		if s, ok := doc[f].(string); ok {
 			if _, err := magnum.ConvertInt(f, s, s); err != nil {
-				return clientError(magnum.ServerError("invalid literal for int() with base 10: " + magnum.PyRepr(s)))
+				return clientError(errCTIntLiteral(s))
 			}
 		}
 	}
@@ -753,15 +755,15 @@ func coerceClusterTemplateObject(doc map[string]any) error {
 			keys, vals = append(keys, k), append(vals, v)
 		}
 	default:
-		return clientError(magnum.ServerError(fmt.Sprintf("A dict is required in field labels, not a %s", pyClassName(labels))))
+		return clientError(errCTLabelsNotDict(labels))
 	}
 	for i, k := range keys {
 		switch vals[i].(type) {
 		case string, int64, *big.Int, float64, bool:
 		case nil:
-			return clientError(magnum.ServerError(fmt.Sprintf("Field `labels[%s]' cannot be None", magnum.PyStr(k))))
+			return clientError(errCTLabelNone(k))
 		default:
-			return clientError(magnum.ServerError(fmt.Sprintf("A string is required in field labels[%s], not a %s", magnum.PyStr(k), pyClassName(vals[i]))))
+			return clientError(errCTLabelNotString(k, vals[i]))
 		}
 	}
 	return nil
@@ -915,4 +917,67 @@ func decodeCTValue(dec *json.Decoder, depth int) (any, error) {
 		return b, nil
 	}
 	return tok, nil
+}
+
+// ---- messages the error catalogue does not have ----
+//
+// Magnum raises these from Python itself (TypeError, AttributeError) or
+// from oslo.versionedobjects, with the exception text as the message.
+
+// errCTNoSplit is the AttributeError of validate_dns on a non-string.
+func errCTNoSplit(v any) *magnum.Error {
+	return magnum.ServerError(fmt.Sprintf("'%s' object has no attribute 'split'", pyClassName(v)))
+}
+
+// errCTIntTooLarge refuses an integer beyond 64 bits.
+func errCTIntTooLarge(field string, v any) *magnum.Error {
+	return magnum.InvalidInput(field, v, "Python int too large to convert to C long")
+}
+
+// errCTIntCompare is WSME's IntegerType check of a non-integer value.
+func errCTIntCompare(field string, v any) *magnum.Error {
+	return magnum.InvalidInput(field, v, fmt.Sprintf("'<' not supported between instances of '%s' and 'int'", pyClassName(v)))
+}
+
+// errCTLabelsNotDict is the object field's refusal of non-dict labels.
+func errCTLabelsNotDict(v any) *magnum.Error {
+	return magnum.ServerError(fmt.Sprintf("A dict is required in field labels, not a %s", pyClassName(v)))
+}
+
+// errCTLabelNone is the object field's refusal of a null label value.
+func errCTLabelNone(k any) *magnum.Error {
+	return magnum.ServerError(fmt.Sprintf("Field `labels[%s]' cannot be None", magnum.PyStr(k)))
+}
+
+// errCTLabelNotString is the object field's refusal of a structured label
+// value.
+func errCTLabelNotString(k, v any) *magnum.Error {
+	return magnum.ServerError(fmt.Sprintf("A string is required in field labels[%s], not a %s", magnum.PyStr(k), pyClassName(v)))
+}
+
+// errCTFieldValueInvalid is the object enum field's refusal of a COE.
+func errCTFieldValueInvalid(v any) *magnum.Error {
+	return magnum.ServerError(fmt.Sprintf("Field value %s is invalid", magnum.PyStr(v)))
+}
+
+// errCTIntLiteral is the object integer field's refusal of a string.
+func errCTIntLiteral(s string) *magnum.Error {
+	return magnum.ServerError("invalid literal for int() with base 10: " + magnum.PyRepr(s))
+}
+
+// errCTBodyNotDict is WSME's conversion error of a non-object value where
+// an object is expected; it names the body argument and shows the body.
+func errCTBodyNotDict(body, v any) *magnum.Error {
+	return magnum.InvalidInput("cluster_template", body, "Value not a valid dict: "+magnum.PyStr(v))
+}
+
+// errCTBodyNotList is WSME's conversion error of a non-list links value.
+func errCTBodyNotList(body, v any) *magnum.Error {
+	return magnum.InvalidInput("cluster_template", body, "Value not a valid list: "+magnum.PyStr(v))
+}
+
+// errCTBadDatetime is WSME's conversion error of an unparsable date-time
+// (the "%s" is literally in Magnum's message).
+func errCTBadDatetime(body any) *magnum.Error {
+	return magnum.InvalidInput("cluster_template", body, "Unknown string format: %s")
 }

@@ -238,6 +238,12 @@ func TestCreateClusterTemplate(t *testing.T) {
 		t.Errorf("links = %v", r.body["links"])
 	}
 
+	t.Run("label values are stored as Python strings", func(t *testing.T) {
+		r := e.do(ctMember, "POST", "/v1/clustertemplates", ctBody(map[string]any{"labels": map[string]any{"f": 1.5, "t": false, "n": 10}}))
+		if r.status != http.StatusCreated || fmt.Sprint(r.body["labels"]) != "map[f:1.5 n:10 t:False]" {
+			t.Errorf("%d %v", r.status, r.body["labels"])
+		}
+	})
 	t.Run("generated name and supplied uuid", func(t *testing.T) {
 		r := e.do(ctMember, "POST", "/v1/clustertemplates", ctBody(map[string]any{"name": nil, "uuid": "11111111-2222-4333-8444-555555555555"}))
 		if r.status != http.StatusCreated || r.body["uuid"] != "11111111-2222-4333-8444-555555555555" || !strings.HasSuffix(fmt.Sprint(r.body["name"]), "-template") {
@@ -306,6 +312,9 @@ func TestCreateClusterTemplateValidation(t *testing.T) {
 		{"null flavor", map[string]any{"flavor_id": json.RawMessage("null")}, 400, "Unable to find flavor None."},
 		{"unknown external network", map[string]any{"external_network_id": "nope"}, 400, "Unable to find external network nope."},
 		{"unknown driver", map[string]any{"driver": "nope"}, 400, "Cluster driver (nope) not supported."},
+		{"read only date", map[string]any{"created_at": "2020-01-01T00:00:00"}, 400, "Invalid input for field/attribute created_at. Value: '2020-01-01 00:00:00'. Cannot set read only field."},
+		{"bad date", map[string]any{"created_at": "bad"}, 400, ""},
+		{"null label", map[string]any{"labels": map[string]any{"a": nil}}, 400, "Field `labels[a]' cannot be None"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

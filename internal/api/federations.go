@@ -24,7 +24,6 @@ func (s *server) registerFederations() {
 var (
 	federationAttrs = []string{"uuid", "name", "hostcluster_id", "member_ids", "status", "status_reason",
 		"properties", "links", "created_at", "updated_at"}
-	federationReadonly = []string{"links", "created_at", "updated_at"}
 	// fedNamePattern is the name pattern with Python's "$" (also before a
 	// final newline).
 	fedNamePattern = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_.-]*\n?$`)
@@ -117,7 +116,7 @@ func (s *server) createFederation(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	if err := b.checkAttributes(federationAttrs, federationReadonly); err != nil {
+	if err := b.checkAttributes(federationAttrs); err != nil {
 		return err
 	}
 	f := &magnum.Federation{}
@@ -149,6 +148,9 @@ func (s *server) createFederation(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	if f.Properties, _, err = b.optStringMap("properties"); err != nil {
+		return err
+	}
+	if err := b.readonly("links", "created_at", "updated_at"); err != nil {
 		return err
 	}
 	rc := ngCaller(r)

@@ -34,9 +34,6 @@ var nodeGroupAttrs = []string{"id", "uuid", "name", "cluster_id", "project_id", 
 	"is_default", "stack_id", "status", "status_reason", "version", "merge_labels", "labels_overridden",
 	"labels_added", "labels_skipped", "node_labels", "node_taints", "created_at", "updated_at"}
 
-// nodeGroupReadonly are its read-only attributes.
-var nodeGroupReadonly = []string{"project_id", "links", "node_addresses", "stack_id", "created_at", "updated_at"}
-
 // ngCaller returns the request's identity (never nil).
 func ngCaller(r *http.Request) *magnum.RequestContext {
 	if rc := magnum.FromContext(r.Context()); rc != nil {
@@ -127,7 +124,7 @@ func parseNodeGroup(r *http.Request) (*nodeGroupInput, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := b.checkAttributes(nodeGroupAttrs, nodeGroupReadonly); err != nil {
+	if err := b.checkAttributes(nodeGroupAttrs); err != nil {
 		return nil, err
 	}
 	in := &nodeGroupInput{}
@@ -152,6 +149,9 @@ func parseNodeGroup(r *http.Request) (*nodeGroupInput, error) {
 	if _, err := b.optUUID("cluster_id"); err != nil {
 		return nil, err
 	}
+	if err := b.readonly("project_id"); err != nil {
+		return nil, err
+	}
 	if ng.DockerVolumeSize, err = b.optInt("docker_volume_size", magnum.RangeDockerVolumeSize); err != nil {
 		return nil, err
 	}
@@ -159,10 +159,16 @@ func parseNodeGroup(r *http.Request) (*nodeGroupInput, error) {
 		return nil, err
 	}
 	in.labelsSet = ng.Labels != nil
+	if err := b.readonly("links"); err != nil {
+		return nil, err
+	}
 	if ng.FlavorID, err = b.optString("flavor_id", 1, magnum.StringMaxLength, nil, ""); err != nil {
 		return nil, err
 	}
 	if ng.ImageID, err = b.optString("image_id", 1, magnum.StringMaxLength, nil, ""); err != nil {
+		return nil, err
+	}
+	if err := b.readonly("node_addresses"); err != nil {
 		return nil, err
 	}
 	if ng.NodeCount, err = b.optInt("node_count", magnum.RangeNodeCount); err != nil {
@@ -190,6 +196,9 @@ func parseNodeGroup(r *http.Request) (*nodeGroupInput, error) {
 		return nil, err
 	}
 	if ng.IsDefault, err = b.optBool("is_default"); err != nil {
+		return nil, err
+	}
+	if err := b.readonly("stack_id"); err != nil {
 		return nil, err
 	}
 	st, err := b.optEnum("status", ngStatusNames(magnum.ClusterStatuses))
@@ -228,6 +237,9 @@ func parseNodeGroup(r *http.Request) (*nodeGroupInput, error) {
 		for i, t := range taints {
 			ng.NodeTaints[i] = magnum.NodeTaint(t)
 		}
+	}
+	if err := b.readonly("created_at", "updated_at"); err != nil {
+		return nil, err
 	}
 	return in, nil
 }
@@ -346,6 +358,10 @@ func (s *server) createNodeGroup(w http.ResponseWriter, r *http.Request) error {
 	if err := c.CreateNodeGroup(ctx, rc, cl, ng); err != nil {
 		return err
 	}
+	// Deviation: Magnum answers with the unsaved object (no id or
+	// created_at unless the client sent them); we store the row first and
+	// show its id and created_at, as Magnum's own tests observe through
+	// their synchronous conductor stand-in.
 	sent.ID, sent.CreatedAt = ng.ID, ng.CreatedAt
 	return WriteJSON(w, http.StatusAccepted, nodeGroupDetail(r, &sent, clusterLabels, ngFieldsSent))
 }

@@ -65,8 +65,8 @@ func (b *wsBody) keys() []string {
 }
 
 // checkAttributes refuses keys that are not attributes of the type (WSME
-// checks them before converting any value) and read-only attributes.
-func (b *wsBody) checkAttributes(attrs, readonly []string) error {
+// checks them before converting any value).
+func (b *wsBody) checkAttributes(attrs []string) error {
 	var unknown []string
 	for _, k := range b.keys() {
 		if !wsStringIn(attrs, k) {
@@ -76,8 +76,14 @@ func (b *wsBody) checkAttributes(attrs, readonly []string) error {
 	if len(unknown) > 0 {
 		return magnum.UnknownAttribute(b.arg, unknown)
 	}
-	for _, k := range b.keys() {
-		if wsStringIn(readonly, k) {
+	return nil
+}
+
+// readonly refuses a read-only attribute the body sets; WSME checks each
+// attribute in declaration order, so callers call it at that position.
+func (b *wsBody) readonly(names ...string) error {
+	for _, k := range names {
+		if b.has(k) {
 			return magnum.ReadOnlyField(k, b.get(k))
 		}
 	}

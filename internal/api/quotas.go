@@ -17,10 +17,7 @@ func (s *server) registerQuotas() {
 
 // quotaAttrs are the attributes of WSME's Quota type; created_at and
 // updated_at are read-only.
-var (
-	quotaAttrs    = []string{"id", "hard_limit", "project_id", "resource", "created_at", "updated_at"}
-	quotaReadonly = []string{"created_at", "updated_at"}
-)
+var quotaAttrs = []string{"id", "hard_limit", "project_id", "resource", "created_at", "updated_at"}
 
 // quotaInput is a parsed Quota body with WSME's defaults (hard_limit 1,
 // resource Cluster, project_id None).
@@ -36,7 +33,7 @@ func parseQuota(r *http.Request, arg string) (*quotaInput, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := b.checkAttributes(quotaAttrs, quotaReadonly); err != nil {
+	if err := b.checkAttributes(quotaAttrs); err != nil {
 		return nil, err
 	}
 	in := &quotaInput{hardLimit: 1, resource: magnum.QuotaResourceCluster}
@@ -59,6 +56,9 @@ func parseQuota(r *http.Request, arg string) (*quotaInput, error) {
 	}
 	if res != nil {
 		in.resource = *res
+	}
+	if err := b.readonly("created_at", "updated_at"); err != nil {
+		return nil, err
 	}
 	return in, nil
 }
@@ -163,6 +163,9 @@ func (s *server) createQuota(w http.ResponseWriter, r *http.Request) error {
 
 // patchQuota is PATCH /v1/quotas/{project_id}/{resource} (routes.md #25):
 // a plain Quota body whose hard_limit (default 1) is written.
+//
+// Deviation: Magnum also writes a client-sent "id" into the row's primary
+// key; we ignore it.
 func (s *server) patchQuota(w http.ResponseWriter, r *http.Request) error {
 	in, err := parseQuota(r, "quotapatch")
 	if err != nil {

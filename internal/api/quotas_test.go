@@ -79,6 +79,14 @@ func TestQuotas(t *testing.T) {
 		e.expect(e.do(ngAdmin, "", "GET", "/v1/quotas?marker=42", nil), 404, "Quota could not be found: quota id 42 .")
 		e.expect(e.do(ngMember, "", "GET", "/v1/quotas", nil), 403, "Policy doesn't allow quota:get_all to be performed.")
 	})
+	t.Run("routing quirks", func(t *testing.T) {
+		e.expect(e.do(ngAdmin, "", "GET", "/v1/quotas/detail", nil), 400, `Missing argument: "resource"`)
+		r := e.do(ngAdmin, "", "PATCH", "/v1/quotas", map[string]any{"project_id": "p1", "resource": "Cluster", "hard_limit": 4})
+		e.expect(r, 202, "")
+		if r.body["hard_limit"] != 4.0 {
+			t.Errorf("path arguments from the body: %s", r.raw)
+		}
+	})
 	t.Run("delete", func(t *testing.T) {
 		e.expect(e.do(ngAdmin, "", "DELETE", "/v1/quotas/p2/Cluster", nil), 204, "")
 		e.expect(e.do(ngAdmin, "", "DELETE", "/v1/quotas/p2/Cluster", nil), 404, "Quota could not be found: project_id p2 resource Cluster.")

@@ -22,6 +22,7 @@ import (
 	"github.com/openkeel/openkeel-magnum/internal/magnum"
 	"github.com/openkeel/openkeel-magnum/internal/openstack"
 	"github.com/openkeel/openkeel-magnum/internal/policy"
+	"github.com/openkeel/openkeel-magnum/internal/reconcile"
 )
 
 // Mode says how the process runs.
@@ -231,11 +232,12 @@ func NewDrivers(opts *config.Options) *driver.Registry {
 
 // Service is a wired API server.
 type Service struct {
-	Opts    *config.Options
-	DB      *db.DB
-	Handler http.Handler
-	Log     *slog.Logger
-	mode    Mode
+	Opts      *config.Options
+	DB        *db.DB
+	Handler   http.Handler
+	Log       *slog.Logger
+	Conductor *conductor.Conductor
+	mode      Mode
 }
 
 // New wires the API handler over an open database.
@@ -280,7 +282,7 @@ func New(ctx context.Context, opts *config.Options, mode Mode, d *db.DB, log *sl
 		MServices:              mservices{d},
 		Conductor:              cond,
 	})
-	return &Service{Opts: opts, DB: d, Handler: h, Log: log, mode: mode}, nil
+	return &Service{Opts: opts, DB: d, Handler: h, Log: log, Conductor: cond, mode: mode}, nil
 }
 
 // NewConductor wires the use cases: the database, the driver registry, the
@@ -405,24 +407,52 @@ func (s *Service) Serve(ctx context.Context) error {
 	return srv.Shutdown(sctx)
 }
 
-// StartBackground runs the all-in-one background work until ctx ends: the
-// conductor heartbeat (so `openstack coe service list` shows it).
+// StartBackground runs the background work until ctx ends: the conductor
+// heartbeat (so `openstack coe service list` shows it) and the status
+// reconciler (one active instance at a time, by a database lease).
 func (s *Service) StartBackground(ctx context.Context) {
-	host := s.Opts.Default.Host
+	StartBackground(ctx, s.Opts, s.mode, s.DB, s.Conductor, s.Log)
+}
+
+// StartBackground starts the heartbeat and the reconciler for cond.
+func StartBackground(ctx context.Context, opts *config.Options, mode Mode, d *db.DB, cond *conductor.Conductor, log *slog.Logger) {
+	host := opts.Default.Host
 	if host == "" {
 		host, _ = os.Hostname()
 	}
 	hb := &conductor.Heartbeat{
-		Store:    s.DB,
+		Store:    d,
 		Host:     host,
 		Binary:   "magnum-conductor",
-		Interval: heartbeatInterval(s.Opts),
-		Log:      s.Log,
+		Interval: heartbeatInterval(opts),
+		Log:      log,
 	}
 	if err := hb.Report(ctx); err != nil {
-		s.Log.Warn("service heartbeat failed", "error", err)
+		log.Warn("service heartbeat failed", "error", err)
 	}
 	go hb.Run(ctx, false)
+
+	// Magnum polls in-progress clusters every 10 s; all-in-one, whose fake
+	// driver completes at once, polls every second so that a developer sees
+	// CREATE_COMPLETE without waiting.
+	interval := 10 * time.Second
+	if mode == ModeAllInOne {
+		interval = time.Second
+	}
+	r := reconcile.New(reconcile.Options{
+		Conductor: cond,
+		Interval:  interval,
+		Holder:    host + "/" + strconv.Itoa(os.Getpid()),
+		Log:       log,
+		OnDeleted: func(ctx context.Context, cl magnum.Cluster) error {
+			return cond.DeleteClusterCertificates(ctx, &cl)
+		},
+	})
+	go func() {
+		if err := r.Run(ctx); err != nil && ctx.Err() == nil {
+			log.Error("reconciler stopped", "error", err)
+		}
+	}()
 }
 
 // heartbeatInterval reports well within service_down_time, as Magnum's

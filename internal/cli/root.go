@@ -78,6 +78,7 @@ func newRoot(g *globalFlags) *cobra.Command {
 	root.AddCommand(
 		newAPICommand(g),
 		newAllInOneCommand(g),
+		newReconcilerCommand(g),
 		newDBCommand(g),
 		newDriverCommand(g),
 		newStatusCommand(g),

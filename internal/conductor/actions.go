@@ -96,7 +96,7 @@ func (c *Conductor) ResizeCluster(ctx context.Context, rc *magnum.RequestContext
 	}
 	c.log().InfoContext(ctx, "cluster resize", "cluster_uuid", cl.UUID, "nodegroup_uuid", ng.UUID, "node_count", in.NodeCount)
 	req := driver.Resize{NodeGroupUUID: ng.UUID, NodeCount: in.NodeCount, NodesToRemove: in.NodesToRemove}
-	c.clRunDriver(ctx, rc, cl.UUID, magnum.StatusUpdateFailed, func(drv driver.Driver, st driver.ClusterState) (driver.Update, error) {
+	c.clRunDriver(ctx, rc, cl.UUID, magnum.StatusUpdateFailed, func(ctx context.Context, drv driver.Driver, st driver.ClusterState) (driver.Update, error) {
 		upd, err := drv.ResizeCluster(ctx, driver.CredentialsFrom(rc), st, req)
 		if err != nil {
 			c.clRestoreNodeCount(ctx, ng.UUID, cl.UUID, oldCount)

@@ -89,6 +89,7 @@ func (c *Conductor) ListClusters(ctx context.Context, rc *magnum.RequestContext,
 // clListStore is what a cluster list reads: three queries per page,
 // whatever its size.
 type clListStore interface {
+	GetClusterByUUID(ctx context.Context, uuid string, s db.Scope) (*magnum.Cluster, error)
 	ListClusters(ctx context.Context, f db.ClusterFilter, o db.ListOptions) ([]magnum.Cluster, error)
 	ListNodeGroupsOfClusters(ctx context.Context, clusterIDs []string) (map[string][]magnum.NodeGroup, error)
 	GetClusterTemplatesByUUIDs(ctx context.Context, uuids []string, s db.TemplateScope) (map[string]*magnum.ClusterTemplate, error)
@@ -97,7 +98,14 @@ type clListStore interface {
 func (c *Conductor) listClusterPage(ctx context.Context, store clListStore, rc *magnum.RequestContext, allProjects bool, p ListParams) (*ClusterPage, error) {
 	o := p.options()
 	tscope := c.TemplateScopeFor(rc, allProjects)
-	rows, err := store.ListClusters(ctx, db.ClusterFilter{Scope: ScopeFor(rc, allProjects)}, o)
+	scope := ScopeFor(rc, allProjects)
+	if o.Marker != "" {
+		// Magnum: the marker is looked up with the caller's scope.
+		if _, err := store.GetClusterByUUID(ctx, o.Marker, scope); err != nil {
+			return nil, clNotFound(err, o.Marker)
+		}
+	}
+	rows, err := store.ListClusters(ctx, db.ClusterFilter{Scope: scope}, o)
 	var sk *db.InvalidSortKeyError
 	switch {
 	case errors.Is(err, db.ErrNotFound):
@@ -330,8 +338,15 @@ func (c *Conductor) CreateCluster(ctx context.Context, rc *magnum.RequestContext
 		return nil, err
 	}
 	c.log().InfoContext(ctx, "cluster created", "cluster_uuid", cl.UUID, "project_id", cl.ProjectID)
+	// Magnum's conductor generates the cluster's CAs and client certificate
+	// before it calls the driver (cluster_conductor.py cluster_create).
+	if err := c.clStoreCertificates(ctx, &cl); err != nil {
+		c.log().ErrorContext(ctx, "generate cluster certificates", "cluster_uuid", cl.UUID, "error", err)
+		c.clMarkFailed(ctx, cl.UUID, magnum.StatusCreateFailed, err.Error())
+		return &cl, nil
+	}
 	timeout := time.Duration(clInt(cl.CreateTimeout)) * time.Minute
-	c.clRunDriver(ctx, rc, cl.UUID, magnum.StatusCreateFailed, func(drv driver.Driver, st driver.ClusterState) (driver.Update, error) {
+	c.clRunDriver(ctx, rc, cl.UUID, magnum.StatusCreateFailed, func(ctx context.Context, drv driver.Driver, st driver.ClusterState) (driver.Update, error) {
 		return drv.CreateCluster(ctx, driver.CredentialsFrom(rc), st, timeout)
 	})
 	return &cl, nil
@@ -572,7 +587,7 @@ func (c *Conductor) UpdateCluster(ctx context.Context, rc *magnum.RequestContext
 	if err != nil || !callDriver {
 		return err
 	}
-	c.clRunDriver(ctx, rc, uuid, magnum.StatusUpdateFailed, func(drv driver.Driver, st driver.ClusterState) (driver.Update, error) {
+	c.clRunDriver(ctx, rc, uuid, magnum.StatusUpdateFailed, func(ctx context.Context, drv driver.Driver, st driver.ClusterState) (driver.Update, error) {
 		upd, err := drv.UpdateCluster(ctx, driver.CredentialsFrom(rc), st)
 		if err != nil {
 			c.clRestoreNodeCount(ctx, workerUUID, uuid, oldCount)
@@ -618,7 +633,7 @@ func (c *Conductor) DeleteCluster(ctx context.Context, rc *magnum.RequestContext
 		return err
 	}
 	c.log().InfoContext(ctx, "cluster delete started", "cluster_uuid", uuid)
-	c.clRunDriver(ctx, rc, uuid, magnum.StatusDeleteFailed, func(drv driver.Driver, st driver.ClusterState) (driver.Update, error) {
+	c.clRunDriver(ctx, rc, uuid, magnum.StatusDeleteFailed, func(ctx context.Context, drv driver.Driver, st driver.ClusterState) (driver.Update, error) {
 		return drv.DeleteCluster(ctx, driver.CredentialsFrom(rc), st)
 	})
 	return nil
@@ -650,7 +665,11 @@ func (c *Conductor) clState(ctx context.Context, q *db.Queries, uuid string) (dr
 // saves its update. A failure (no driver, driver error) is recorded as
 // failStatus with the error text as status_reason on the cluster, as
 // Magnum's conductor does after an RPC cast; it is logged, not returned.
-func (c *Conductor) clRunDriver(ctx context.Context, rc *magnum.RequestContext, uuid string, failStatus magnum.Status, call func(driver.Driver, driver.ClusterState) (driver.Update, error)) {
+func (c *Conductor) clRunDriver(ctx context.Context, rc *magnum.RequestContext, uuid string, failStatus magnum.Status, call func(context.Context, driver.Driver, driver.ClusterState) (driver.Update, error)) {
+	// The rows are already written: finish even if the client goes away,
+	// within a bound.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), clDriverTimeout)
+	defer cancel()
 	st, err := c.clState(ctx, &c.DB.Queries, uuid)
 	if err != nil {
 		c.log().ErrorContext(ctx, "read cluster state", "cluster_uuid", uuid, "error", err)
@@ -659,7 +678,7 @@ func (c *Conductor) clRunDriver(ctx context.Context, rc *magnum.RequestContext, 
 	drv, err := c.clDriverOf(&st.Template)
 	var upd driver.Update
 	if err == nil {
-		upd, err = call(drv, st)
+		upd, err = call(ctx, drv, st)
 	}
 	if err != nil {
 		c.log().ErrorContext(ctx, "driver operation failed", "cluster_uuid", uuid, "status", string(failStatus), "error", err)
@@ -701,6 +720,10 @@ func (c *Conductor) clMarkFailed(ctx context.Context, uuid string, status magnum
 		c.log().ErrorContext(ctx, "mark cluster failed", "cluster_uuid", uuid, "error", err)
 	}
 }
+
+// clDriverTimeout bounds a driver call started by an API request and the
+// writes that follow it.
+const clDriverTimeout = 2 * time.Minute
 
 // clSaveCols are the cluster columns a driver update may change.
 var clSaveCols = []string{"name", "cluster_template_id", "api_address", "stack_id", "status", "discovery_url",
@@ -821,4 +844,21 @@ func clFirst(a, b *string) *string {
 		return a
 	}
 	return b
+}
+
+// clStoreCertificates generates the cluster's certificates and saves their
+// references on the cluster row.
+func (c *Conductor) clStoreCertificates(ctx context.Context, cl *magnum.Cluster) error {
+	if err := c.GenerateClusterCertificates(ctx, cl); err != nil {
+		return err
+	}
+	return c.DB.InTx(ctx, func(tx *db.Tx) error {
+		row, err := tx.ForUpdate().GetClusterByUUID(ctx, cl.UUID, db.AllProjects)
+		if err != nil {
+			return err
+		}
+		row.CACertRef, row.MagnumCertRef = cl.CACertRef, cl.MagnumCertRef
+		row.EtcdCACertRef, row.FrontProxyCACertRef = cl.EtcdCACertRef, cl.FrontProxyCACertRef
+		return tx.UpdateCluster(ctx, row, "ca_cert_ref", "magnum_cert_ref", "etcd_ca_cert_ref", "front_proxy_ca_cert_ref")
+	})
 }

@@ -37,7 +37,7 @@ func (c *Conductor) RotateCredential(ctx context.Context, rc *magnum.RequestCont
 		return err
 	}
 	if up.Changed() {
-		if err := c.applyNodeGroupUpdate(ctx, up); err != nil {
+		if err := c.SaveDriverUpdate(ctx, up); err != nil {
 			return fmt.Errorf("record credential rotation of %s: %w", cl.UUID, err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/openkeel/openkeel-magnum/internal/db"
 	"github.com/openkeel/openkeel-magnum/internal/driver"
@@ -396,11 +397,19 @@ func (c *Conductor) DeleteNodeGroup(ctx context.Context, rc *magnum.RequestConte
 	return nil
 }
 
+// nodeGroupOpTimeout bounds the driver call of a nodegroup operation and the
+// recording of its outcome.
+const nodeGroupOpTimeout = 2 * time.Minute
+
 // runNodeGroupOp calls the cluster's driver for a nodegroup operation whose
 // rows are already written and records the outcome. Like Magnum's cast, the
 // client has its answer already: failures end in *_FAILED statuses with the
 // error as status_reason, and are logged.
 func (c *Conductor) runNodeGroupOp(ctx context.Context, rc *magnum.RequestContext, clusterUUID string, ng magnum.NodeGroup, op string) {
+	// The rows are committed: finish (or record the failure) even if the
+	// client goes away, within a bound.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), nodeGroupOpTimeout)
+	defer cancel()
 	fail := func(cause error) {
 		c.log().Error("nodegroup operation failed", "operation", op, "cluster_uuid", clusterUUID,
 			"nodegroup_uuid", ng.UUID, "error", cause.Error())
@@ -437,7 +446,7 @@ func (c *Conductor) runNodeGroupOp(ctx context.Context, rc *magnum.RequestContex
 		fail(err)
 		return
 	}
-	if err := c.applyNodeGroupUpdate(ctx, up); err != nil {
+	if err := c.SaveDriverUpdate(ctx, up); err != nil {
 		fail(err)
 	}
 }
@@ -468,36 +477,6 @@ func (c *Conductor) failNodeGroupOp(ctx context.Context, clusterUUID, ngUUID, op
 		}
 		cl.Status = ngStatusPtr(magnum.StatusUpdateFailed)
 		return q.UpdateCluster(ctx, cl, "status")
-	})
-}
-
-// applyNodeGroupUpdate writes what a driver reported after starting a
-// nodegroup operation: the statuses, reasons and stack ids of the cluster
-// and nodegroups it returned, and the removal of deleted nodegroups.
-func (c *Conductor) applyNodeGroupUpdate(ctx context.Context, up driver.Update) error {
-	if !up.Changed() {
-		return nil
-	}
-	return c.DB.InTx(ctx, func(tx *db.Tx) error {
-		q := tx.ForUpdate()
-		if up.Cluster != nil {
-			cl := *up.Cluster
-			if err := q.UpdateCluster(ctx, &cl, "status", "status_reason"); err != nil && !errors.Is(err, db.ErrNotFound) {
-				return fmt.Errorf("update cluster %s: %w", cl.UUID, err)
-			}
-		}
-		for i := range up.NodeGroups {
-			ng := up.NodeGroups[i]
-			if err := q.UpdateNodeGroup(ctx, &ng, "status", "status_reason", "stack_id", "node_count", "node_addresses"); err != nil && !errors.Is(err, db.ErrNotFound) {
-				return fmt.Errorf("update nodegroup %s: %w", ng.UUID, err)
-			}
-		}
-		for _, uuid := range up.DeletedNodeGroups {
-			if err := q.DeleteNodeGroup(ctx, uuid); err != nil && !errors.Is(err, db.ErrNotFound) {
-				return fmt.Errorf("delete nodegroup %s: %w", uuid, err)
-			}
-		}
-		return nil
 	})
 }
 

@@ -255,3 +255,36 @@ func TestClusterStats(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeGroupLifecycleWithPoll follows a nodegroup through the fake
+// driver: created, completed by the poll, deleted, removed by the poll.
+func TestNodeGroupLifecycleWithPoll(t *testing.T) {
+	e, cl := ngcNew(t, ngcPtr(fake.Name))
+	ctx := t.Context()
+	rc := &magnum.RequestContext{ProjectID: "p1"}
+	ng := &magnum.NodeGroup{UUID: "0e000000-0000-4000-8000-000000000009", Name: "life", ClusterID: cl.UUID, ProjectID: "p1",
+		Role: ngcPtr("worker"), NodeCount: ngcPtr(2), MinNodeCount: ngcPtr(0)}
+	if err := e.c.CreateNodeGroup(ctx, rc, cl, ng); err != nil {
+		t.Fatal(err)
+	}
+	polled, err := e.c.PollCluster(ctx, cl.UUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, err := e.c.GetNodeGroup(ctx, cl.UUID, ng.UUID, db.AllProjects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *row.Status != magnum.StatusCreateComplete || *polled.Status != magnum.StatusUpdateComplete {
+		t.Fatalf("after poll: nodegroup %s cluster %s", *row.Status, *polled.Status)
+	}
+	if err := e.c.DeleteNodeGroup(ctx, rc, polled, row); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.PollCluster(ctx, cl.UUID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.GetNodeGroup(ctx, cl.UUID, ng.UUID, db.AllProjects); ngcStatus(err) != http.StatusNotFound {
+		t.Errorf("after delete poll: %v", err)
+	}
+}

@@ -284,9 +284,15 @@ func bootVolumeSize(labels map[string]string) (int, error) {
 	if err != nil {
 		// Deviation: Magnum fails with an unhandled 500 carrying the same
 		// message.
-		return 0, magnum.InvalidParameterValue("boot_volume_size must be an integer")
+		return 0, errBootVolumeSizeNotInteger()
 	}
 	return n, nil
+}
+
+// errBootVolumeSizeNotInteger is oslo.utils' validate_integer message for
+// the boot_volume_size label (not in the error catalogue).
+func errBootVolumeSizeNotInteger() *magnum.Error {
+	return magnum.InvalidParameterValue("boot_volume_size must be an integer")
 }
 
 // validateFlavorRootVolume is attr_validator.validate_flavor_root_volume_size:

@@ -22,6 +22,8 @@ type Options struct {
 	LeaseDuration time.Duration
 	// Holder identifies this instance in the lease (default random).
 	Holder string
+	// PollTimeout bounds the work on one cluster in a tick (default 1 min).
+	PollTimeout time.Duration
 	// Log receives state changes and errors (default slog.Default()).
 	Log *slog.Logger
 	// OnDeleted, when set, runs for a cluster that reached DELETE_COMPLETE
@@ -52,6 +54,9 @@ func New(o Options) *Reconciler {
 	}
 	if o.Log == nil {
 		o.Log = slog.Default()
+	}
+	if o.PollTimeout <= 0 {
+		o.PollTimeout = time.Minute
 	}
 	return &Reconciler{opts: o}
 }
@@ -97,9 +102,19 @@ func (r *Reconciler) Tick(ctx context.Context) error {
 		return err
 	}
 	var errs []error
+	renewed := time.Now()
 	for _, cl := range clusters {
 		if ctx.Err() != nil {
 			return errors.Join(append(errs, ctx.Err())...)
+		}
+		// A long pass renews the lease as it goes, and stops if another
+		// instance took it meanwhile.
+		if time.Since(renewed) > r.opts.LeaseDuration/3 {
+			ok, err := c.AcquireReconcilerLease(ctx, r.opts.Holder, r.opts.LeaseDuration)
+			if err != nil || !ok {
+				return errors.Join(append(errs, fmt.Errorf("lease lost: %v", err))...)
+			}
+			renewed = time.Now()
 		}
 		if err := r.reconcile(ctx, cl.UUID); err != nil {
 			r.opts.Log.Error("reconcile cluster", "cluster_uuid", cl.UUID, "error", err)
@@ -111,6 +126,8 @@ func (r *Reconciler) Tick(ctx context.Context) error {
 
 // reconcile polls one cluster and finishes its deletion.
 func (r *Reconciler) reconcile(ctx context.Context, uuid string) error {
+	ctx, cancel := context.WithTimeout(ctx, r.opts.PollTimeout)
+	defer cancel()
 	c := r.opts.Conductor
 	cl, err := c.PollCluster(ctx, uuid)
 	if err != nil {

@@ -25,6 +25,10 @@ type Record struct {
 	Mocks           []Mock            `json:"mocks"`
 	PolicyOverrides map[string]string `json:"policy_overrides"`
 	ConfOverrides   map[string]any    `json:"conf_overrides"`
+	// DBBeforeRaw is db_before with every row kept as recorded (column
+	// values in their original JSON text and key order), so that JSON
+	// columns can be stored byte for byte as Magnum wrote them.
+	DBBeforeRaw map[string][]json.RawMessage `json:"-"`
 }
 
 // RecordedRequest is the request half of a record.
@@ -69,6 +73,15 @@ func Load(path string) ([]Record, error) {
 	var recs []Record
 	if err := json.Unmarshal(data, &recs); err != nil {
 		return nil, fmt.Errorf("parse exchanges %s: %w", path, err)
+	}
+	var raw []struct {
+		DB map[string][]json.RawMessage `json:"db_before"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("parse exchanges %s: %w", path, err)
+	}
+	for i := range recs {
+		recs[i].DBBeforeRaw = raw[i].DB
 	}
 	return recs, nil
 }
@@ -148,7 +161,16 @@ func Compare(rec Record, got Response) []string {
 	var out []string
 	want := rec.Response
 	if got.Status != want.Status {
-		out = append(out, fmt.Sprintf("status: got %d, want %d", got.Status, want.Status))
+		msg := fmt.Sprintf("status: got %d, want %d", got.Status, want.Status)
+		var ge struct {
+			Errors []struct {
+				Detail string `json:"detail"`
+			} `json:"errors"`
+		}
+		if json.Unmarshal(got.Body, &ge) == nil && len(ge.Errors) > 0 && ge.Errors[0].Detail != "" {
+			msg += fmt.Sprintf(" (got error %q)", ge.Errors[0].Detail)
+		}
+		out = append(out, msg)
 	}
 	for _, name := range []string{"OpenStack-API-Minimum-Version", "OpenStack-API-Maximum-Version", "OpenStack-API-Version", "WWW-Authenticate"} {
 		wv, wok := want.Header(name)

@@ -1,4 +1,4 @@
-package conductor_test
+package api_test
 
 import (
 	"context"
@@ -33,36 +33,36 @@ import (
 // OpenStack standing in for the tests' mocks), and the answer is compared
 // with conformance.Compare.
 
-// replayModules are the Magnum test modules covered here.
-var replayModules = []string{".test_nodegroup.", ".test_quota.", ".test_stats.", ".test_federation.", ".test_credential."}
+// ngReplayModules are the Magnum test modules covered here.
+var ngReplayModules = []string{".test_nodegroup.", ".test_quota.", ".test_stats.", ".test_federation.", ".test_credential."}
 
-// replayClientID: the client sends "id" and Magnum honours it as the
+// ngReplayClientID: the client sends "id" and Magnum honours it as the
 // database id; db's inserts always let the database choose the id.
-const replayClientID = "client-supplied id not honoured by the db package's insert"
+const ngReplayClientID = "client-supplied id not honoured by the db package's insert"
 
-// replayKnownFailures are the records that do not pass, with the reason;
+// ngReplayKnownFailures are the records that do not pass, with the reason;
 // every other record of the covered modules must pass.
-var replayKnownFailures = map[string]string{
-	"magnum.tests.unit.api.controllers.v1.test_nodegroup.TestPost.test_create_ng_with_labels#1":                            replayClientID,
-	"magnum.tests.unit.api.controllers.v1.test_nodegroup.TestPost.test_create_ng_with_merge_labels_no_labels#1":            replayClientID,
-	"magnum.tests.unit.api.controllers.v1.test_nodegroup.TestPost.test_create_nodegroup#1":                                 replayClientID,
-	"magnum.tests.unit.api.controllers.v1.test_nodegroup.TestPost.test_create_nodegroup_allowed_kubernetes_label#1":        replayClientID,
-	"magnum.tests.unit.api.controllers.v1.test_nodegroup.TestPost.test_create_nodegroup_allowed_node_namespace_label#1":    replayClientID,
-	"magnum.tests.unit.api.controllers.v1.test_nodegroup.TestPost.test_create_nodegroup_node_labels_custom_role_allowed#1": replayClientID,
-	"magnum.tests.unit.api.controllers.v1.test_nodegroup.TestPost.test_create_nodegroup_with_flavor#1":                     replayClientID,
-	"magnum.tests.unit.api.controllers.v1.test_nodegroup.TestPost.test_create_nodegroup_with_image_id#1":                   replayClientID,
-	"magnum.tests.unit.api.controllers.v1.test_nodegroup.TestPost.test_create_nodegroup_with_labels#1":                     replayClientID,
-	"magnum.tests.unit.api.controllers.v1.test_nodegroup.TestPost.test_create_nodegroup_with_node_labels#1":                replayClientID,
-	"magnum.tests.unit.api.controllers.v1.test_nodegroup.TestPost.test_create_nodegroup_with_node_taints#1":                replayClientID,
-	"magnum.tests.unit.api.controllers.v1.test_nodegroup.TestPost.test_create_nodegroup_with_zero_nodes#1":                 replayClientID,
-	"magnum.tests.unit.api.controllers.v1.test_quota.TestQuota.test_create_quota#1":                                        replayClientID,
-	"magnum.tests.unit.api.controllers.v1.test_quota.TestQuota.test_create_zero_quota#1":                                   replayClientID,
-	"magnum.tests.unit.api.controllers.v1.test_quota.TestQuota.test_delete_quota#1":                                        replayClientID,
-	"magnum.tests.unit.api.controllers.v1.test_quota.TestQuota.test_patch_quota_not_found#1":                               replayClientID,
+var ngReplayKnownFailures = map[string]string{
+	"magnum.tests.unit.api.controllers.v1.test_nodegroup.TestPost.test_create_ng_with_labels#1":                            ngReplayClientID,
+	"magnum.tests.unit.api.controllers.v1.test_nodegroup.TestPost.test_create_ng_with_merge_labels_no_labels#1":            ngReplayClientID,
+	"magnum.tests.unit.api.controllers.v1.test_nodegroup.TestPost.test_create_nodegroup#1":                                 ngReplayClientID,
+	"magnum.tests.unit.api.controllers.v1.test_nodegroup.TestPost.test_create_nodegroup_allowed_kubernetes_label#1":        ngReplayClientID,
+	"magnum.tests.unit.api.controllers.v1.test_nodegroup.TestPost.test_create_nodegroup_allowed_node_namespace_label#1":    ngReplayClientID,
+	"magnum.tests.unit.api.controllers.v1.test_nodegroup.TestPost.test_create_nodegroup_node_labels_custom_role_allowed#1": ngReplayClientID,
+	"magnum.tests.unit.api.controllers.v1.test_nodegroup.TestPost.test_create_nodegroup_with_flavor#1":                     ngReplayClientID,
+	"magnum.tests.unit.api.controllers.v1.test_nodegroup.TestPost.test_create_nodegroup_with_image_id#1":                   ngReplayClientID,
+	"magnum.tests.unit.api.controllers.v1.test_nodegroup.TestPost.test_create_nodegroup_with_labels#1":                     ngReplayClientID,
+	"magnum.tests.unit.api.controllers.v1.test_nodegroup.TestPost.test_create_nodegroup_with_node_labels#1":                ngReplayClientID,
+	"magnum.tests.unit.api.controllers.v1.test_nodegroup.TestPost.test_create_nodegroup_with_node_taints#1":                ngReplayClientID,
+	"magnum.tests.unit.api.controllers.v1.test_nodegroup.TestPost.test_create_nodegroup_with_zero_nodes#1":                 ngReplayClientID,
+	"magnum.tests.unit.api.controllers.v1.test_quota.TestQuota.test_create_quota#1":                                        ngReplayClientID,
+	"magnum.tests.unit.api.controllers.v1.test_quota.TestQuota.test_create_zero_quota#1":                                   ngReplayClientID,
+	"magnum.tests.unit.api.controllers.v1.test_quota.TestQuota.test_delete_quota#1":                                        ngReplayClientID,
+	"magnum.tests.unit.api.controllers.v1.test_quota.TestQuota.test_patch_quota_not_found#1":                               ngReplayClientID,
 	"magnum.tests.unit.api.controllers.v1.test_nodegroup.TestDelete.test_delete_nodegroup_as_admin#1":                      "the test's context is a MagicMock whose all_tenants is truthy; a real admin DELETE of another project's nodegroup is a 404",
 }
 
-func replayExchangesPath() string {
+func ngReplayExchangesPath() string {
 	if p := os.Getenv("OKM_EXCHANGES"); p != "" {
 		return p
 	}
@@ -76,11 +76,11 @@ func replayExchangesPath() string {
 	return filepath.Join(spec, "exchanges", "exchanges.json")
 }
 
-// replayAuth builds the identity of Magnum's unit-test application: the
+// ngReplayAuth builds the identity of Magnum's unit-test application: the
 // X-* headers, and the context the test injected (admin, project).
-type replayAuth struct{ rec conformance.Record }
+type ngReplayAuth struct{ rec conformance.Record }
 
-func (a replayAuth) Authenticate(r *http.Request) (*magnum.RequestContext, error) {
+func (a ngReplayAuth) Authenticate(r *http.Request) (*magnum.RequestContext, error) {
 	rc := &magnum.RequestContext{ProjectID: "fake_project", UserID: "fake_user"}
 	if ctx := a.rec.Context; ctx != nil {
 		if p, ok := ctx.ProjectID.(string); ok && p != "" {
@@ -104,24 +104,26 @@ func (a replayAuth) Authenticate(r *http.Request) (*magnum.RequestContext, error
 	return rc, nil
 }
 
-// replayOpenStack accepts every image, flavor and network (the tests mock
+// ngReplayOpenStack accepts every image, flavor and network (the tests mock
 // those validations) and knows every Keystone project except when the
 // record mocked the Keystone client to fail.
-type replayOpenStack struct {
+type ngReplayOpenStack struct {
 	*openstack.Static
 	missingProjects bool
 }
 
-func (o replayOpenStack) ProjectExists(context.Context, string) (bool, error) {
+func (o ngReplayOpenStack) ProjectExists(context.Context, string) (bool, error) {
 	return !o.missingProjects, nil
 }
 
-type replayAllowAll struct{}
+type ngReplayAllowAll struct{}
 
-func (replayAllowAll) Enforce(string, map[string]any, map[string]any) (bool, error) { return true, nil }
+func (ngReplayAllowAll) Enforce(string, map[string]any, map[string]any) (bool, error) {
+	return true, nil
+}
 
-// replaySeed writes db_before into the database, JSON columns encoded.
-func replaySeed(t *testing.T, d *db.DB, tables map[string][]any) {
+// ngReplaySeed writes db_before into the database, JSON columns encoded.
+func ngReplaySeed(t *testing.T, d *db.DB, tables map[string][]any) {
 	t.Helper()
 	names := make([]string, 0, len(tables))
 	for n := range tables {
@@ -157,14 +159,14 @@ func replaySeed(t *testing.T, d *db.DB, tables map[string][]any) {
 	}
 }
 
-// keystoneFails reports whether the record's Keystone mock makes
+// ngReplayKeystoneFails reports whether the record's Keystone mock makes
 // get_project fail (a MagicMock client on a quota POST).
-func keystoneFails(rec conformance.Record) bool {
+func ngReplayKeystoneFails(rec conformance.Record) bool {
 	m, ok := rec.HasMock("magnum.common.clients.OpenStackClients.keystone")
 	return ok && m.ReturnValue == "<MagicMock>" && rec.Request.Method == http.MethodPost
 }
 
-func replayHandler(t *testing.T, rec conformance.Record) http.Handler {
+func ngReplayHandler(t *testing.T, rec conformance.Record) http.Handler {
 	t.Helper()
 	d, err := db.Open(t.Context(), "sqlite", filepath.Join(t.TempDir(), "magnum.db"), db.Options{})
 	if err != nil {
@@ -174,7 +176,7 @@ func replayHandler(t *testing.T, rec conformance.Record) http.Handler {
 	if err := d.Upgrade(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	replaySeed(t, d, rec.DBBefore)
+	ngReplaySeed(t, d, rec.DBBefore)
 	settings := conductor.Settings{MaxClustersPerProject: 20}
 	if v, ok := rec.ConfOverrides["quotas/max_clusters_per_project"].(float64); ok {
 		settings.MaxClustersPerProject = int(v)
@@ -182,12 +184,12 @@ func replayHandler(t *testing.T, rec conformance.Record) http.Handler {
 	c := &conductor.Conductor{
 		DB:        d,
 		Drivers:   driver.NewRegistry(driver.Selection{EnabledBeta: []string{fake.Name}}, fake.New(fake.Options{})),
-		OpenStack: replayOpenStack{Static: openstack.NewStatic(true), missingProjects: keystoneFails(rec)},
+		OpenStack: ngReplayOpenStack{Static: openstack.NewStatic(true), missingProjects: ngReplayKeystoneFails(rec)},
 		Settings:  settings,
 		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	o := api.Options{
-		Auth:      replayAuth{rec: rec},
+		Auth:      ngReplayAuth{rec: rec},
 		Conductor: c,
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Now:       func() time.Time { return time.Date(2026, 11, 30, 1, 33, 0, 0, time.UTC) },
@@ -196,7 +198,7 @@ func replayHandler(t *testing.T, rec conformance.Record) http.Handler {
 		o.MaxLimit = int(v)
 	}
 	if _, mocked := rec.HasMock("magnum.common.policy.enforce"); mocked {
-		o.Policy = replayAllowAll{}
+		o.Policy = ngReplayAllowAll{}
 	} else {
 		popts := policy.Options{EnforceNewDefaults: true, EnforceScope: true}
 		if len(rec.PolicyOverrides) > 0 {
@@ -219,7 +221,7 @@ func replayHandler(t *testing.T, rec conformance.Record) http.Handler {
 // TestReplaySecondaryResources replays the recorded exchanges of the
 // nodegroup, quota, stats, federation and credential tests.
 func TestReplaySecondaryResources(t *testing.T) {
-	path := replayExchangesPath()
+	path := ngReplayExchangesPath()
 	if _, err := os.Stat(path); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("exchanges not found at %s: %v", path, err)
@@ -234,7 +236,7 @@ func TestReplaySecondaryResources(t *testing.T) {
 	var report strings.Builder
 	for _, rec := range recs {
 		module := ""
-		for _, m := range replayModules {
+		for _, m := range ngReplayModules {
 			if strings.Contains(rec.TestID, m) {
 				module = strings.Trim(m, ".")
 			}
@@ -248,7 +250,7 @@ func TestReplaySecondaryResources(t *testing.T) {
 		}
 		req = req.WithContext(t.Context())
 		w := httptest.NewRecorder()
-		replayHandler(t, rec).ServeHTTP(w, req)
+		ngReplayHandler(t, rec).ServeHTTP(w, req)
 		diffs := conformance.Compare(rec, conformance.Response{Status: w.Code, Header: w.Header(), Body: w.Body.Bytes()})
 		n := counts[module]
 		if len(diffs) == 0 {
@@ -260,7 +262,7 @@ func TestReplaySecondaryResources(t *testing.T) {
 		counts[module] = n
 		fmt.Fprintf(&report, "%s %s %s?%s\n    %s\n", rec.ID, rec.Request.Method, rec.Request.Path, rec.Request.Query,
 			strings.Join(diffs, "\n    "))
-		if _, known := replayKnownFailures[rec.ID]; !known {
+		if _, known := ngReplayKnownFailures[rec.ID]; !known {
 			t.Errorf("record %s:\n  %s", rec.ID, strings.Join(diffs, "\n  "))
 		}
 	}

@@ -1,0 +1,757 @@
+package clients
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openkeel/openkeel-magnum/internal/app"
+	"github.com/openkeel/openkeel-magnum/internal/conductor"
+	"github.com/openkeel/openkeel-magnum/internal/config"
+	_ "github.com/openkeel/openkeel-magnum/internal/driver/fake" // registers the fake driver for the in-process loop
+	"github.com/openkeel/openkeel-magnum/internal/reconcile"
+	"github.com/openkeel/openkeel-magnum/internal/testutil/osfake"
+)
+
+// region is the Keystone region whose catalog entries point at the stack
+// under test; the entries of RegionOne (keystone.sh) are left untouched.
+const region = "okm-clients"
+
+// Names seeded into the OpenStack double.
+const (
+	imageID      = "3f0c1c52-6a8e-4a0a-9a55-1d1f0b6f7a01"
+	imageName    = "ubuntu-2204-kube"
+	flavorSmall  = "m1.small"
+	flavorMedium = "m1.medium"
+	keypairName  = "kp1"
+	extNetName   = "public"
+	extNetID     = "5e1d0c1f-2a36-4ad5-8f8e-0b5d6f3f2a10"
+	fixedNetID   = "9a7c1c3e-51b3-4f6c-9d0e-3c2b1a0f9e21"
+	fixedNetName = "private"
+	subnetID     = "0c4e2b7a-7f3d-4a1b-8c6d-5e4f3a2b1c09"
+)
+
+var (
+	buildOnce sync.Once
+	binary    string
+	buildErr  error
+)
+
+// openkeelBinary builds cmd/openkeel-magnum once per test process.
+func openkeelBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "okm-clients-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binary = filepath.Join(dir, "openkeel-magnum")
+		cmd := exec.Command("go", "build", "-o", binary, "./cmd/openkeel-magnum")
+		cmd.Dir = repoRoot()
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("build openkeel-magnum: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binary
+}
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// needEnv returns an environment variable naming an external service or
+// tool; the test skips when it is unset, except in CI where it fails.
+func needEnv(t *testing.T, name string) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not set (required when CI=true)", name)
+		}
+		t.Skipf("%s is not set", name)
+	}
+	return v
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// ---------------------------------------------------------------- Keystone
+
+// identity holds what the tests know about the Keystone of keystone.sh.
+type identity struct {
+	URL       string // http://127.0.0.1:15000/v3
+	passwords map[string]string
+	projects  map[string]string // name -> id
+	admin     string            // admin token (project admin)
+}
+
+func newIdentity(t *testing.T) *identity {
+	t.Helper()
+	id := &identity{
+		URL: strings.TrimRight(needEnv(t, "OPENKEEL_TEST_KEYSTONE_URL"), "/"),
+		passwords: map[string]string{
+			"admin":  needEnv(t, "OPENKEEL_TEST_KEYSTONE_ADMIN_PASSWORD"),
+			"magnum": needEnv(t, "OPENKEEL_TEST_KEYSTONE_MAGNUM_PASSWORD"),
+			"demo":   needEnv(t, "OPENKEEL_TEST_KEYSTONE_DEMO_PASSWORD"),
+			"alt":    needEnv(t, "OPENKEEL_TEST_KEYSTONE_ALT_PASSWORD"),
+		},
+		projects: map[string]string{},
+	}
+	id.admin = id.token(t, "admin", "admin")
+	for _, p := range []string{"admin", "demo", "alt", "service"} {
+		var out struct {
+			Projects []struct{ ID string } `json:"projects"`
+		}
+		id.call(t, http.MethodGet, "/projects?domain_id=default&name="+p, nil, &out, 200)
+		if len(out.Projects) != 1 {
+			t.Fatalf("keystone: project %s not found (run scripts/ci/keystone.sh)", p)
+		}
+		id.projects[p] = out.Projects[0].ID
+	}
+	return id
+}
+
+// token issues a project-scoped token for user (projects are named like
+// their users, except magnum, which lives in project service).
+func (id *identity) token(t *testing.T, user, project string) string {
+	t.Helper()
+	body := fmt.Sprintf(`{"auth":{"identity":{"methods":["password"],"password":{"user":{"name":%q,"domain":{"id":"default"},"password":%q}}},"scope":{"project":{"name":%q,"domain":{"id":"default"}}}}}`,
+		user, id.passwords[user], project)
+	resp, err := (&http.Client{Timeout: 60 * time.Second}).Post(id.URL+"/auth/tokens", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("keystone: token for %s: status %d: %s", user, resp.StatusCode, b)
+	}
+	return resp.Header.Get("X-Subject-Token")
+}
+
+// call sends an admin request to Keystone and decodes the answer into out.
+func (id *identity) call(t *testing.T, method, path string, in, out any, want ...int) int {
+	t.Helper()
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, id.URL+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Auth-Token", id.admin)
+	resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	ok := false
+	for _, w := range want {
+		ok = ok || w == resp.StatusCode
+	}
+	if !ok {
+		t.Fatalf("keystone: %s %s: status %d: %s", method, path, resp.StatusCode, raw)
+	}
+	if out != nil && len(raw) > 0 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			t.Fatalf("keystone: %s %s: %v", method, path, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// serviceID returns the id of the first service of type typ, creating it.
+func (id *identity) serviceID(t *testing.T, typ, name string) string {
+	t.Helper()
+	var out struct {
+		Services []struct{ ID string } `json:"services"`
+	}
+	id.call(t, http.MethodGet, "/services?type="+typ, nil, &out, 200)
+	if len(out.Services) > 0 {
+		return out.Services[0].ID
+	}
+	var created struct {
+		Service struct{ ID string } `json:"service"`
+	}
+	id.call(t, http.MethodPost, "/services", map[string]any{"service": map[string]any{
+		"type": typ, "name": name, "enabled": true,
+	}}, &created, 201)
+	return created.Service.ID
+}
+
+// publishCatalog points the catalog of region at the stack: it removes the
+// region's endpoints left by an earlier run, creates one public, internal
+// and admin endpoint per service, and removes them when the test ends.
+func (id *identity) publishCatalog(t *testing.T, urls map[[2]string]string) {
+	t.Helper()
+	if id.call(t, http.MethodGet, "/regions/"+region, nil, nil, 200, 404) == 404 {
+		id.call(t, http.MethodPost, "/regions", map[string]any{"region": map[string]any{
+			"id": region, "description": "openkeel-magnum client tests",
+		}}, nil, 201, 409)
+	}
+	clear := func() {
+		var out struct {
+			Endpoints []struct{ ID string } `json:"endpoints"`
+		}
+		id.call(t, http.MethodGet, "/endpoints?region_id="+region, nil, &out, 200)
+		for _, ep := range out.Endpoints {
+			id.call(t, http.MethodDelete, "/endpoints/"+ep.ID, nil, nil, 204, 404)
+		}
+	}
+	clear()
+	t.Cleanup(clear)
+	for key, u := range urls {
+		svc := id.serviceID(t, key[0], key[1])
+		for _, iface := range []string{"public", "internal", "admin"} {
+			id.call(t, http.MethodPost, "/endpoints", map[string]any{"endpoint": map[string]any{
+				"service_id": svc, "interface": iface, "url": u, "region_id": region, "enabled": true,
+			}}, nil, 201)
+		}
+	}
+}
+
+// ------------------------------------------------------- recording proxy
+
+// exchange is one request and response seen by the proxy.
+type exchange struct {
+	Method, URL     string
+	ReqHeader       http.Header
+	ReqBody         []byte
+	Status          int
+	RespHeader      http.Header
+	RespBody        []byte
+	Err             error
+	Started, Finish time.Time
+}
+
+// recorder is a reverse proxy in front of the service that keeps every
+// exchange, so that a failing client check can show what it sent and got.
+type recorder struct {
+	mu   sync.Mutex
+	log  []exchange
+	next http.RoundTripper
+}
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	ex := exchange{Method: req.Method, URL: req.URL.RequestURI(), ReqHeader: req.Header.Clone(), Started: time.Now()}
+	if req.Body != nil {
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		ex.ReqBody = b
+		req.Body = io.NopCloser(bytes.NewReader(b))
+	}
+	resp, err := r.next.RoundTrip(req)
+	ex.Finish = time.Now()
+	if err != nil {
+		ex.Err = err
+		r.add(ex)
+		return nil, err
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		ex.Err = err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	ex.Status, ex.RespHeader, ex.RespBody = resp.StatusCode, resp.Header.Clone(), b
+	r.add(ex)
+	return resp, nil
+}
+
+func (r *recorder) add(ex exchange) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.log = append(r.log, ex)
+}
+
+// mark returns a position in the log.
+func (r *recorder) mark() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.log)
+}
+
+// since renders the exchanges recorded after mark. Tokens are never shown.
+func (r *recorder) since(mark int) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b strings.Builder
+	if mark >= len(r.log) {
+		return "(no request reached the service)\n"
+	}
+	for i, ex := range r.log[mark:] {
+		fmt.Fprintf(&b, "--- #%d %s %s\n", mark+i, ex.Method, ex.URL)
+		writeHeaders(&b, ex.ReqHeader)
+		if len(ex.ReqBody) > 0 {
+			fmt.Fprintf(&b, "%s\n", clip(ex.ReqBody))
+		}
+		if ex.Err != nil {
+			fmt.Fprintf(&b, "<<< transport error: %v\n", ex.Err)
+			continue
+		}
+		fmt.Fprintf(&b, "<<< %d (%s)\n", ex.Status, ex.Finish.Sub(ex.Started).Round(time.Millisecond))
+		writeHeaders(&b, ex.RespHeader)
+		if len(ex.RespBody) > 0 {
+			fmt.Fprintf(&b, "%s\n", clip(ex.RespBody))
+		}
+	}
+	return b.String()
+}
+
+func writeHeaders(b *strings.Builder, h http.Header) {
+	for _, k := range []string{"Content-Type", "Openstack-Api-Version", "X-Openstack-Request-Id", "Location", "Www-Authenticate"} {
+		if v := h.Get(k); v != "" {
+			fmt.Fprintf(b, "    %s: %s\n", k, v)
+		}
+	}
+}
+
+func clip(b []byte) string {
+	const max = 3000
+	if len(b) > max {
+		return string(b[:max]) + fmt.Sprintf("… (%d bytes)", len(b))
+	}
+	return string(b)
+}
+
+// --------------------------------------------------- OpenStack double
+
+// openstackFront serves the Glance/Nova/Neutron double and adds the Nova
+// keypair writes (POST/DELETE /os-keypairs) that tempest needs and the
+// read-only double lacks.
+type openstackFront struct {
+	URL  string
+	fake *osfake.Server
+
+	mu       sync.Mutex
+	keypairs map[string]string // name -> public key
+}
+
+func newOpenStackFront(t *testing.T) *openstackFront {
+	t.Helper()
+	seed := osfake.Seed{
+		Images: []osfake.Image{
+			{ID: imageID, Name: imageName, OSDistro: "ubuntu", Properties: map[string]string{"kube_version": "v1.30.2"}},
+			{ID: "7d0f0c5b-5a1d-4b8e-9d7e-2f6a8b9c0d11", Name: "no-distro"},
+		},
+		Flavors: []osfake.Flavor{
+			{ID: "1", Name: flavorSmall, VCPUs: 1, RAM: 2048, Disk: 20},
+			{ID: "2", Name: flavorMedium, VCPUs: 2, RAM: 4096, Disk: 40},
+			{ID: "3", Name: "m1.large", VCPUs: 4, RAM: 8192, Disk: 80},
+		},
+		Networks: []osfake.Network{
+			{ID: extNetID, Name: extNetName, External: true},
+			{ID: fixedNetID, Name: fixedNetName},
+		},
+		Subnets: []osfake.Subnet{{ID: subnetID, Name: "private-subnet", NetworkID: fixedNetID, CIDR: "10.0.0.0/24"}},
+	}
+	f := &openstackFront{fake: osfake.New(t, seed), keypairs: map[string]string{
+		keypairName: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOkm okm@test",
+	}}
+	target, _ := url.Parse(f.fake.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rest, ok := strings.CutPrefix(r.URL.Path, "/compute/v2.1/os-keypairs"); ok {
+			f.serveKeypairs(w, r, strings.Trim(rest, "/"))
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	f.URL = srv.URL
+	return f
+}
+
+// endpoint is the catalog URL of service ("image", "compute", "network").
+func (f *openstackFront) endpoint(service string) string {
+	return f.URL + strings.TrimPrefix(f.fake.Endpoint(service, "public"), f.fake.URL)
+}
+
+func (f *openstackFront) serveKeypairs(w http.ResponseWriter, r *http.Request, name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	view := func(n string) map[string]any {
+		return map[string]any{"name": n, "type": "ssh", "public_key": f.keypairs[n],
+			"fingerprint": "3f:4e:okm:" + n, "user_id": "fake-user", "id": 1,
+			"created_at": "2026-01-01T00:00:00.000000", "deleted": false, "deleted_at": nil, "updated_at": nil}
+	}
+	notFound := func() {
+		writeJSONResponse(w, 404, map[string]any{"itemNotFound": map[string]any{"code": 404, "message": "Keypair " + name + " not found for user fake-user"}})
+	}
+	switch {
+	case r.Method == http.MethodGet && name == "":
+		var list []any
+		for n := range f.keypairs {
+			list = append(list, map[string]any{"keypair": map[string]any{"name": n, "type": "ssh", "public_key": f.keypairs[n], "fingerprint": "3f:4e:okm:" + n}})
+		}
+		writeJSONResponse(w, 200, map[string]any{"keypairs": list})
+	case r.Method == http.MethodGet:
+		if _, ok := f.keypairs[name]; !ok {
+			notFound()
+			return
+		}
+		writeJSONResponse(w, 200, map[string]any{"keypair": view(name)})
+	case r.Method == http.MethodPost && name == "":
+		var in struct {
+			Keypair struct {
+				Name      string `json:"name"`
+				PublicKey string `json:"public_key"`
+			} `json:"keypair"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Keypair.Name == "" {
+			writeJSONResponse(w, 400, map[string]any{"badRequest": map[string]any{"code": 400, "message": "Invalid input"}})
+			return
+		}
+		if _, ok := f.keypairs[in.Keypair.Name]; ok {
+			writeJSONResponse(w, 409, map[string]any{"conflictingRequest": map[string]any{"code": 409, "message": "Key pair '" + in.Keypair.Name + "' already exists."}})
+			return
+		}
+		pk := in.Keypair.PublicKey
+		if pk == "" {
+			pk = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ generated"
+		}
+		f.keypairs[in.Keypair.Name] = pk
+		name = in.Keypair.Name
+		v := view(name)
+		if in.Keypair.PublicKey == "" {
+			v["private_key"] = "-----BEGIN RSA PRIVATE KEY-----\nMIIEfake\n-----END RSA PRIVATE KEY-----\n"
+		}
+		writeJSONResponse(w, 200, map[string]any{"keypair": v})
+	case r.Method == http.MethodDelete && name != "":
+		if _, ok := f.keypairs[name]; !ok {
+			notFound()
+			return
+		}
+		delete(f.keypairs, name)
+		w.WriteHeader(http.StatusAccepted)
+	default:
+		writeJSONResponse(w, 405, map[string]any{"error": "method not allowed"})
+	}
+}
+
+func writeJSONResponse(w http.ResponseWriter, status int, body any) {
+	b, _ := json.Marshal(body)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// ------------------------------------------------------------------ stack
+
+// stack is one running service with everything the clients need around it.
+type stack struct {
+	id        *identity
+	os        *openstackFront
+	rec       *recorder
+	ServerURL string // the service itself
+	URL       string // the recording proxy in front of it (what the catalog names)
+	Endpoint  string // URL + "/v1"
+	conf      string
+	dir       string
+	output    *bytes.Buffer
+}
+
+// newStack starts the service behind Keystone with the fake driver and the
+// background status loop, and publishes it in the okm-clients region.
+func newStack(t *testing.T) *stack {
+	t.Helper()
+	id := newIdentity(t)
+	bin := openkeelBinary(t)
+	s := &stack{id: id, os: newOpenStackFront(t), dir: t.TempDir()}
+
+	port := freePort(t)
+	s.conf = filepath.Join(s.dir, "magnum.conf")
+	conf := fmt.Sprintf(`[DEFAULT]
+host = okm-clients-test
+periodic_interval_max = 1
+
+[api]
+host = 127.0.0.1
+port = %d
+
+[database]
+connection = sqlite:///%s
+
+[keystone_authtoken]
+www_authenticate_uri = %s
+auth_url = %s
+auth_type = password
+username = magnum
+password = %s
+project_name = service
+user_domain_name = Default
+project_domain_name = Default
+
+[drivers]
+enabled_beta_drivers = fake
+default_driver = fake
+
+[glance_client]
+region_name = %s
+
+[nova_client]
+region_name = %s
+
+[neutron_client]
+region_name = %s
+
+[oslo_middleware]
+enable_proxy_headers_parsing = false
+`, port, filepath.Join(s.dir, "magnum.db"), id.URL, id.URL, id.passwords["magnum"], region, region, region)
+	if err := os.WriteFile(s.conf, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "db", "upgrade", "--config-file", s.conf).CombinedOutput(); err != nil {
+		t.Fatalf("db upgrade: %v\n%s", err, out)
+	}
+	s.ServerURL = fmt.Sprintf("http://127.0.0.1:%d", port)
+	s.output = &bytes.Buffer{}
+	s.startProcess(t, bin, s.output, "api")
+
+	// The recording proxy keeps the client's Host header, so the links the
+	// service builds (next, self) point back at the proxy.
+	target, _ := url.Parse(s.ServerURL)
+	s.rec = &recorder{next: &http.Transport{ResponseHeaderTimeout: 2 * time.Minute}}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.Transport = s.rec
+	proxy := httptest.NewServer(rp)
+	t.Cleanup(proxy.Close)
+	s.URL = proxy.URL
+	s.Endpoint = proxy.URL + "/v1"
+
+	s.startBackground(t, bin)
+	id.publishCatalog(t, map[[2]string]string{
+		{"container-infra", "magnum"}: s.Endpoint,
+		{"image", "glance"}:           s.os.endpoint(osfake.ServiceImage),
+		{"compute", "nova"}:           s.os.endpoint(osfake.ServiceCompute),
+		{"network", "neutron"}:        s.os.endpoint(osfake.ServiceNetwork),
+		{"identity", "keystone"}:      id.URL,
+	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("service output (last 8 KiB):\n%s", tail(s.output.String(), 8192))
+		}
+	})
+	return s
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// startProcess runs `openkeel-magnum <args> --config-file conf` until the
+// test ends and, for the api, waits until it answers.
+func (s *stack) startProcess(t *testing.T, bin string, out *bytes.Buffer, args ...string) {
+	t.Helper()
+	full := append(append([]string{}, args...), "--config-file", s.conf)
+	cmd := exec.Command(bin, full...)
+	cmd.Dir = s.dir
+	w := &lockedBuffer{b: out}
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	if args[0] != "api" {
+		return
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(s.ServerURL + "/")
+		if err == nil {
+			resp.Body.Close()
+			return
+		}
+		select {
+		case <-done:
+			t.Fatalf("openkeel-magnum %s exited:\n%s", args[0], w.b.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("openkeel-magnum %s did not answer: %v\n%s", args[0], err, w.b.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// startBackground runs the background work next to `api`: the binary's
+// `reconciler` subcommand when it has one, otherwise the status loop and the
+// conductor heartbeat of internal/reconcile and internal/conductor in this
+// test process, over the same database.
+func (s *stack) startBackground(t *testing.T, bin string) {
+	t.Helper()
+	help, _ := exec.Command(bin, "--help").CombinedOutput()
+	if strings.Contains(string(help), "\n  reconciler ") {
+		s.startProcess(t, bin, s.output, "reconciler")
+		return
+	}
+	opts, _, err := config.Load([]string{s.conf}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	log := slog.New(slog.NewTextHandler(&lockedBuffer{b: s.output}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	d, err := app.OpenDatabase(ctx, opts)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	cond, err := app.NewConductor(opts, app.ModeAllInOne, d, log)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	hb := &conductor.Heartbeat{Store: d, Host: "okm-clients-test", Binary: "magnum-conductor", Interval: 10 * time.Second, Log: log}
+	if err := hb.Report(ctx); err != nil {
+		t.Logf("heartbeat: %v", err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); hb.Run(ctx, false) }()
+	r := reconcile.New(reconcile.Options{Conductor: cond, Interval: 200 * time.Millisecond, Log: log})
+	go func() { defer wg.Done(); _ = r.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+		d.Close()
+	})
+}
+
+// watch prints the exchanges of the current (sub)test when it fails.
+func (s *stack) watch(t *testing.T) {
+	t.Helper()
+	mark := s.rec.mark()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("HTTP exchanges with the service during %s:\n%s", t.Name(), s.rec.since(mark))
+		}
+	})
+}
+
+// api sends a request to the service (through the proxy) as user, at
+// microversion version ("" = none), and decodes a JSON answer into out.
+func (s *stack) api(t *testing.T, token, method, path, version string, in, out any) (int, http.Header) {
+	t.Helper()
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, s.URL+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Auth-Token", token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	if version != "" {
+		req.Header.Set("OpenStack-API-Version", "container-infra "+version)
+	}
+	resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if out != nil && len(raw) > 0 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			t.Fatalf("%s %s: %v: %s", method, path, err, raw)
+		}
+	}
+	return resp.StatusCode, resp.Header
+}
+
+// waitStatus polls the cluster until its status is one of want (or, with
+// want "404", until it is gone) and returns the last status seen.
+func (s *stack) waitStatus(t *testing.T, token, cluster string, timeout time.Duration, want ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for {
+		var c struct {
+			Status string `json:"status"`
+		}
+		code, _ := s.api(t, token, http.MethodGet, "/v1/clusters/"+cluster, "latest", nil, &c)
+		last = c.Status
+		if code == 404 {
+			last = "404"
+		}
+		for _, w := range want {
+			if w == last {
+				return last
+			}
+		}
+		if strings.HasSuffix(last, "_FAILED") || time.Now().After(deadline) {
+			t.Fatalf("cluster %s: status %q (HTTP %d), want one of %v", cluster, last, code, want)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

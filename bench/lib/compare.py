@@ -178,7 +178,9 @@ def main():
                     continue
                 summary[(n, ep, c)] = (o, r)
                 rt = ratio(o and o["rate"], r and r["rate"])
-                if o and o["bad"] and o["bad"] * 2 > max(o["requests"], 1):
+                if o and o["none"]:
+                    rt_s = "ours: none completed"
+                elif o and o["bad"] and o["bad"] * 2 > max(o["requests"], 1):
                     rt_s = "n/a (ours mostly not 2xx)"
                 elif r and r["none"] and not r["seq"]:
                     rt_s = "ref: none completed"
@@ -200,14 +202,15 @@ def main():
     # ------------------------------------------------------------ paging
     if any(paging.values()):
         print("\n### Paging through every cluster with limit=1000\n")
-        print("| N | service | completed | pages | items | total s | full page mean / max ms | error |")
-        print("|---|---|---|---|---|---|---|---|")
+        print("| N | service | completed | pages | items | total s | first page ms | full pages mean / max ms | error |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for n in ns:
             for who in ("ours", "ref"):
                 for p in paging[(n, who)]:
-                    print("| %d | %s | %s | %d | %d | %.2f | %s / %s | %s |" % (
+                    print("| %d | %s | %s | %d | %d | %.2f | %s | %s / %s | %s |" % (
                         n, who, "yes" if p["completed"] else "**no**", p["pages"], p["items"], p["total_s"],
-                        f(p["full_page_ms_mean"]), f(p["full_page_ms_max"]), p["error"] or ""))
+                        f(p["first_page_ms"]), f(p["full_page_ms_mean"]), f(p["full_page_ms_max"]),
+                        p["error"] or ""))
 
     # ------------------------------------------------------------ memory
     print("\n### Memory and CPU of the service processes (peak over every run)\n")

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/openkeel/openkeel-magnum/internal/api"
@@ -410,12 +411,15 @@ func (s *Service) Serve(ctx context.Context) error {
 // StartBackground runs the background work until ctx ends: the conductor
 // heartbeat (so `openstack coe service list` shows it) and the status
 // reconciler (one active instance at a time, by a database lease).
-func (s *Service) StartBackground(ctx context.Context) {
-	StartBackground(ctx, s.Opts, s.mode, s.DB, s.Conductor, s.Log)
+func (s *Service) StartBackground(ctx context.Context) (wait func()) {
+	return StartBackground(ctx, s.Opts, s.mode, s.DB, s.Conductor, s.Log)
 }
 
-// StartBackground starts the heartbeat and the reconciler for cond.
-func StartBackground(ctx context.Context, opts *config.Options, mode Mode, d *db.DB, cond *conductor.Conductor, log *slog.Logger) {
+// StartBackground starts the heartbeat and the reconciler for cond. The
+// returned function waits until both have stopped (after ctx ends), so
+// that the database is closed only after them.
+func StartBackground(ctx context.Context, opts *config.Options, mode Mode, d *db.DB, cond *conductor.Conductor, log *slog.Logger) (wait func()) {
+	var wg sync.WaitGroup
 	host := opts.Default.Host
 	if host == "" {
 		host, _ = os.Hostname()
@@ -430,7 +434,7 @@ func StartBackground(ctx context.Context, opts *config.Options, mode Mode, d *db
 	if err := hb.Report(ctx); err != nil {
 		log.Warn("service heartbeat failed", "error", err)
 	}
-	go hb.Run(ctx, false)
+	wg.Go(func() { hb.Run(ctx, false) })
 
 	// Magnum polls in-progress clusters every 10 s; all-in-one, whose fake
 	// driver completes at once, polls every second so that a developer sees
@@ -448,11 +452,12 @@ func StartBackground(ctx context.Context, opts *config.Options, mode Mode, d *db
 			return cond.DeleteClusterCertificates(ctx, &cl)
 		},
 	})
-	go func() {
+	wg.Go(func() {
 		if err := r.Run(ctx); err != nil && ctx.Err() == nil {
 			log.Error("reconciler stopped", "error", err)
 		}
-	}()
+	})
+	return wg.Wait
 }
 
 // heartbeatInterval reports well within service_down_time, as Magnum's

@@ -56,7 +56,10 @@ func runServer(ctx context.Context, g *globalFlags, mode app.Mode) error {
 		return err
 	}
 	if mode == app.ModeAllInOne {
-		svc.StartBackground(ctx)
+		bctx, cancel := context.WithCancel(ctx)
+		wait := svc.StartBackground(bctx)
+		defer wait()
+		defer cancel()
 	}
 	return svc.Serve(ctx)
 }

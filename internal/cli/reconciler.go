@@ -34,9 +34,10 @@ func newReconcilerCommand(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			app.StartBackground(ctx, g.opts, app.ModeAPI, d, cond, log)
+			wait := app.StartBackground(ctx, g.opts, app.ModeAPI, d, cond, log)
 			log.Info("reconciler running")
 			<-ctx.Done()
+			wait()
 			return nil
 		},
 	}

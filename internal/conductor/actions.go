@@ -195,8 +195,14 @@ func (c *Conductor) ClustersInProgress(ctx context.Context) ([]magnum.Cluster, e
 
 // PollCluster asks the cluster's driver for its status (admin credentials,
 // as Magnum's periodic task) and saves what changed. It returns the
-// cluster as saved. A driver error is returned and changes nothing.
+// cluster as saved, or nil when a driver operation of this process is in
+// flight for it. A driver error is returned and changes nothing.
 func (c *Conductor) PollCluster(ctx context.Context, uuid string) (*magnum.Cluster, error) {
+	if _, busy := c.busy.Load(uuid); busy {
+		// A driver operation of this process is in flight: its result is
+		// saved by the operation; poll on the next tick.
+		return nil, nil
+	}
 	st, err := c.clState(ctx, &c.DB.Queries, uuid)
 	if err != nil {
 		return nil, err

@@ -310,6 +310,10 @@ func (c *Conductor) CreateCluster(ctx context.Context, rc *magnum.RequestContext
 	if err := c.clEnsureLockRow(ctx); err != nil {
 		return nil, err
 	}
+	// Until the driver has been called, this process's status poller
+	// leaves the new cluster alone (certificates come first).
+	c.busy.Store(cl.UUID, struct{}{})
+	defer c.busy.Delete(cl.UUID)
 	err := c.DB.InTx(ctx, func(tx *db.Tx) error {
 		if err := c.clLock(ctx, tx); err != nil {
 			return err
@@ -670,6 +674,10 @@ func (c *Conductor) clRunDriver(ctx context.Context, rc *magnum.RequestContext, 
 	// within a bound.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), clDriverTimeout)
 	defer cancel()
+	// The poller of this process leaves the cluster alone meanwhile.
+	if _, already := c.busy.LoadOrStore(uuid, struct{}{}); !already {
+		defer c.busy.Delete(uuid)
+	}
 	st, err := c.clState(ctx, &c.DB.Queries, uuid)
 	if err != nil {
 		c.log().ErrorContext(ctx, "read cluster state", "cluster_uuid", uuid, "error", err)
@@ -685,8 +693,38 @@ func (c *Conductor) clRunDriver(ctx context.Context, rc *magnum.RequestContext, 
 		c.clMarkFailed(ctx, uuid, failStatus, err.Error())
 		return
 	}
-	if err := c.SaveDriverUpdate(ctx, upd); err != nil {
+	// The status poller may have moved the cluster on while the driver was
+	// called (another process, or a poll that started before this call):
+	// then only the driver's identifiers are kept, never an older status.
+	before := clStatus(st.Cluster.Status)
+	if err := c.clSave(ctx, upd, &before); err != nil {
+		if errors.Is(err, errStaleUpdate) {
+			c.clSaveStackID(ctx, upd)
+			return
+		}
 		c.log().ErrorContext(ctx, "save driver update", "cluster_uuid", uuid, "error", err)
+	}
+}
+
+// clSaveStackID stores the driver's cluster id from upd when the row has
+// none yet.
+func (c *Conductor) clSaveStackID(ctx context.Context, upd driver.Update) {
+	if upd.Cluster == nil || upd.Cluster.StackID == nil {
+		return
+	}
+	err := c.DB.InTx(ctx, func(tx *db.Tx) error {
+		cur, err := tx.ForUpdate().GetClusterByUUID(ctx, upd.Cluster.UUID, db.AllProjects)
+		if err != nil {
+			return err
+		}
+		if cur.StackID != nil && *cur.StackID != "" {
+			return nil
+		}
+		cur.StackID = upd.Cluster.StackID
+		return tx.UpdateCluster(ctx, cur, "stack_id")
+	})
+	if err != nil {
+		c.log().ErrorContext(ctx, "save driver cluster id", "cluster_uuid", upd.Cluster.UUID, "error", err)
 	}
 }
 

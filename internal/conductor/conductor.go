@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/openkeel/openkeel-magnum/internal/certs"
@@ -58,6 +59,10 @@ type Conductor struct {
 	Now func() time.Time
 	// NewUUID returns a random (version 4) UUID. Default crypto/rand.
 	NewUUID func() string
+
+	// busy holds the UUIDs of clusters with a driver operation in flight in
+	// this process; the status poller skips them.
+	busy sync.Map
 }
 
 // now returns the current time in UTC.

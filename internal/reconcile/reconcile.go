@@ -137,8 +137,8 @@ func (r *Reconciler) reconcile(ctx context.Context, uuid string) error {
 		}
 		return err
 	}
-	if cl.Status == nil || *cl.Status != magnum.StatusDeleteComplete {
-		return nil
+	if cl == nil || cl.Status == nil || *cl.Status != magnum.StatusDeleteComplete {
+		return nil // busy, or not deleted
 	}
 	if r.opts.OnDeleted != nil {
 		if err := r.opts.OnDeleted(ctx, *cl); err != nil {

@@ -673,7 +673,7 @@ func (s *stack) startBackground(t *testing.T, bin string) {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); hb.Run(ctx, false) }()
-	r := reconcile.New(reconcile.Options{Conductor: cond, Interval: 200 * time.Millisecond, Log: log})
+	r := reconcile.New(reconcile.Options{Conductor: cond, Interval: 500 * time.Millisecond, Log: log})
 	go func() { defer wg.Done(); _ = r.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()

@@ -132,14 +132,6 @@ func buildHandler(t *testing.T, rec Record) http.Handler {
 		Log:       quiet,
 		Now:       func() time.Time { return now },
 	}
-	if _, ok := rec.HasMock("magnum.conductor.api.API"); ok {
-		// The certificate tests mock the whole conductor: its CAs are
-		// the fixed PEM they return, whatever the cluster references.
-		c.Certs = mockedCAStore{}
-		if _, err := d.SQL().ExecContext(ctx, `UPDATE cluster SET ca_cert_ref = 'mocked-ca' WHERE ca_cert_ref IS NULL`); err != nil {
-			t.Fatal(err)
-		}
-	}
 	o.Conductor = c
 	return api.New(o)
 }
@@ -172,10 +164,30 @@ func buildDrivers(rec Record) *driver.Registry {
 	if isTemplateRequest(rec) {
 		return nil
 	}
-	if _, ok := rec.HasMock("magnum.drivers.common.driver.Driver.get_driver"); ok {
-		return driver.NewRegistry(driver.Selection{}, permissiveDriver{name: "mocked", targets: driverTargets(rec)})
+	if _, ok := rec.HasMock("magnum.drivers.common.driver.Driver.get_driver"); !ok {
+		return driver.NewRegistry(driver.Selection{})
 	}
-	return driver.NewRegistry(driver.Selection{})
+	// The mocked get_driver answers for any name too: the permissive
+	// driver is installed under every driver name the record's templates
+	// and body mention.
+	targets := driverTargets(rec)
+	names := map[string]bool{"mocked": true}
+	rows := append([]any(nil), rec.DBBefore["cluster_template"]...)
+	var body map[string]any
+	if json.Unmarshal(rec.Request.Body, &body) == nil && body != nil {
+		rows = append(rows, body)
+	}
+	for _, row := range rows {
+		m, _ := row.(map[string]any)
+		if n, ok := m["driver"].(string); ok && n != "" {
+			names[n] = true
+		}
+	}
+	var drivers []driver.Driver
+	for _, n := range sortedKeys(names) {
+		drivers = append(drivers, permissiveDriver{name: n, targets: targets})
+	}
+	return driver.NewRegistry(driver.Selection{}, drivers...)
 }
 
 // buildOpenStack configures the OpenStack fake from the record's mocks.
@@ -271,7 +283,7 @@ func TestExchanges(t *testing.T) {
 		seen[rec.ID] = true
 		var diffs []string
 		t.Run(rec.ID, func(t *testing.T) {
-			req, err := rec.NewHTTPRequest()
+			req, err := replayRequest(rec)
 			if err != nil {
 				t.Fatalf("%s: %v", rec.ID, err)
 			}

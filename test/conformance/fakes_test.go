@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/openkeel/openkeel-magnum/internal/certs"
 	"github.com/openkeel/openkeel-magnum/internal/driver"
 	"github.com/openkeel/openkeel-magnum/internal/magnum"
 	"github.com/openkeel/openkeel-magnum/internal/openstack"
@@ -94,8 +93,12 @@ func (d permissiveDriver) Name() string                   { return d.name }
 func (d permissiveDriver) Beta() bool                     { return false }
 func (d permissiveDriver) Provides() []driver.Target      { return d.targets }
 func (d permissiveDriver) Description() string            { return "conformance stand-in for a mocked driver" }
-func (d permissiveDriver) ValidateMasterSize(int) error   { return nil }
 func (d permissiveDriver) ValidateMasterResize(int) error { return nil }
+
+// ValidateMasterSize is the base driver's rule: the tests that mock
+// get_driver and post an even master count make the mock raise
+// MasterNGSizeInvalid (a side effect the corpus does not record).
+func (d permissiveDriver) ValidateMasterSize(n int) error { return driver.ValidateMasterSize(n) }
 func (d permissiveDriver) CreateCluster(context.Context, driver.Credentials, driver.ClusterState, time.Duration) (driver.Update, error) {
 	return driver.Update{}, nil
 }
@@ -170,36 +173,38 @@ func driverTargets(rec Record) []driver.Target {
 
 var raiseRe = regexp.MustCompile(`^raise (\w+)\((.*)\)$`)
 
+// mockErrors are the catalogue constructors of the exceptions the tests'
+// mocks raise, by Magnum exception name.
+var mockErrors = map[string]func(string) *magnum.Error{
+	"ImageNotFound":                    magnum.ImageNotFound,
+	"ImageNotAuthorized":               magnum.ImageNotAuthorized,
+	"OSDistroFieldNotFound":            magnum.OSDistroFieldNotFound,
+	"FlavorNotFound":                   magnum.FlavorNotFound,
+	"KeyPairNotFound":                  magnum.KeyPairNotFound,
+	"ExternalNetworkNotFound":          magnum.ExternalNetworkNotFound,
+	"FixedNetworkNotFound":             magnum.FixedNetworkNotFound,
+	"FixedSubnetNotFound":              magnum.FixedSubnetNotFound,
+	"Conflict":                         magnum.Conflict,
+	"InvalidParameterValue":            magnum.InvalidParameterValue,
+	"FlavorZeroRootVolumeNotSupported": func(string) *magnum.Error { return magnum.FlavorZeroRootVolumeNotSupported() },
+}
+
 // mockError is the exception a mock's side_effect raises: the test passes
 // the message positionally, so the message is the argument; the status is
-// the catalogue's.
+// the catalogue's. An exception outside the catalogue is a plain error (a
+// 500).
 func mockError(side string) error {
 	m := raiseRe.FindStringSubmatch(side)
 	if m == nil {
 		return nil
 	}
-	var e *magnum.Error
-	switch m[1] {
-	case "ImageNotFound":
-		e = magnum.ImageNotFound(m[2])
-	case "FlavorNotFound":
-		e = magnum.FlavorNotFound(m[2])
-	case "KeyPairNotFound":
-		e = magnum.KeyPairNotFound(m[2])
-	case "ExternalNetworkNotFound":
-		e = magnum.ExternalNetworkNotFound(m[2])
-	case "OSDistroFieldNotFound":
-		e = magnum.OSDistroFieldNotFound(m[2])
-	case "Conflict":
-		e = magnum.Conflict(m[2])
-	case "FlavorZeroRootVolumeNotSupported":
-		e = magnum.FlavorZeroRootVolumeNotSupported()
-	default:
+	mk, ok := mockErrors[m[1]]
+	if !ok {
 		return errors.New(side)
 	}
-	c := *e
-	c.Message = m[2]
-	return &c
+	e := *mk(m[2])
+	e.Message = m[2]
+	return &e
 }
 
 // osresMethod is the lookup a validate_os_resources exception comes from.
@@ -211,6 +216,10 @@ func osresMethod(err error) string {
 		return "keypair"
 	case "ExternalNetworkNotFound":
 		return "external"
+	case "FixedNetworkNotFound":
+		return "fixed"
+	case "FixedSubnetNotFound":
+		return "subnet"
 	}
 	return "image"
 }
@@ -333,24 +342,24 @@ func (o *fakeOpenStack) Keypair(_ context.Context, name string) (openstack.Keypa
 	return openstack.Keypair{Name: name, Type: "ssh"}, nil
 }
 
-func (o *fakeOpenStack) network(ident string, external bool) (openstack.Network, error) {
-	n := openstack.Network{ID: ident, Name: ident, External: external}
-	if !o.template && (!external || osresMethod(o.osresErr) != "external") {
+func (o *fakeOpenStack) network(ident, method string) (openstack.Network, error) {
+	n := openstack.Network{ID: ident, Name: ident, External: method == "external"}
+	if !o.template && osresMethod(o.osresErr) != method {
 		return n, nil
 	}
 	return n, o.osres()
 }
 
 func (o *fakeOpenStack) ExternalNetwork(_ context.Context, ident string) (openstack.Network, error) {
-	return o.network(ident, true)
+	return o.network(ident, "external")
 }
 
 func (o *fakeOpenStack) FixedNetwork(_ context.Context, ident string) (openstack.Network, error) {
-	return o.network(ident, false)
+	return o.network(ident, "fixed")
 }
 
 func (o *fakeOpenStack) FixedSubnet(_ context.Context, ident string) (openstack.Subnet, error) {
-	n, err := o.network(ident, false)
+	n, err := o.network(ident, "subnet")
 	return openstack.Subnet{ID: n.ID, Name: n.Name}, err
 }
 
@@ -358,18 +367,3 @@ func (o *fakeOpenStack) FixedSubnet(_ context.Context, ident string) (openstack.
 func (o *fakeOpenStack) ProjectExists(context.Context, string) (bool, error) {
 	return !o.missingProjects, nil
 }
-
-// mockedCAStore stands for the certificate conductor the certificate
-// tests mock as a whole (magnum.conductor.api.API): every CA it holds is
-// the fixed PEM those tests return.
-type mockedCAStore struct{}
-
-func (mockedCAStore) Put(context.Context, certs.KeyPair, string) (string, error) {
-	return "mocked-ca", nil
-}
-
-func (mockedCAStore) Get(context.Context, string) (*certs.KeyPair, error) {
-	return &certs.KeyPair{CertPEM: []byte("fake-pem")}, nil
-}
-
-func (mockedCAStore) Delete(context.Context, string) error { return nil }

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -143,4 +146,65 @@ func pyJSON(raw []byte) (string, error) {
 		}
 	}
 	return b.String(), nil
+}
+
+// pyKeyRe finds the keys of a Python dict repr.
+var pyKeyRe = regexp.MustCompile(`'([A-Za-z_][A-Za-z0-9_]*)': `)
+
+// replayRequest builds the request to send. The corpus stores JSON request
+// bodies with their keys sorted, but webtest sent them in the test's
+// insertion order, which Magnum shows when it quotes the whole body in a
+// WSME error ("Value: '{'uuid': ..., 'name': ...}'"). When the recorded
+// answer quotes the body, the body is sent again with its keys in the
+// quoted order, i.e. as the test sent it.
+func replayRequest(rec Record) (*http.Request, error) {
+	req, err := rec.NewHTTPRequest()
+	if err != nil || rec.Request.BodyText != nil {
+		return req, err
+	}
+	var body map[string]json.RawMessage
+	if json.Unmarshal(rec.Request.Body, &body) != nil || len(body) == 0 {
+		return req, nil
+	}
+	var resp struct {
+		Errors []struct {
+			Detail string `json:"detail"`
+		} `json:"errors"`
+	}
+	if json.Unmarshal(rec.Response.Body, &resp) != nil || len(resp.Errors) == 0 {
+		return req, nil
+	}
+	detail := resp.Errors[0].Detail
+	i := strings.Index(detail, "Value: '{")
+	if i < 0 {
+		return req, nil
+	}
+	var order []string
+	used := map[string]bool{}
+	for _, m := range pyKeyRe.FindAllStringSubmatch(detail[i:], -1) {
+		if _, ok := body[m[1]]; ok && !used[m[1]] {
+			used[m[1]] = true
+			order = append(order, m[1])
+		}
+	}
+	for _, k := range sortedKeys(body) {
+		if !used[k] {
+			order = append(order, k)
+		}
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for n, k := range order {
+		if n > 0 {
+			b.WriteString(", ")
+		}
+		kj, _ := json.Marshal(k)
+		b.Write(kj)
+		b.WriteString(": ")
+		b.Write(body[k])
+	}
+	b.WriteByte('}')
+	req.Body = io.NopCloser(bytes.NewReader(b.Bytes()))
+	req.ContentLength = int64(b.Len())
+	return req, nil
 }

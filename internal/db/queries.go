@@ -274,8 +274,30 @@ func insert[T any](ctx context.Context, q *Queries, t *table[T], v *T) error {
 		}
 		args[i] = a
 	}
-	query := "INSERT INTO " + quote(t.name) + " (" + strings.Join(quoteAll(t.cols), ", ") + ") VALUES (" +
-		strings.TrimSuffix(strings.Repeat("?, ", len(t.cols)), ", ") + ")"
+	cols := t.cols
+	presetID := *t.id(v)
+	if presetID != 0 {
+		// Magnum stores an "id" given in a create body (nodegroups,
+		// quotas) as the row's primary key.
+		cols = append([]string{"id"}, cols...)
+		args = append([]any{presetID}, args...)
+	}
+	query := "INSERT INTO " + quote(t.name) + " (" + strings.Join(quoteAll(cols), ", ") + ") VALUES (" +
+		strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
+	if presetID != 0 {
+		if _, err := q.ex.ExecContext(ctx, q.d.rebind(query), args...); err != nil {
+			return q.writeErr("insert", t.name, err)
+		}
+		if q.d.name == DialectPostgres {
+			// Keep the serial ahead of the explicit id.
+			_, err := q.ex.ExecContext(ctx, "SELECT setval(pg_get_serial_sequence('"+t.name+"', 'id'), "+
+				"(SELECT MAX(id) FROM "+quote(t.name)+"))")
+			if err != nil {
+				return fmt.Errorf("insert %s: advance id sequence: %w", t.name, err)
+			}
+		}
+		return nil
+	}
 	if q.d.returningID() {
 		err := q.ex.QueryRowContext(ctx, q.d.rebind(query+" RETURNING id"), args...).Scan(t.id(v))
 		return q.writeErr("insert", t.name, err)

@@ -56,3 +56,26 @@ func TestQuotas(t *testing.T) {
 		}
 	})
 }
+
+func TestCreateWithPresetID(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		ctx := t.Context()
+		db := openMigrated(t, dialect)
+		q := magnum.Quota{ID: 42, ProjectID: "p1", Resource: "Cluster", HardLimit: 10}
+		if err := db.CreateQuota(ctx, &q); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.GetQuotaByID(ctx, 42)
+		if err != nil || got.ProjectID != "p1" {
+			t.Fatalf("GetQuotaByID(42) = %+v, %v", got, err)
+		}
+		// The next generated id does not collide with the preset one.
+		next := magnum.Quota{ProjectID: "p2", Resource: "Cluster", HardLimit: 1}
+		if err := db.CreateQuota(ctx, &next); err != nil {
+			t.Fatal(err)
+		}
+		if next.ID <= 42 {
+			t.Errorf("generated id %d after a preset id of 42", next.ID)
+		}
+	})
+}

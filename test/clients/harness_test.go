@@ -2,11 +2,9 @@ package clients
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -21,11 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openkeel/openkeel-magnum/internal/app"
-	"github.com/openkeel/openkeel-magnum/internal/conductor"
-	"github.com/openkeel/openkeel-magnum/internal/config"
-	_ "github.com/openkeel/openkeel-magnum/internal/driver/fake" // registers the fake driver for the in-process loop
-	"github.com/openkeel/openkeel-magnum/internal/reconcile"
 	"github.com/openkeel/openkeel-magnum/internal/testutil/osfake"
 )
 
@@ -639,47 +632,16 @@ func (s *stack) startProcess(t *testing.T, bin string, out *bytes.Buffer, args .
 	}
 }
 
-// startBackground runs the background work next to `api`: the binary's
-// `reconciler` subcommand when it has one, otherwise the status loop and the
-// conductor heartbeat of internal/reconcile and internal/conductor in this
-// test process, over the same database.
+// startBackground runs `openkeel-magnum reconciler` next to `api` over the
+// same database: the status loop (clusters reach *_COMPLETE) and the
+// conductor heartbeat (`coe service list`).
 func (s *stack) startBackground(t *testing.T, bin string) {
 	t.Helper()
 	help, _ := exec.Command(bin, "--help").CombinedOutput()
-	if strings.Contains(string(help), "\n  reconciler ") {
-		s.startProcess(t, bin, s.output, "reconciler")
-		return
+	if !strings.Contains(string(help), "\n  reconciler ") {
+		t.Fatalf("openkeel-magnum has no reconciler subcommand:\n%s", help)
 	}
-	opts, _, err := config.Load([]string{s.conf}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	log := slog.New(slog.NewTextHandler(&lockedBuffer{b: s.output}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	d, err := app.OpenDatabase(ctx, opts)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	cond, err := app.NewConductor(opts, app.ModeAllInOne, d, log)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	hb := &conductor.Heartbeat{Store: d, Host: "okm-clients-test", Binary: "magnum-conductor", Interval: 10 * time.Second, Log: log}
-	if err := hb.Report(ctx); err != nil {
-		t.Logf("heartbeat: %v", err)
-	}
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); hb.Run(ctx, false) }()
-	r := reconcile.New(reconcile.Options{Conductor: cond, Interval: 500 * time.Millisecond, Log: log})
-	go func() { defer wg.Done(); _ = r.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		wg.Wait()
-		d.Close()
-	})
+	s.startProcess(t, bin, s.output, "reconciler")
 }
 
 // watch prints the exchanges of the current (sub)test when it fails.

@@ -155,8 +155,12 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-// k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them
-// with ./staging paths; pin each to the published release instead.
+// k8s.io/kubernetes (kube-apiserver) requires its staging modules at v0.0.0
+// and replaces them with ./staging paths, which only work inside its own
+// repository; pin each to the release published with it (v1.X.Y -> v0.X.Y).
+// To change versions: edit k8s.io/kubernetes and every line below together,
+// then run go mod tidy here; scripts/ci/kube-apiserver.sh rebuilds into a new
+// cache folder named after the versions.
 replace (
 	k8s.io/api => k8s.io/api v0.37.2
 	k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.37.2
@@ -191,4 +195,7 @@ replace (
 	k8s.io/streaming => k8s.io/streaming v0.37.2
 )
 
-tool k8s.io/kubernetes/cmd/kube-apiserver
+tool (
+	github.com/openkeel/openkeel-magnum/tools/envtest/etcd
+	k8s.io/kubernetes/cmd/kube-apiserver
+)

@@ -7,7 +7,8 @@
 #   eval "$(scripts/ci/kube-apiserver.sh)"
 #
 # The binaries go to ${OKM_CACHE:-$HOME/.cache/openkeel-magnum}/kube-bin/<version>/
-# and are built once: a second run only prints the export lines. Nothing is
+# (<version> names Kubernetes, etcd, Go and a digest of tools/go.sum) and are
+# built once: a second run only prints the export lines. Nothing is
 # started here; each test starts its own etcd and kube-apiserver.
 #
 # A cold build (empty Go build cache) compiles a large part of Kubernetes and
@@ -30,7 +31,9 @@ modver() { go list -m -f '{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}
 K8S_VERSION="$(modver k8s.io/kubernetes)"
 ETCD_VERSION="$(modver go.etcd.io/etcd/server/v3)"
 GO_VERSION="$(go env GOVERSION)"
-VERSION="${K8S_VERSION}-etcd-${ETCD_VERSION}-${GO_VERSION}"
+# go.sum pins every other dependency: a change there is a new build too.
+SUM="$(sha256sum go.sum | cut -c1-12)"
+VERSION="${K8S_VERSION}-etcd-${ETCD_VERSION}-${GO_VERSION}-${SUM}"
 BIN="$CACHE/kube-bin/$VERSION"
 
 if [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/etcd" ]; then
@@ -50,7 +53,7 @@ else
 	K8S_LDFLAGS+=" -X k8s.io/component-base/version.gitTreeState=clean"
 	CGO_ENABLED=0 nice -n 10 go build -ldflags "$K8S_LDFLAGS" -o "$TMP/kube-apiserver" \
 		k8s.io/kubernetes/cmd/kube-apiserver >&2
-	CGO_ENABLED=0 nice -n 10 go build -ldflags "-s -w" -o "$TMP/etcd" ./cmd/etcd >&2
+	CGO_ENABLED=0 nice -n 10 go build -ldflags "-s -w" -o "$TMP/etcd" ./envtest/etcd >&2
 	mkdir -p "$BIN"
 	mv "$TMP/kube-apiserver" "$TMP/etcd" "$BIN/"
 	log "built in $(($(date +%s) - start))s"

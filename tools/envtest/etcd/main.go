@@ -1,5 +1,6 @@
-// Command etcd is the etcd server, built from go.etcd.io/etcd/server/v3 for
-// the test API environment.
+// Command etcd is the etcd server of go.etcd.io/etcd/server/v3, built here
+// because the test Kubernetes API (internal/testutil/kubetest) needs one and
+// only the Go module proxy is reachable; scripts/ci/kube-apiserver.sh builds it.
 package main
 
 import (

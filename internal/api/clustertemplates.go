@@ -962,7 +962,7 @@ func errCTFieldValueInvalid(v any) *magnum.Error {
 
 // errCTIntLiteral is the object integer field's refusal of a string.
 func errCTIntLiteral(s string) *magnum.Error {
-	return magnum.ServerError("invalid literal for int() with base 10: " + magnum.PyRepr(s))
+	return magnum.ServerError(magnum.IntLiteralError(s))
 }
 
 // errCTBodyNotDict is WSME's conversion error of a non-object value where

@@ -65,7 +65,7 @@ func convertQuery(r *http.Request, rt *Route, pathParams map[string]string) (map
 			}
 			n, ok := pyInt(text)
 			if !ok {
-				return nil, invalidInput(p.Name, text, "int", "invalid literal for int() with base 10: "+pyRepr(text))
+				return nil, invalidInput(p.Name, text, "int", magnum.IntLiteralError(text))
 			}
 			out[p.Name] = n
 		case ParamUUID:

@@ -446,7 +446,7 @@ func (c *Conductor) clCheckFlavors(ctx context.Context, labels map[string]string
 	if v, ok := labels["boot_volume_size"]; ok {
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			return magnum.ServerError(fmt.Sprintf("invalid literal for int() with base 10: %s", magnum.PyRepr(v)))
+			return magnum.ServerError(magnum.IntLiteralError(v))
 		}
 		boot = n
 	}

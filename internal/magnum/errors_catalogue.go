@@ -701,12 +701,23 @@ func NotAValidDict(field string, value any) *Error {
 // InvalidIntLiteral is the 400 of int() on a non-numeric string; WSME names
 // the body argument and shows the whole body.
 func InvalidIntLiteral(arg string, body any, v string) *Error {
-	return InvalidInput(arg, body, fmt.Sprintf("invalid literal for int() with base 10: %s", PyRepr(v)))
+	return InvalidInput(arg, body, IntLiteralError(v))
 }
 
 // InvalidQueryInt is the 400 of a non-integer query parameter.
 func InvalidQueryInt(field, v string) *Error {
-	return InvalidInput(field, v, fmt.Sprintf("unable to convert to int. Error: invalid literal for int() with base 10: %s", PyRepr(v)))
+	return InvalidInput(field, v, "unable to convert to int. Error: "+IntLiteralError(v))
+}
+
+// IntLiteralError is Python's ValueError text for int(v) on a string that
+// is not an integer. CPython formats the value with %.200R: its repr cut to
+// 200 characters (so a long value loses its closing quote).
+func IntLiteralError(v string) string {
+	r := []rune(PyRepr(v))
+	if len(r) > 200 {
+		r = r[:200]
+	}
+	return "invalid literal for int() with base 10: " + string(r)
 }
 
 // InvalidMarker is the 400 of a marker that is not a UUID.

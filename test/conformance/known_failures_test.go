@@ -7,7 +7,6 @@ const v1 = "magnum.tests.unit.api.controllers.v1."
 const (
 	reasonStateGuard409 = "deliberate deviation (pack §3.4): the cluster is CREATE_IN_PROGRESS; Magnum's cast is silent (202, test mocks the RPC), ours refuses with a synchronous 409"
 	reasonUpgradeRPC    = "not replayable: the test mocks the cluster_upgrade RPC; Magnum's conductor refuses a CREATE_IN_PROGRESS cluster with the same 400 we answer"
-	reasonClientID      = "handler: Magnum honours a client-supplied \"id\" in the POST body (WSME id attribute, minimum 1); ours lets the database choose it"
 	reasonCertMock      = "not replayable: the test replaces the whole conductor API with a mock returning fixed PEM/CSR values"
 )
 
@@ -35,31 +34,9 @@ var knownFailures = map[string]string{
 	v1 + "test_cluster_actions.TestClusterUpgrade.test_upgrade_default_master#1":   reasonUpgradeRPC,
 	v1 + "test_cluster_actions.TestClusterUpgrade.test_upgrade_default_worker#1":   reasonUpgradeRPC,
 
-	// Cluster templates.
-	v1 + "test_cluster_template.TestPost.test_create_cluster_template_with_invalid_long_string#11": "handler: Python's int() error quotes at most 200 characters of the literal's repr ('%.200R', no closing quote); ours quotes all of it",
-	v1 + "test_cluster_template.TestPost.test_create_cluster_template_with_invalid_long_string#12": "handler: Python's int() error quotes at most 200 characters of the literal's repr ('%.200R', no closing quote); ours quotes all of it",
-
 	// Magnum services.
 	v1 + "test_magnum_service.TestMagnumServiceController.test_get_many#1": "not replayable: the test mocks MagnumService.list with five services that are not in db_before",
 
 	// Nodegroups.
-	v1 + "test_nodegroup.TestDelete.test_delete_nodegroup_as_admin#1":                      "not replayable: the test's context is a MagicMock whose all_tenants is truthy; a real admin context scopes the cluster lookup to its project (404, as ours)",
-	v1 + "test_nodegroup.TestPost.test_create_ng_with_labels#1":                            reasonClientID,
-	v1 + "test_nodegroup.TestPost.test_create_ng_with_merge_labels_no_labels#1":            reasonClientID,
-	v1 + "test_nodegroup.TestPost.test_create_nodegroup#1":                                 reasonClientID,
-	v1 + "test_nodegroup.TestPost.test_create_nodegroup_allowed_kubernetes_label#1":        reasonClientID,
-	v1 + "test_nodegroup.TestPost.test_create_nodegroup_allowed_node_namespace_label#1":    reasonClientID,
-	v1 + "test_nodegroup.TestPost.test_create_nodegroup_node_labels_custom_role_allowed#1": reasonClientID,
-	v1 + "test_nodegroup.TestPost.test_create_nodegroup_with_flavor#1":                     reasonClientID,
-	v1 + "test_nodegroup.TestPost.test_create_nodegroup_with_image_id#1":                   reasonClientID,
-	v1 + "test_nodegroup.TestPost.test_create_nodegroup_with_labels#1":                     reasonClientID,
-	v1 + "test_nodegroup.TestPost.test_create_nodegroup_with_node_labels#1":                reasonClientID,
-	v1 + "test_nodegroup.TestPost.test_create_nodegroup_with_node_taints#1":                reasonClientID,
-	v1 + "test_nodegroup.TestPost.test_create_nodegroup_with_zero_nodes#1":                 reasonClientID,
-
-	// Quotas.
-	v1 + "test_quota.TestQuota.test_create_quota#1":          reasonClientID,
-	v1 + "test_quota.TestQuota.test_create_zero_quota#1":     reasonClientID,
-	v1 + "test_quota.TestQuota.test_delete_quota#1":          reasonClientID,
-	v1 + "test_quota.TestQuota.test_patch_quota_not_found#1": reasonClientID,
+	v1 + "test_nodegroup.TestDelete.test_delete_nodegroup_as_admin#1": "not replayable: the test's context is a MagicMock whose all_tenants is truthy; a real admin context scopes the cluster lookup to its project (404, as ours)",
 }

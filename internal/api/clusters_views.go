@@ -88,7 +88,7 @@ func clLabelsDiff(parent, labels map[string]string) (overridden, added, skipped 
 
 // clusterView renders a cluster in the summary (detail false) or detail
 // form of the request's microversion; faults is added when non-nil.
-func clusterView(r *http.Request, cl *magnum.Cluster, ngs []magnum.NodeGroup, tmpl *magnum.ClusterTemplate, detail bool, faults map[string]string) clObject {
+func clusterView(r *http.Request, cl *magnum.Cluster, ngs []magnum.NodeGroup, tmpl *magnum.ClusterTemplate, detail bool, faults map[string]*string) clObject {
 	nodes, masters, nodeAddrs, masterAddrs := clCounts(ngs)
 	base := BaseURL(r)
 	links := []Link{MakeLink("self", base, "clusters", cl.UUID, false), MakeLink("bookmark", base, "clusters", cl.UUID, true)}
@@ -133,8 +133,9 @@ func clusterView(r *http.Request, cl *magnum.Cluster, ngs []magnum.NodeGroup, tm
 
 // clusterFaults is the faults map of GET /clusters/{id} for a failed
 // cluster: nodegroup name → status_reason of failed nodegroups; nil when
-// the cluster is not in a failed status.
-func clusterFaults(cl *magnum.Cluster, ngs []magnum.NodeGroup) map[string]string {
+// the cluster is not in a failed status. A NULL status_reason stays null,
+// as Magnum shows it.
+func clusterFaults(cl *magnum.Cluster, ngs []magnum.NodeGroup) map[string]*string {
 	if cl.Status == nil {
 		return nil
 	}
@@ -147,14 +148,10 @@ func clusterFaults(cl *magnum.Cluster, ngs []magnum.NodeGroup) map[string]string
 	if !failed {
 		return nil
 	}
-	out := map[string]string{}
+	out := map[string]*string{}
 	for _, ng := range ngs {
 		if ng.Status != nil && magnum.IsFailed(*ng.Status) {
-			reason := ""
-			if ng.StatusReason != nil {
-				reason = *ng.StatusReason
-			}
-			out[ng.Name] = reason
+			out[ng.Name] = ng.StatusReason
 		}
 	}
 	return out

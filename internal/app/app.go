@@ -365,8 +365,22 @@ func (p policyAdapter) Enforce(rule string, target, creds map[string]any) (bool,
 
 type mservices struct{ d *db.DB }
 
+// ListServices lists the magnum_service rows, without the row that holds
+// the reconciler lease: it is a lock, not a service (clients such as
+// tempest expect exactly the conductors).
 func (m mservices) ListServices(ctx context.Context) ([]magnum.MagnumService, error) {
-	return m.d.ListMagnumServices(ctx)
+	rows, err := m.d.ListMagnumServices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := rows[:0]
+	for _, r := range rows {
+		if r.Host == conductor.LockServiceHost && r.Binary == conductor.LockServiceBinary {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // Serve listens on [api]/host:port and serves until ctx is cancelled, then

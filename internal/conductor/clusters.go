@@ -795,8 +795,29 @@ func (c *Conductor) clSave(ctx context.Context, upd driver.Update, expect *magnu
 			if err != nil {
 				return clNotFound(err, upd.Cluster.UUID)
 			}
-			if clStatus(cur.Status) != *expect {
+			// Compare-and-swap on updated_at as well as on the status: a
+			// write that kept the status (the API saving the driver's
+			// cluster id, a health PATCH) must not be overwritten by a
+			// result computed from the older row.
+			if clStatus(cur.Status) != *expect || !sameTime(cur.UpdatedAt, upd.Cluster.UpdatedAt) {
 				return errStaleUpdate
+			}
+		}
+		if expect != nil {
+			for _, ng := range upd.NodeGroups {
+				if ng.ID == 0 {
+					continue
+				}
+				cur, err := tx.ForUpdate().GetNodeGroupByUUID(ctx, ng.ClusterID, ng.UUID, db.AllProjects)
+				if errors.Is(err, db.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				if !sameTime(cur.UpdatedAt, ng.UpdatedAt) {
+					return errStaleUpdate
+				}
 			}
 		}
 		if upd.Cluster != nil {
@@ -899,4 +920,12 @@ func (c *Conductor) clStoreCertificates(ctx context.Context, cl *magnum.Cluster)
 		row.EtcdCACertRef, row.FrontProxyCACertRef = cl.EtcdCACertRef, cl.FrontProxyCACertRef
 		return tx.UpdateCluster(ctx, row, "ca_cert_ref", "magnum_cert_ref", "etcd_ca_cert_ref", "front_proxy_ca_cert_ref")
 	})
+}
+
+// sameTime reports whether two nullable timestamps are equal.
+func sameTime(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Equal(*b)
 }

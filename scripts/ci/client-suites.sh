@@ -7,8 +7,9 @@
 #   eval "$(scripts/ci/client-suites.sh)"  # tempest plugin + openstacksdk
 #
 # - venv: ${OKM_CACHE:-$HOME/.cache/openkeel-magnum}/venv-client-suites,
-#   pinned by scripts/ci/client-suites-constraints.txt plus the versions
-#   below; reinstalled only when the pins change.
+#   pinned by the versions below plus scripts/ci/client-suites-constraints.txt
+#   (every transitive dependency, from `pip freeze` of a working venv);
+#   reinstalled only when the pins change.
 # - OPENKEEL_TEST_GOPHERCLOUD=1 enables the gophercloud acceptance tests,
 #   which need only Go and the module cache.
 #
@@ -42,7 +43,9 @@ pick_python() {
 }
 
 PIN="tempest==$TEMPEST_VERSION magnum-tempest-plugin==$PLUGIN_VERSION openstacksdk==$SDK_VERSION"
-PIN_HASH=$( { echo "$PIN"; cat "$HERE/client-suites-constraints.txt"; } | sha256sum | cut -c1-16)
+# Runners and the test-only imports of openstacksdk's functional tests.
+EXTRAS="stestr pytest oslotest fixtures testscenarios requests-mock"
+PIN_HASH=$( { echo "$PIN $EXTRAS"; cat "$HERE/client-suites-constraints.txt"; } | sha256sum | cut -c1-16)
 if [[ "$(cat "$VENV/.okm-installed" 2>/dev/null)" != "$PIN_HASH" ]]; then
   if [[ ! -x $VENV/bin/python ]]; then
     PY=$(pick_python) || { log "FAILED: no Python >= 3.10 with venv"; exit 1; }
@@ -52,7 +55,7 @@ if [[ "$(cat "$VENV/.okm-installed" 2>/dev/null)" != "$PIN_HASH" ]]; then
   log "installing $PIN into $VENV (a few minutes)"
   # shellcheck disable=SC2086
   if ! "$VENV/bin/pip" install -q --disable-pip-version-check -c "$HERE/client-suites-constraints.txt" \
-    $PIN stestr pytest >>"$LOG" 2>&1; then
+    $PIN $EXTRAS >>"$LOG" 2>&1; then
     log "FAILED: pip install (last lines of $LOG follow)"
     tail -n 30 "$LOG" >&2
     exit 1

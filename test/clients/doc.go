@@ -17,4 +17,15 @@
 // in a region of its own (okm-clients) that point at them. When a client
 // check fails, the HTTP exchanges the client had with the service are
 // printed.
+//
+// Run everything (about 12 minutes, most of it the reconciler's 10 s poll):
+//
+//	eval "$(scripts/ci/keystone.sh)"
+//	eval "$(scripts/ci/openstack-cli.sh)"
+//	eval "$(scripts/ci/client-suites.sh)"
+//	go test ./test/clients -v -count=1 -timeout 30m
+//
+// The tests of one process share the okm-clients region, so they run one
+// after the other (no t.Parallel); two `go test ./test/clients` processes
+// must not run at the same time against the same Keystone.
 package clients

@@ -298,6 +298,68 @@ func TestGophercloudClusters(t *testing.T) {
 		}
 		waitGC(t, "cluster", 2*time.Minute, getStatus, "UPDATE_COMPLETE")
 	})
+	step(t, s, "health PATCH with a Python-literal reason keeps *_COMPLETE (magnum-auto-healer)", func(t *testing.T) {
+		latest := gcClient(t, s, "demo", "latest")
+		_, err := clusters.Update(ctx(t), latest, clusterID, []clusters.UpdateOptsBuilder{
+			clusters.UpdateOpts{Op: clusters.ReplaceOp, Path: "/health_status", Value: "UNHEALTHY"},
+			clusters.UpdateOpts{Op: clusters.ReplaceOp, Path: "/health_status_reason", Value: "{'api': 'ok', 'node-0.Ready': 'False'}"},
+		}).Extract()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl, err := clusters.Get(ctx(t), latest, clusterID).Extract()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cl.HealthStatus != "UNHEALTHY" || cl.HealthStatusReason["node-0.Ready"] != "False" {
+			t.Errorf("health: %s %v", cl.HealthStatus, cl.HealthStatusReason)
+		}
+		if !strings.HasSuffix(cl.Status, "_COMPLETE") {
+			t.Errorf("status after a health-only PATCH: %s", cl.Status)
+		}
+	})
+	step(t, s, "template labels PATCH with a Python-literal dict (Terraform)", func(t *testing.T) {
+		ct, err := clustertemplates.Update(ctx(t), c11, ct2ID, []clustertemplates.UpdateOptsBuilder{
+			clustertemplates.UpdateOpts{Op: clustertemplates.ReplaceOp, Path: "/labels", Value: "{'kube_tag': 'v1.31.1', 'tf': 'yes'}"},
+		}).Extract()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ct.Labels["tf"] != "yes" || ct.Labels["kube_tag"] != "v1.31.1" || len(ct.Labels) != 2 {
+			t.Errorf("labels %v", ct.Labels)
+		}
+	})
+	step(t, s, "non-string label values still decode as a string map", func(t *testing.T) {
+		// A Python client may send int/bool label values; Go clients decode
+		// labels as map[string]string (clients.md § 11.4).
+		tok := s.id.token(t, "demo", "demo")
+		var created struct {
+			UUID string `json:"uuid"`
+		}
+		code, _ := s.api(t, tok, http.MethodPost, "/v1/clusters", "", map[string]any{
+			"name": "gc-typed", "cluster_template_id": ctID, "node_count": 1, "master_count": 1,
+			"labels": map[string]any{"int": 3, "bool": true, "str": "s"},
+		}, &created)
+		if code != http.StatusAccepted {
+			t.Fatalf("POST with typed labels: %d", code)
+		}
+		cl, err := clusters.Get(ctx(t), c11, created.UUID).Extract()
+		if err != nil {
+			t.Errorf("gophercloud cannot decode the cluster: %v", err)
+		} else if cl.Labels["str"] != "s" || cl.Labels["int"] == "" {
+			t.Errorf("labels %v", cl.Labels)
+		}
+		waitGC(t, "typed cluster", 2*time.Minute, func() (string, error) {
+			c, err := clusters.Get(context.Background(), c11, created.UUID).Extract()
+			if err != nil {
+				return "", err
+			}
+			return c.Status, nil
+		}, "CREATE_COMPLETE")
+		if err := clusters.Delete(ctx(t), c11, created.UUID).ExtractErr(); err != nil {
+			t.Error(err)
+		}
+	})
 	step(t, s, "cluster get unknown is 404", func(t *testing.T) {
 		if _, err := clusters.Get(ctx(t), c11, "0b3c8c43-6a8e-4a0a-9a55-1d1f0b6f7a99").Extract(); !is404(err) {
 			t.Errorf("err %v", err)
@@ -322,6 +384,12 @@ func TestGophercloudClusters(t *testing.T) {
 		// The list view has no id (Magnum's summary fields).
 		if w, _ := nodegroups.ExtractNodeGroups(pages); len(w) != 1 || w[0].Role != "worker" || w[0].UUID == "" {
 			t.Errorf("workers %+v", w)
+		}
+	})
+	step(t, s, "nodegroup list with an integer marker is 400", func(t *testing.T) {
+		_, err := nodegroups.List(c19, clusterID, nodegroups.ListOpts{Marker: 5}).AllPages(ctx(t))
+		if !gophercloud.ResponseCodeIs(err, http.StatusBadRequest) {
+			t.Errorf("err %v", err)
 		}
 	})
 	step(t, s, "nodegroup get by name", func(t *testing.T) {

@@ -305,7 +305,13 @@ func (r *recorder) mark() int {
 }
 
 // since renders the exchanges recorded after mark. Tokens are never shown.
-func (r *recorder) since(mark int) string {
+func (r *recorder) since(mark int) string { return r.render(mark, false) }
+
+// failures renders the exchanges after mark that got a 4xx/5xx answer or
+// none at all (for suites whose runs are too long to print in full).
+func (r *recorder) failures(mark int) string { return r.render(mark, true) }
+
+func (r *recorder) render(mark int, onlyFailures bool) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var b strings.Builder
@@ -313,6 +319,9 @@ func (r *recorder) since(mark int) string {
 		return "(no request reached the service)\n"
 	}
 	for i, ex := range r.log[mark:] {
+		if onlyFailures && ex.Err == nil && ex.Status < 400 {
+			continue
+		}
 		fmt.Fprintf(&b, "--- #%d %s %s\n", mark+i, ex.Method, ex.URL)
 		writeHeaders(&b, ex.ReqHeader)
 		if len(ex.ReqBody) > 0 {
@@ -366,6 +375,8 @@ func newOpenStackFront(t *testing.T) *openstackFront {
 		Images: []osfake.Image{
 			{ID: imageID, Name: imageName, OSDistro: "ubuntu", Properties: map[string]string{"kube_version": "v1.30.2"}},
 			{ID: "7d0f0c5b-5a1d-4b8e-9d7e-2f6a8b9c0d11", Name: "no-distro"},
+			// The image name openstacksdk's functional test_coe hard-codes.
+			{ID: "b1e5c0de-24a4-4e35-8a4f-1d0f0c5b6a02", Name: "ubuntu-24.04-v1.35.4", OSDistro: "ubuntu"},
 		},
 		Flavors: []osfake.Flavor{
 			{ID: "1", Name: flavorSmall, VCPUs: 1, RAM: 2048, Disk: 20},
@@ -388,6 +399,9 @@ func newOpenStackFront(t *testing.T) *openstackFront {
 			f.serveKeypairs(w, r, strings.Trim(rest, "/"))
 			return
 		}
+		if f.serveVersions(w, r) {
+			return
+		}
 		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
@@ -398,6 +412,31 @@ func newOpenStackFront(t *testing.T) *openstackFront {
 // endpoint is the catalog URL of service ("image", "compute", "network").
 func (f *openstackFront) endpoint(service string) string {
 	return f.URL + strings.TrimPrefix(f.fake.Endpoint(service, "public"), f.fake.URL)
+}
+
+// serveVersions answers the version discovery keystoneauth does on the
+// catalog URLs (openstacksdk): the unversioned Glance and Neutron roots and
+// the Nova v2.1 root.
+func (f *openstackFront) serveVersions(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodGet {
+		return false
+	}
+	link := func(p string) []any { return []any{map[string]any{"rel": "self", "href": f.URL + p}} }
+	switch strings.TrimRight(r.URL.Path, "/") {
+	case "/image":
+		writeJSONResponse(w, 300, map[string]any{"versions": []any{
+			map[string]any{"id": "v2.16", "status": "CURRENT", "links": link("/image/v2/")}}})
+	case "/network":
+		writeJSONResponse(w, 200, map[string]any{"versions": []any{
+			map[string]any{"id": "v2.0", "status": "CURRENT", "links": link("/network/v2.0/")}}})
+	case "/compute/v2.1":
+		writeJSONResponse(w, 200, map[string]any{"version": map[string]any{
+			"id": "v2.1", "status": "CURRENT", "version": "2.96", "min_version": "2.1",
+			"updated": "2013-07-23T11:33:21Z", "links": link("/compute/v2.1/")}})
+	default:
+		return false
+	}
+	return true
 }
 
 func (f *openstackFront) serveKeypairs(w http.ResponseWriter, r *http.Request, name string) {
@@ -411,6 +450,9 @@ func (f *openstackFront) serveKeypairs(w http.ResponseWriter, r *http.Request, n
 	notFound := func() {
 		writeJSONResponse(w, 404, map[string]any{"itemNotFound": map[string]any{"code": 404, "message": "Keypair " + name + " not found for user fake-user"}})
 	}
+	// Nova keypairs belong to a user; the double treats every writer as a
+	// new user (as tempest's dynamic credentials are): DELETE finds nothing
+	// and POST always creates. Reads see every keypair created so far.
 	switch {
 	case r.Method == http.MethodGet && name == "":
 		var list []any
@@ -435,28 +477,18 @@ func (f *openstackFront) serveKeypairs(w http.ResponseWriter, r *http.Request, n
 			writeJSONResponse(w, 400, map[string]any{"badRequest": map[string]any{"code": 400, "message": "Invalid input"}})
 			return
 		}
-		if _, ok := f.keypairs[in.Keypair.Name]; ok {
-			writeJSONResponse(w, 409, map[string]any{"conflictingRequest": map[string]any{"code": 409, "message": "Key pair '" + in.Keypair.Name + "' already exists."}})
-			return
-		}
 		pk := in.Keypair.PublicKey
 		if pk == "" {
 			pk = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ generated"
 		}
 		f.keypairs[in.Keypair.Name] = pk
-		name = in.Keypair.Name
-		v := view(name)
+		out := map[string]any{"name": in.Keypair.Name, "public_key": pk, "fingerprint": "3f:4e:okm:" + in.Keypair.Name, "user_id": "fake-user"}
 		if in.Keypair.PublicKey == "" {
-			v["private_key"] = "-----BEGIN RSA PRIVATE KEY-----\nMIIEfake\n-----END RSA PRIVATE KEY-----\n"
+			out["private_key"] = "-----BEGIN RSA PRIVATE KEY-----\nMIIEfake\n-----END RSA PRIVATE KEY-----\n"
 		}
-		writeJSONResponse(w, 200, map[string]any{"keypair": v})
+		writeJSONResponse(w, 200, map[string]any{"keypair": out})
 	case r.Method == http.MethodDelete && name != "":
-		if _, ok := f.keypairs[name]; !ok {
-			notFound()
-			return
-		}
-		delete(f.keypairs, name)
-		w.WriteHeader(http.StatusAccepted)
+		notFound()
 	default:
 		writeJSONResponse(w, 405, map[string]any{"error": "method not allowed"})
 	}
@@ -591,6 +623,12 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 // test ends and, for the api, waits until it answers.
 func (s *stack) startProcess(t *testing.T, bin string, out *bytes.Buffer, args ...string) {
 	t.Helper()
+	// A first argument "api-like" marks a serving subcommand other than
+	// api (all-in-one): wait for it to answer too.
+	serving := args[0] == "api"
+	if args[0] == "api-like" {
+		serving, args = true, args[1:]
+	}
 	full := append(append([]string{}, args...), "--config-file", s.conf)
 	cmd := exec.Command(bin, full...)
 	cmd.Dir = s.dir
@@ -610,7 +648,7 @@ func (s *stack) startProcess(t *testing.T, bin string, out *bytes.Buffer, args .
 			<-done
 		}
 	})
-	if args[0] != "api" {
+	if !serving {
 		return
 	}
 	deadline := time.Now().Add(60 * time.Second)

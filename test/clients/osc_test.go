@@ -39,7 +39,13 @@ type result struct {
 }
 
 func (r result) String() string {
-	return "openstack " + strings.Join(r.args, " ") + "\nexit " + strconv.Itoa(r.code) +
+	args := append([]string{}, r.args...)
+	for i := range args {
+		if i > 0 && args[i-1] == "--os-token" {
+			args[i] = "***" // never print a token
+		}
+	}
+	return "openstack " + strings.Join(args, " ") + "\nexit " + strconv.Itoa(r.code) +
 		"\nstdout:\n" + r.stdout + "\nstderr:\n" + tail(r.stderr, 4000)
 }
 
@@ -601,9 +607,12 @@ func TestOpenStackCoe(t *testing.T) {
 		ok(t, o.as(t, "admin", "coe", "quotas", "show", "--project-id", demoID, "--resource", "Cluster"), "20", demoID)
 	})
 	step(t, s, "quotas list", func(t *testing.T) {
-		// `quotas list` has no -f option: a table.
-		r := o.as(t, "admin", "coe", "quotas", "list")
-		ok(t, r, demoID, "Cluster", "20")
+		// `quotas list` has no -f option: a table. Without --all-tenants an
+		// admin sees only the quotas of its own project.
+		ok(t, o.as(t, "admin", "coe", "quotas", "list", "--all-tenants"), demoID, "Cluster", "20")
+		if r := o.as(t, "admin", "coe", "quotas", "list"); r.code != 0 || strings.Contains(r.stdout, demoID) {
+			t.Errorf("without --all-tenants:\n%s", r)
+		}
 	})
 	step(t, s, "quotas delete", func(t *testing.T) {
 		ok(t, o.as(t, "admin", "coe", "quotas", "delete", "--project-id", demoID, "--resource", "Cluster"),
@@ -633,6 +642,15 @@ func TestOpenStackCoe(t *testing.T) {
 		if jsonOut(t, o.withEnv(t, nil, "--os-auth-type", "admin_token", "--os-token", tok, "--os-endpoint", s.Endpoint,
 			"coe", "cluster", "list", "-f", "json"), &rows) && len(rows) != 1 {
 			t.Errorf("rows %v", rows)
+		}
+	})
+	step(t, s, "an endpoint without /v1 sends unprefixed paths", func(t *testing.T) {
+		tok := s.id.token(t, "demo", "demo")
+		mark := s.rec.mark()
+		ok(t, o.withEnv(t, nil, "--os-auth-type", "admin_token", "--os-token", tok, "--os-endpoint", s.URL,
+			"coe", "cluster", "show", "okm-c"), clusterUUID)
+		if got := s.rec.since(mark); !strings.Contains(got, "GET /clusters/okm-c") {
+			t.Errorf("the client did not send the unprefixed path:\n%s", got)
 		}
 	})
 	step(t, s, "token auth through the catalog", func(t *testing.T) {

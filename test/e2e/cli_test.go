@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -246,5 +248,22 @@ func checkKubeconfig(t *testing.T, dir, caPEM string) {
 	subject := strings.ReplaceAll(string(out), " ", "")
 	if !strings.Contains(subject, "CN=admin") || !strings.Contains(subject, "O=system:masters") {
 		t.Errorf("client certificate subject %q, want CN=admin, O=system:masters", out)
+	}
+	// The client's CSR requests no extension; Magnum's signer then adds only
+	// a subjectKeyIdentifier (no key usage, no extended key usage).
+	block, _ := pem.Decode(certPEM)
+	if block == nil {
+		t.Fatalf("client certificate is not PEM:\n%s", certPEM)
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cert.Extensions) != 1 || len(cert.SubjectKeyId) == 0 || cert.KeyUsage != 0 || len(cert.ExtKeyUsage) != 0 {
+		t.Errorf("client certificate extensions: %d (key usage %v, ext key usage %v, ski %x), want only a subjectKeyIdentifier",
+			len(cert.Extensions), cert.KeyUsage, cert.ExtKeyUsage, cert.SubjectKeyId)
+	}
+	if days := cert.NotAfter.Sub(cert.NotBefore).Hours() / 24; days < 1825 || days > 1827 {
+		t.Errorf("client certificate validity %.1f days, want term_of_validity (1825) + 1", days)
 	}
 }

@@ -46,6 +46,9 @@ const (
 	// StoreLocal is Magnum's file-system store, documented by Magnum as
 	// unfit for production. Not supported.
 	StoreLocal = "local"
+	// StoreKubernetes keeps each certificate as a Secret in the management
+	// namespace of the Cluster API driver.
+	StoreKubernetes = "kubernetes"
 )
 
 // ResolveStoreType decides which store serves [certificates]/
@@ -55,7 +58,7 @@ const (
 // Magnum's default is barbican. When the option is not set, the database
 // store (x509keypair) is used instead and warning explains it; an explicit
 // barbican or local, or an unknown value, is an error naming the option
-// and the supported value.
+// and the supported values.
 func ResolveStoreType(value string, set bool) (storeType, warning string, err error) {
 	if !set {
 		return StoreX509KeyPair, "[certificates]/cert_manager_type is not set: Magnum's default (barbican) is " +
@@ -63,19 +66,20 @@ func ResolveStoreType(value string, set bool) (storeType, warning string, err er
 			"cert_manager_type = x509keypair to silence this warning", nil
 	}
 	switch value {
-	case StoreX509KeyPair:
-		return StoreX509KeyPair, "", nil
+	case StoreX509KeyPair, StoreKubernetes:
+		return value, "", nil
 	case StoreBarbican:
 		return "", "", errors.New("[certificates]/cert_manager_type = barbican is not supported: set it to " +
-			"x509keypair (cluster certificates in the x509keypair table of the database); the Kubernetes " +
-			"Secret store will come with the Cluster API driver")
+			"x509keypair (cluster certificates in the x509keypair table of the database) or kubernetes " +
+			"(cluster certificates as Secrets in the management namespace of the Cluster API driver)")
 	case StoreLocal:
 		return "", "", errors.New("[certificates]/cert_manager_type = local is not supported (it keeps keys in " +
 			"files of one host): set it to x509keypair (cluster certificates in the x509keypair table of the " +
-			"database)")
+			"database) or kubernetes (cluster certificates as Secrets in the management namespace of the " +
+			"Cluster API driver)")
 	}
 	return "", "", fmt.Errorf("[certificates]/cert_manager_type = %q is not a known certificate store: "+
-		"the supported value is x509keypair", value)
+		"the supported values are x509keypair and kubernetes", value)
 }
 
 // KeyPairRow is one row of Magnum's x509keypair table as the x509keypair

@@ -91,14 +91,16 @@ func TestResolveStoreType(t *testing.T) {
 	}{
 		{value: "barbican", set: false, want: StoreX509KeyPair, warn: true},
 		{value: "x509keypair", set: true, want: StoreX509KeyPair},
+		{value: "kubernetes", set: true, want: StoreKubernetes},
 		{value: "barbican", set: true, errPart: "cert_manager_type = barbican is not supported"},
 		{value: "local", set: true, errPart: "cert_manager_type = local is not supported"},
 		{value: "vault", set: true, errPart: `"vault" is not a known certificate store`},
 	} {
 		got, warn, err := ResolveStoreType(tc.value, tc.set)
 		if tc.errPart != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.errPart) || !strings.Contains(err.Error(), "x509keypair") {
-				t.Errorf("%q set=%t: err = %v, want one containing %q and naming x509keypair", tc.value, tc.set, err, tc.errPart)
+			if err == nil || !strings.Contains(err.Error(), tc.errPart) || !strings.Contains(err.Error(), "x509keypair") ||
+				!strings.Contains(err.Error(), "kubernetes") {
+				t.Errorf("%q set=%t: err = %v, want one containing %q and naming x509keypair and kubernetes", tc.value, tc.set, err, tc.errPart)
 			}
 			continue
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/openkeel/openkeel-magnum/internal/config"
 	"github.com/openkeel/openkeel-magnum/internal/db"
 	"github.com/openkeel/openkeel-magnum/internal/driver"
+	"github.com/openkeel/openkeel-magnum/internal/driver/capi"
 	"github.com/openkeel/openkeel-magnum/internal/magnum"
 	"github.com/openkeel/openkeel-magnum/internal/openstack"
 	"github.com/openkeel/openkeel-magnum/internal/policy"
@@ -37,6 +38,9 @@ const (
 	// (SQLite file, fake driver, no Keystone) plus the background work.
 	ModeAllInOne
 )
+
+// kubeRequestTimeout bounds every request to the management cluster.
+const kubeRequestTimeout = 30 * time.Second
 
 // AllInOneDatabaseFile is the SQLite file all-in-one uses, in the working
 // directory, when [database]/connection is not set.
@@ -321,9 +325,18 @@ func NewConductor(opts *config.Options, mode Mode, d *db.DB, log *slog.Logger) (
 	if warning != "" && mode != ModeAllInOne {
 		log.Warn(warning)
 	}
-	store, err := conductor.NewCertStore(d, storeType, nil)
-	if err != nil {
-		return nil, err
+	var store certs.Store
+	if storeType == certs.StoreKubernetes {
+		kc, err := KubeClient(opts)
+		if err != nil {
+			return nil, err
+		}
+		store = capi.NewCertStore(kc, opts.CAPI.Namespace, nil)
+	} else {
+		store, err = conductor.NewCertStore(d, storeType, nil)
+		if err != nil {
+			return nil, err
+		}
 	}
 	x := certs.DefaultX509Options()
 	x.AllowCA = opts.X509.AllowCA

@@ -27,6 +27,7 @@ type Options struct {
 	Conductor                  ConductorOptions
 	Profiler                   ProfilerOptions
 	Healthcheck                HealthcheckOptions
+	CAPI                       CAPIOptions
 	GlanceClient               ClientOptions // [glance_client]
 	NovaClient                 ClientOptions // [nova_client]
 	NeutronClient              ClientOptions // [neutron_client]
@@ -284,6 +285,17 @@ type HealthcheckOptions struct {
 	Backends          []string // backends; "disable_by_file" is supported
 	Detailed          bool     // detailed
 	DisableByFilePath string   // disable_by_file_path: 503 while this file exists
+}
+
+// CAPIOptions is the [capi] group, openkeel-magnum's own: how the service
+// reaches its Cluster API management cluster.
+type CAPIOptions struct {
+	// Kubeconfig is the path of a kubeconfig file; "" means the in-cluster
+	// service account.
+	Kubeconfig string
+	// Namespace is the management namespace of clusters' objects and, with
+	// [certificates]/cert_manager_type = kubernetes, of their certificates.
+	Namespace string
 }
 
 // ClientOptions is one [<service>_client] group: how the service reaches

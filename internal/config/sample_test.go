@@ -87,6 +87,8 @@ var runtimeDefaults = map[string]string{
 // notInSample are modelled options the sample does not list, with why.
 var notInSample = map[string]string{
 	"[DEFAULT]/auth_strategy":                        "ours",
+	"[capi]/kubeconfig":                              "ours: the Cluster API management cluster",
+	"[capi]/namespace":                               "ours: the Cluster API management cluster",
 	"[oslo_middleware]/enable_proxy_headers_parsing": "http_proxy_to_wsgi namespace is not in Magnum's generator",
 	"[oslo_policy]/enforce_scope":                    "removed in oslo.policy 6; accepted with a warning",
 	"[healthcheck]/backends":                         "set in Magnum's api-paste.ini",

@@ -256,6 +256,9 @@ func (o *Options) defs() []*optDef {
 
 		opt("profiler", "enabled", kindBool, "false", &o.Profiler.Enabled).withDeprecated("profiler_enabled"),
 
+		// Ours: the Cluster API management cluster.
+		opt("capi", "kubeconfig", kindString, "", &o.CAPI.Kubeconfig),
+		opt("capi", "namespace", kindString, "magnum-system", &o.CAPI.Namespace),
 		// Magnum: etc/magnum/api-paste.ini [app:healthcheck].
 		opt("healthcheck", "backends", kindList, "disable_by_file", &o.Healthcheck.Backends),
 		opt("healthcheck", "detailed", kindBool, "false", &o.Healthcheck.Detailed),

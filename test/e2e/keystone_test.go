@@ -68,6 +68,8 @@ project_name = service
 user_domain_name = Default
 project_domain_name = Default
 token_cache_time = -1
+# Keystone is shared with the other suites of the run: allow it to be slow.
+http_connect_timeout = 60
 `, dbFile, keystone, keystone, magnumPass)
 	confFile := filepath.Join(dir, "db.conf")
 	if err := os.WriteFile(confFile, []byte(conf), 0o600); err != nil {

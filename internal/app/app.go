@@ -226,13 +226,19 @@ func findPolicyFile(name string, configFiles []string) string {
 	return name
 }
 
-// NewDrivers returns the driver registry that [drivers] selects.
-func NewDrivers(opts *config.Options) *driver.Registry {
-	return driver.Installed(driver.Selection{
+// NewDrivers returns the driver registry that [drivers] selects among the
+// installed drivers and extra (the Cluster API entry points, see
+// CAPIDrivers).
+func NewDrivers(opts *config.Options, extra ...driver.Driver) *driver.Registry {
+	sel := driver.Selection{
 		Disabled:    opts.Drivers.DisabledDrivers,
 		EnabledBeta: opts.Drivers.EnabledBetaDrivers,
 		Default:     opts.Drivers.DefaultDriver,
-	})
+	}
+	if len(extra) == 0 {
+		return driver.Installed(sel)
+	}
+	return driver.NewRegistry(sel, append(driver.Registered(), extra...)...)
 }
 
 // Service is a wired API server.
@@ -352,7 +358,7 @@ func NewConductor(opts *config.Options, mode Mode, d *db.DB, log *slog.Logger) (
 	if opts.X509.RSAKeySize > 0 {
 		x.RSAKeySize = opts.X509.RSAKeySize
 	}
-	return &conductor.Conductor{
+	cond := &conductor.Conductor{
 		DB:        d,
 		Certs:     store,
 		Drivers:   NewDrivers(opts),
@@ -365,7 +371,17 @@ func NewConductor(opts *config.Options, mode Mode, d *db.DB, log *slog.Logger) (
 			ServiceDownTime:                 time.Duration(opts.Default.ServiceDownTime) * time.Second,
 			X509:                            &x,
 		},
-	}, nil
+	}
+	// The Cluster API driver reads the clusters' CAs through the conductor,
+	// so its entry points join the registry once the conductor exists.
+	extra, err := CAPIDrivers(context.Background(), opts, cond)
+	if err != nil {
+		return nil, err
+	}
+	if len(extra) > 0 {
+		cond.Drivers = NewDrivers(opts, extra...)
+	}
+	return cond, nil
 }
 
 // policyAdapter lets the api package evaluate rules without importing
@@ -447,21 +463,7 @@ func (s *Service) StartBackground(ctx context.Context) (wait func()) {
 // that the database is closed only after them.
 func StartBackground(ctx context.Context, opts *config.Options, mode Mode, d *db.DB, cond *conductor.Conductor, log *slog.Logger) (wait func()) {
 	var wg sync.WaitGroup
-	host := opts.Default.Host
-	if host == "" {
-		host, _ = os.Hostname()
-	}
-	hb := &conductor.Heartbeat{
-		Store:    d,
-		Host:     host,
-		Binary:   "magnum-conductor",
-		Interval: heartbeatInterval(opts),
-		Log:      log,
-	}
-	if err := hb.Report(ctx); err != nil {
-		log.Warn("service heartbeat failed", "error", err)
-	}
-	wg.Go(func() { hb.Run(ctx, false) })
+	host := startHeartbeat(ctx, &wg, opts, d, log)
 
 	// Magnum polls in-progress clusters every 10 s; all-in-one, whose fake
 	// driver completes at once, polls every second so that a developer sees
@@ -499,4 +501,25 @@ func heartbeatInterval(opts *config.Options) time.Duration {
 		iv = down / 3
 	}
 	return iv
+}
+
+// startHeartbeat reports this process in magnum_service now and then
+// periodically on wg until ctx ends; it returns the host name it reports.
+func startHeartbeat(ctx context.Context, wg *sync.WaitGroup, opts *config.Options, d *db.DB, log *slog.Logger) string {
+	host := opts.Default.Host
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	hb := &conductor.Heartbeat{
+		Store:    d,
+		Host:     host,
+		Binary:   "magnum-conductor",
+		Interval: heartbeatInterval(opts),
+		Log:      log,
+	}
+	if err := hb.Report(ctx); err != nil {
+		log.Warn("service heartbeat failed", "error", err)
+	}
+	wg.Go(func() { hb.Run(ctx, false) })
+	return host
 }

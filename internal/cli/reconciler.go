@@ -16,7 +16,9 @@ func newReconcilerCommand(g *globalFlags) *cobra.Command {
 		Short: "Run the background work (magnum-conductor): status reconciliation and the service heartbeat",
 		Long: "Runs what magnum-conductor did in the background: it polls the drivers for clusters in progress,\n" +
 			"saves their statuses, removes deleted clusters, and reports this process in magnum_service.\n" +
-			"Several instances may run; one at a time reconciles (a lease in the database).",
+			"Several instances may run; one at a time reconciles (a lease in the database).\n" +
+			"With [capi]/enabled = true it watches the Cluster API objects of [capi]/namespace instead of\n" +
+			"polling, and the active instance is elected by a Lease in the management cluster.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -34,8 +36,18 @@ func newReconcilerCommand(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			wait := app.StartBackground(ctx, g.opts, app.ModeAPI, d, cond, log)
-			log.Info("reconciler running")
+			var wait func()
+			if g.opts.CAPI.Enabled {
+				// The Cluster API objects are watched: statuses follow
+				// their events; the Lease elects the active instance.
+				if wait, err = app.StartCAPIBackground(ctx, g.opts, d, cond, log); err != nil {
+					return err
+				}
+				log.Info("reconciler running", "watching", "management cluster", "namespace", g.opts.CAPI.Namespace)
+			} else {
+				wait = app.StartBackground(ctx, g.opts, app.ModeAPI, d, cond, log)
+				log.Info("reconciler running")
+			}
 			<-ctx.Done()
 			wait()
 			return nil

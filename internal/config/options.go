@@ -296,6 +296,28 @@ type CAPIOptions struct {
 	// Namespace is the management namespace of clusters' objects and, with
 	// [certificates]/cert_manager_type = kubernetes, of their certificates.
 	Namespace string
+	// Enabled turns the Cluster API driver on (its k8s_cluster_api_<os>
+	// entry points) and makes `reconciler` watch the management cluster.
+	Enabled bool
+	// LeaseNamespace holds the reconciler's leader-election Lease
+	// (Namespace when empty).
+	LeaseNamespace string
+	// LeaseDuration, RenewDeadline and RetryPeriod tune leader election,
+	// in seconds.
+	LeaseDuration int
+	RenewDeadline int
+	RetryPeriod   int
+	// ResyncInterval is the period, in seconds, of the pass over the
+	// clusters in progress in the database.
+	ResyncInterval int
+	// RequestTimeout bounds each call to the management cluster, seconds.
+	RequestTimeout int
+	// UpdateGrace is how long, in seconds, a topology may fail to
+	// reconcile before an update is UPDATE_FAILED.
+	UpdateGrace int
+	// AppCredentialRoles are the roles of a cluster's application
+	// credential, among those the user has.
+	AppCredentialRoles []string
 }
 
 // ClientOptions is one [<service>_client] group: how the service reaches

@@ -259,6 +259,15 @@ func (o *Options) defs() []*optDef {
 		// Ours: the Cluster API management cluster.
 		opt("capi", "kubeconfig", kindString, "", &o.CAPI.Kubeconfig),
 		opt("capi", "namespace", kindString, "magnum-system", &o.CAPI.Namespace),
+		opt("capi", "enabled", kindBool, "false", &o.CAPI.Enabled),
+		opt("capi", "lease_namespace", kindString, "", &o.CAPI.LeaseNamespace),
+		opt("capi", "lease_duration", kindInt, "15", &o.CAPI.LeaseDuration).withMin(1),
+		opt("capi", "renew_deadline", kindInt, "10", &o.CAPI.RenewDeadline).withMin(1),
+		opt("capi", "retry_period", kindInt, "2", &o.CAPI.RetryPeriod).withMin(1),
+		opt("capi", "resync_interval", kindInt, "10", &o.CAPI.ResyncInterval).withMin(1),
+		opt("capi", "request_timeout", kindInt, "30", &o.CAPI.RequestTimeout).withMin(1),
+		opt("capi", "update_grace", kindInt, "600", &o.CAPI.UpdateGrace).withMin(1),
+		opt("capi", "app_credential_roles", kindList, "member,load-balancer_member", &o.CAPI.AppCredentialRoles),
 		// Magnum: etc/magnum/api-paste.ini [app:healthcheck].
 		opt("healthcheck", "backends", kindList, "disable_by_file", &o.Healthcheck.Backends),
 		opt("healthcheck", "detailed", kindBool, "false", &o.Healthcheck.Detailed),

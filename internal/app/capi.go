@@ -1,0 +1,264 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/openkeel/openkeel-magnum/internal/certs"
+	"github.com/openkeel/openkeel-magnum/internal/conductor"
+	"github.com/openkeel/openkeel-magnum/internal/config"
+	"github.com/openkeel/openkeel-magnum/internal/db"
+	"github.com/openkeel/openkeel-magnum/internal/driver"
+	"github.com/openkeel/openkeel-magnum/internal/driver/capi"
+	"github.com/openkeel/openkeel-magnum/internal/magnum"
+	"github.com/openkeel/openkeel-magnum/internal/openstack"
+	"github.com/openkeel/openkeel-magnum/internal/reconcile"
+)
+
+// CAPIDrivers returns the Cluster API driver's entry points
+// (k8s_cluster_api_ubuntu, …) when [capi]/enabled is true, nil otherwise.
+// The driver reaches the management cluster of [capi], reads the clusters'
+// CAs through cond, and creates application credentials and server groups
+// with the user's token, deleting them later with the service credentials
+// of [keystone_authtoken]. Nothing is contacted here: errors are
+// configuration errors, on one line.
+func CAPIDrivers(ctx context.Context, opts *config.Options, cond *conductor.Conductor) ([]driver.Driver, error) {
+	_ = ctx // nothing is contacted while building
+	if !opts.CAPI.Enabled {
+		return nil, nil
+	}
+	if cond == nil {
+		return nil, errors.New("[capi]: the Cluster API driver needs a conductor")
+	}
+	kc, err := KubeClient(opts)
+	if err != nil {
+		return nil, oneLine(err)
+	}
+	ka := opts.KeystoneAuthtoken
+	authURL := ka.WWWAuthenticateURI
+	if authURL == "" {
+		authURL = ka.AuthURL
+	}
+	if authURL == "" {
+		return nil, errors.New("[capi]/enabled needs [keystone_authtoken]/www_authenticate_uri or auth_url (the Keystone URL of application credentials)")
+	}
+	cloud := capi.CloudConfig{AuthURL: authURL, RegionName: ka.RegionName, Insecure: ka.Insecure}
+	if ka.CAFile != "" {
+		pem, err := os.ReadFile(ka.CAFile)
+		if err != nil {
+			return nil, oneLine(fmt.Errorf("[keystone_authtoken]/cafile: %w", err))
+		}
+		cloud.CACert = string(pem)
+	}
+	var svc *openstack.ServiceAuth
+	if ka.AuthURL != "" && ka.Username != "" {
+		svc = &openstack.ServiceAuth{
+			AuthURL:           ka.AuthURL,
+			Username:          ka.Username,
+			Password:          ka.Password,
+			UserDomainName:    orDefault(ka.UserDomainName, "Default"),
+			ProjectName:       ka.ProjectName,
+			ProjectDomainName: orDefault(ka.ProjectDomainName, "Default"),
+			RegionName:        ka.RegionName,
+			Interface:         ka.Interface,
+		}
+	}
+	session := openstack.SessionOptions{CAFile: ka.CAFile, CertFile: ka.CertFile, KeyFile: ka.KeyFile, Insecure: ka.Insecure}
+	if ka.HTTPConnectTimeout > 0 {
+		session.Timeout = time.Duration(ka.HTTPConnectTimeout) * time.Second
+	}
+	roles := opts.CAPI.AppCredentialRoles
+	if len(roles) == 0 {
+		roles = nil // the store's default
+	}
+	ac, err := openstack.NewAppCredentials(openstack.AppCredentialOptions{
+		AuthURL: authURL, Roles: roles, Service: svc, SessionOptions: session,
+	})
+	if err != nil {
+		return nil, oneLine(fmt.Errorf("[capi] application credentials: %w", err))
+	}
+	sg, err := openstack.NewServerGroups(openstack.ServerGroupOptions{
+		Nova:           openstack.ServiceOptions{RegionName: opts.NovaClient.RegionName, EndpointType: opts.NovaClient.EndpointType},
+		Service:        svc,
+		SessionOptions: session,
+	})
+	if err != nil {
+		return nil, oneLine(fmt.Errorf("[capi] server groups: %w", err))
+	}
+	drv := capi.New(capi.Options{
+		Client:                kc,
+		Namespace:             opts.CAPI.Namespace,
+		CAs:                   conductorCAs(cond),
+		AppCredentials:        appCredentials{ac},
+		ServerGroups:          serverGroups{sg},
+		Cloud:                 cloud,
+		DefaultBootVolumeSize: int64(opts.Cinder.DefaultBootVolumeSize),
+		DefaultBootVolumeType: opts.Cinder.DefaultBootVolumeType,
+		UpdateGrace:           seconds(opts.CAPI.UpdateGrace),
+		Timeout:               seconds(opts.CAPI.RequestTimeout),
+	})
+	return drv.EntryPoints(), nil
+}
+
+// conductorCAs reads a cluster's CAs and admin certificate from the
+// conductor's certificate store, keyed as the driver expects.
+func conductorCAs(cond *conductor.Conductor) func(context.Context, magnum.Cluster) (map[string]certs.KeyPair, error) {
+	return func(ctx context.Context, cl magnum.Cluster) (map[string]certs.KeyPair, error) {
+		cc, err := cond.ClusterKeyPairs(ctx, &cl)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]certs.KeyPair{
+			capi.CAKeyKubernetes: *cc.Kubernetes,
+			capi.CAKeyEtcd:       *cc.Etcd,
+			capi.CAKeyFrontProxy: *cc.FrontProxy,
+			capi.CAKeyAdmin:      *cc.Client,
+		}, nil
+	}
+}
+
+// caller turns the driver's credentials into the stores' caller: the
+// periodic poll (Admin, no token) uses the service credentials.
+func caller(c driver.Credentials) openstack.Caller {
+	return openstack.Caller{
+		Token:          c.AuthToken,
+		UserID:         c.UserID,
+		ProjectID:      c.ProjectID,
+		ServiceCatalog: c.ServiceCatalog,
+		Service:        c.Admin || c.AuthToken == "",
+	}
+}
+
+// appCredentials adapts openstack.AppCredentials to capi.AppCredentialStore.
+type appCredentials struct{ s *openstack.AppCredentials }
+
+func (a appCredentials) Create(ctx context.Context, cred driver.Credentials, name, description string) (capi.AppCredential, error) {
+	c, err := a.s.Create(ctx, caller(cred), name, description)
+	if err != nil {
+		return capi.AppCredential{}, err
+	}
+	return capi.AppCredential{ID: c.ID, Secret: c.Secret, Name: c.Name, UserID: c.UserID}, nil
+}
+
+func (a appCredentials) Delete(ctx context.Context, userID, id string) error {
+	return a.s.Delete(ctx, userID, id)
+}
+
+// serverGroups adapts openstack.ServerGroups to capi.ServerGroups.
+type serverGroups struct{ g *openstack.ServerGroups }
+
+func (s serverGroups) Ensure(ctx context.Context, cred driver.Credentials, name, policy string) (string, error) {
+	return s.g.Ensure(ctx, caller(cred), name, policy)
+}
+
+func (s serverGroups) Delete(ctx context.Context, cred driver.Credentials, name string) error {
+	return s.g.Delete(ctx, caller(cred), name)
+}
+
+// KubeRESTConfig returns the connection to the management cluster that
+// [capi]/kubeconfig names (the in-cluster service account when empty),
+// with [capi]/request_timeout.
+func KubeRESTConfig(opts *config.Options) (*rest.Config, error) {
+	var (
+		cfg *rest.Config
+		err error
+	)
+	if opts.CAPI.Kubeconfig == "" {
+		cfg, err = rest.InClusterConfig()
+	} else {
+		cfg, err = clientcmd.BuildConfigFromFlags("", opts.CAPI.Kubeconfig)
+	}
+	if err != nil {
+		return nil, oneLine(fmt.Errorf("[capi]/kubeconfig: %w", err))
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = seconds(opts.CAPI.RequestTimeout)
+		if cfg.Timeout == 0 {
+			cfg.Timeout = kubeRequestTimeout
+		}
+	}
+	return cfg, nil
+}
+
+// NewCAPIReconciler builds the watch reconciler of the [capi] management
+// cluster for cond; it starts nothing.
+func NewCAPIReconciler(opts *config.Options, cond *conductor.Conductor, log *slog.Logger) (*reconcile.CAPI, error) {
+	cfg, err := KubeRESTConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	r, err := reconcile.NewCAPI(reconcile.CAPIOptions{
+		Conductor:      cond,
+		Config:         cfg,
+		Namespace:      opts.CAPI.Namespace,
+		LeaseNamespace: opts.CAPI.LeaseNamespace,
+		LeaseDuration:  seconds(opts.CAPI.LeaseDuration),
+		RenewDeadline:  seconds(opts.CAPI.RenewDeadline),
+		RetryPeriod:    seconds(opts.CAPI.RetryPeriod),
+		ResyncPeriod:   seconds(opts.CAPI.ResyncInterval),
+		Holder:         holder(opts),
+		Log:            log,
+		OnDeleted: func(ctx context.Context, cl magnum.Cluster) error {
+			return cond.DeleteClusterCertificates(ctx, &cl)
+		},
+	})
+	if err != nil {
+		return nil, oneLine(fmt.Errorf("[capi] reconciler: %w", err))
+	}
+	return r, nil
+}
+
+// StartCAPIBackground is StartBackground with the watch reconciler of the
+// management cluster (one active instance at a time, by the Lease) in
+// place of the database-polling one. The returned function waits until
+// the heartbeat and the reconciler have stopped (after ctx ends).
+func StartCAPIBackground(ctx context.Context, opts *config.Options, d *db.DB, cond *conductor.Conductor, log *slog.Logger) (wait func(), err error) {
+	r, err := NewCAPIReconciler(opts, cond, log)
+	if err != nil {
+		return nil, err
+	}
+	var wg sync.WaitGroup
+	startHeartbeat(ctx, &wg, opts, d, log)
+	wg.Go(func() {
+		if err := r.Start(ctx); err != nil && ctx.Err() == nil {
+			log.Error("reconciler stopped", "error", err)
+		}
+	})
+	return wg.Wait, nil
+}
+
+func holder(opts *config.Options) string {
+	host := opts.Default.Host
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	return host + "/" + strconv.Itoa(os.Getpid())
+}
+
+func seconds(n int) time.Duration { return time.Duration(n) * time.Second }
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// oneLine folds a multi-line error onto one line.
+func oneLine(err error) error {
+	msg := err.Error()
+	if !strings.ContainsAny(msg, "\r\n") {
+		return err
+	}
+	return errors.New(strings.Join(strings.Fields(msg), " "))
+}

@@ -2,14 +2,8 @@ package api
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"math/big"
 	"regexp"
-	"strconv"
-	"strings"
 
 	"github.com/openkeel/openkeel-magnum/internal/api/jsonpatch"
 	"github.com/openkeel/openkeel-magnum/internal/magnum"
@@ -154,7 +148,7 @@ func clDecodeBody(raw []byte, arg string, attrs []clAttr) (clBody, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, magnum.MissingArgument(arg)
 	}
-	doc, err := clDecodeOrdered(raw)
+	doc, err := jsonpatch.DecodeOrdered(raw)
 	if err != nil {
 		return nil, magnum.InvalidJSONBody()
 	}
@@ -188,7 +182,7 @@ func clDecodeBody(raw []byte, arg string, attrs []clAttr) (clBody, error) {
 			}
 			continue
 		}
-		cv, err := clConvert(arg, obj, a, clPlain(v))
+		cv, err := clConvert(arg, obj, a, jsonpatch.Plain(v))
 		if err != nil {
 			return nil, err
 		}
@@ -284,109 +278,4 @@ func clConvert(arg string, body any, a clAttr, v any) (any, error) {
 		return out, nil
 	}
 	return v, nil
-}
-
-// clPlain turns ordered dicts into Go maps (values of attributes).
-func clPlain(v any) any {
-	switch x := v.(type) {
-	case *jsonpatch.Dict:
-		m := make(map[string]any, len(x.Keys))
-		for i, k := range x.Keys {
-			m[k.(string)] = clPlain(x.Values[i])
-		}
-		return m
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = clPlain(e)
-		}
-		return out
-	}
-	return v
-}
-
-// clDecodeOrdered decodes JSON keeping object key order (*jsonpatch.Dict)
-// and Python's number types (int64 or *big.Int, float64).
-func clDecodeOrdered(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	v, err := clDecodeValue(dec)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("trailing data")
-	}
-	return v, nil
-}
-
-func clDecodeValue(dec *json.Decoder) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			d := &jsonpatch.Dict{}
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				k, _ := kt.(string)
-				v, err := clDecodeValue(dec)
-				if err != nil {
-					return nil, err
-				}
-				if _, dup := d.Get(k); dup {
-					for i, x := range d.Keys {
-						if x.(string) == k {
-							d.Values[i] = v
-						}
-					}
-					continue
-				}
-				d.Keys = append(d.Keys, k)
-				d.Values = append(d.Values, v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
-			return d, nil
-		case '[':
-			l := []any{}
-			for dec.More() {
-				v, err := clDecodeValue(dec)
-				if err != nil {
-					return nil, err
-				}
-				l = append(l, v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
-			return l, nil
-		}
-		return nil, errors.New("unexpected delimiter")
-	case json.Number:
-		s := t.String()
-		if strings.ContainsAny(s, ".eE") {
-			f, err := strconv.ParseFloat(s, 64)
-			if err != nil && !errors.Is(err, strconv.ErrRange) {
-				return nil, err
-			}
-			return f, nil
-		}
-		b, ok := new(big.Int).SetString(s, 10)
-		if !ok {
-			return nil, errors.New("bad number")
-		}
-		if b.IsInt64() {
-			return b.Int64(), nil
-		}
-		return b, nil
-	}
-	return tok, nil
 }

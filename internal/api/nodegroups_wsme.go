@@ -1,15 +1,9 @@
 package api
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
-	"math/big"
 	"net/http"
 	"regexp"
 	"strconv"
-	"strings"
 
 	"github.com/openkeel/openkeel-magnum/internal/api/jsonpatch"
 	"github.com/openkeel/openkeel-magnum/internal/magnum"
@@ -31,7 +25,7 @@ func readWSBody(r *http.Request, arg string) (*wsBody, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := wsDecode(raw)
+	v, err := jsonpatch.DecodeOrdered(raw)
 	if err != nil {
 		return nil, magnum.InvalidJSONBody()
 	}
@@ -232,7 +226,7 @@ func (b *wsBody) optLabels(name string) (map[string]string, error) {
 	if v == nil {
 		return nil, nil
 	}
-	return magnum.ValidateLabels(b.arg, b.dict, ngPlainJSON(v))
+	return magnum.ValidateLabels(b.arg, b.dict, jsonpatch.Plain(v))
 }
 
 // optTaints converts a node_taints attribute ([{text: text}]).
@@ -241,113 +235,7 @@ func (b *wsBody) optTaints(name string) ([]map[string]string, error) {
 	if v == nil {
 		return nil, nil
 	}
-	return magnum.ValidateTaintsInput(b.arg, b.dict, ngPlainJSON(v))
-}
-
-// ngPlainJSON turns ordered dicts back into Go maps (for validators that
-// take plain JSON values).
-func ngPlainJSON(v any) any {
-	switch x := v.(type) {
-	case *jsonpatch.Dict:
-		m := make(map[string]any, len(x.Keys))
-		for i, k := range x.Keys {
-			m[k.(string)] = ngPlainJSON(x.Values[i])
-		}
-		return m
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = ngPlainJSON(e)
-		}
-		return out
-	}
-	return v
-}
-
-// wsDecode decodes JSON keeping object key order (*jsonpatch.Dict) and
-// Python's number types.
-func wsDecode(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	v, err := wsDecodeValue(dec)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("trailing data")
-	}
-	return v, nil
-}
-
-func wsDecodeValue(dec *json.Decoder) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			d := &jsonpatch.Dict{}
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				k, _ := kt.(string)
-				v, err := wsDecodeValue(dec)
-				if err != nil {
-					return nil, err
-				}
-				replaced := false
-				for i, x := range d.Keys {
-					if x == k {
-						d.Values[i], replaced = v, true
-					}
-				}
-				if !replaced {
-					d.Keys = append(d.Keys, k)
-					d.Values = append(d.Values, v)
-				}
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
-			return d, nil
-		case '[':
-			l := []any{}
-			for dec.More() {
-				v, err := wsDecodeValue(dec)
-				if err != nil {
-					return nil, err
-				}
-				l = append(l, v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
-			return l, nil
-		}
-		return nil, errors.New("unexpected delimiter")
-	case json.Number:
-		s := t.String()
-		if strings.ContainsAny(s, ".eE") {
-			f, err := strconv.ParseFloat(s, 64)
-			if err != nil && !errors.Is(err, strconv.ErrRange) {
-				return nil, err
-			}
-			return f, nil
-		}
-		n, ok := new(big.Int).SetString(s, 10)
-		if !ok {
-			return nil, errors.New("bad number")
-		}
-		if n.IsInt64() {
-			return n.Int64(), nil
-		}
-		return n, nil
-	}
-	return tok, nil
+	return magnum.ValidateTaintsInput(b.arg, b.dict, jsonpatch.Plain(v))
 }
 
 // ngPageOptions reads and checks marker, limit, sort_key and sort_dir as

@@ -736,8 +736,34 @@ func Taints(field string, v any) ([]map[string]string, error) {
 	return out, nil
 }
 
-// decodeOrdered decodes JSON keeping object key order (*Dict) and Python's
-// number types (int64/*big.Int for integers, float64 otherwise).
+// DecodeOrdered decodes JSON keeping object key order (*Dict) and Python's
+// number types (int64/*big.Int for integers, float64 otherwise); a
+// duplicate key keeps its first position and its last value, as Python's
+// json does. Request bodies are decoded with it.
+func DecodeOrdered(data []byte) (any, error) {
+	return decodeOrdered(data)
+}
+
+// Plain turns ordered dicts (*Dict) back into Go maps, recursively, for
+// code that takes plain JSON values.
+func Plain(v any) any {
+	switch x := v.(type) {
+	case *Dict:
+		m := make(map[string]any, len(x.Keys))
+		for i, k := range x.Keys {
+			m[k.(string)] = Plain(x.Values[i])
+		}
+		return m
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = Plain(e)
+		}
+		return out
+	}
+	return v
+}
+
 func decodeOrdered(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()

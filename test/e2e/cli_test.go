@@ -24,7 +24,9 @@ type coe struct {
 func (c coe) run(args ...string) (string, string, int) {
 	c.t.Helper()
 	full := append([]string{"--os-auth-type", "none", "--os-endpoint", c.url + "/v1", "coe"}, args...)
-	return run(c.t, 2*time.Minute, nil, c.cli, full...)
+	// python-magnumclient's `cluster config` reads $SHELL to choose the
+	// export syntax and fails with KeyError when it is unset (as under CI).
+	return run(c.t, 2*time.Minute, []string{"SHELL=/bin/bash"}, c.cli, full...)
 }
 
 // ok runs a command that must succeed and returns its stdout.

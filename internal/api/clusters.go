@@ -86,17 +86,16 @@ func (s *server) clusterList(w http.ResponseWriter, r *http.Request, detail bool
 	}
 	rc := clCaller(r)
 	c := s.opts.Conductor
-	page, err := c.ListClusters(r.Context(), rc, all, o)
+	page, err := c.ListClusterView(r.Context(), rc, all, o, detail)
 	if err != nil {
 		return err
 	}
-	body := clObject{{"clusters", clusterPageView(r, page, detail)}}
+	next := ""
 	if len(page.Clusters) > 0 && len(page.Clusters) == o.Limit {
 		last := page.Clusters[len(page.Clusters)-1].UUID
-		body = append(body, clKV{"next", NextLink(r, resource,
-			[][2]string{{"sort_key", o.SortKey}, {"sort_dir", o.SortDir}}, o.Limit, last)})
+		next = NextLink(r, resource, [][2]string{{"sort_key", o.SortKey}, {"sort_dir", o.SortDir}}, o.Limit, last)
 	}
-	return WriteJSON(w, http.StatusOK, body)
+	return writeClusterPage(w, r, page, detail, next)
 }
 
 // clListOptions reads the pagination parameters in Magnum's order: limit

@@ -280,6 +280,7 @@ func New(ctx context.Context, opts *config.Options, mode Mode, d *db.DB, log *sl
 	if err != nil {
 		return nil, err
 	}
+	cond.StartCreateJobs(0) // stopped by Serve
 	h := api.New(api.Options{
 		Auth:                   authn,
 		Policy:                 policyAdapter{pol},
@@ -448,7 +449,7 @@ func (s *Service) Serve(ctx context.Context) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	return srv.Shutdown(sctx)
+	return errors.Join(srv.Shutdown(sctx), s.Conductor.StopCreateJobs(sctx))
 }
 
 // StartBackground runs the background work until ctx ends: the conductor

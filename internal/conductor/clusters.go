@@ -95,7 +95,36 @@ type clListStore interface {
 	GetClusterTemplatesByUUIDs(ctx context.Context, uuids []string, s db.TemplateScope) (map[string]*magnum.ClusterTemplate, error)
 }
 
+// ListClusterView is ListClusters for the API's list views: the same
+// scope, pagination, errors and three reads, but the clusters carry only
+// the columns the summary (detail false) or detail view shows, and the
+// nodegroups only their cluster_id, role, node_count and (detail)
+// node_addresses.
+func (c *Conductor) ListClusterView(ctx context.Context, rc *magnum.RequestContext, allProjects bool, p ListParams, detail bool) (*ClusterPage, error) {
+	view := db.ClusterViewSummary
+	if detail {
+		view = db.ClusterViewDetail
+	}
+	return c.listClusterPageView(ctx, c.DB, rc, allProjects, p, view)
+}
+
+// clListViewStore is the narrower reads of a list view; a clListStore
+// without them serves full rows instead.
+type clListViewStore interface {
+	ListClustersView(ctx context.Context, f db.ClusterFilter, o db.ListOptions, view db.ClusterView) ([]magnum.Cluster, error)
+	ListNodeGroupSizesOfClusters(ctx context.Context, clusterIDs []string, withAddresses bool) (map[string][]magnum.NodeGroup, error)
+}
+
 func (c *Conductor) listClusterPage(ctx context.Context, store clListStore, rc *magnum.RequestContext, allProjects bool, p ListParams) (*ClusterPage, error) {
+	return c.listClusterPageView(ctx, store, rc, allProjects, p, 0)
+}
+
+// listClusterPageView reads a page; view 0 reads full rows.
+func (c *Conductor) listClusterPageView(ctx context.Context, store clListStore, rc *magnum.RequestContext, allProjects bool, p ListParams, view db.ClusterView) (*ClusterPage, error) {
+	vs, _ := store.(clListViewStore)
+	if view == 0 {
+		vs = nil
+	}
 	o := p.options()
 	tscope := c.TemplateScopeFor(rc, allProjects)
 	scope := ScopeFor(rc, allProjects)
@@ -105,7 +134,13 @@ func (c *Conductor) listClusterPage(ctx context.Context, store clListStore, rc *
 			return nil, clNotFound(err, o.Marker)
 		}
 	}
-	rows, err := store.ListClusters(ctx, db.ClusterFilter{Scope: scope}, o)
+	var rows []magnum.Cluster
+	var err error
+	if vs != nil {
+		rows, err = vs.ListClustersView(ctx, db.ClusterFilter{Scope: scope}, o, view)
+	} else {
+		rows, err = store.ListClusters(ctx, db.ClusterFilter{Scope: scope}, o)
+	}
 	var sk *db.InvalidSortKeyError
 	switch {
 	case errors.Is(err, db.ErrNotFound):
@@ -121,14 +156,20 @@ func (c *Conductor) listClusterPage(ctx context.Context, store clListStore, rc *
 	ids := make([]string, 0, len(rows))
 	var tids []string
 	seen := map[string]bool{}
-	for _, cl := range rows {
+	for i := range rows {
+		cl := &rows[i]
 		ids = append(ids, cl.UUID)
 		if !seen[cl.ClusterTemplateID] {
 			seen[cl.ClusterTemplateID] = true
 			tids = append(tids, cl.ClusterTemplateID)
 		}
 	}
-	if page.NodeGroups, err = store.ListNodeGroupsOfClusters(ctx, ids); err != nil {
+	if vs != nil {
+		page.NodeGroups, err = vs.ListNodeGroupSizesOfClusters(ctx, ids, view == db.ClusterViewDetail)
+	} else {
+		page.NodeGroups, err = store.ListNodeGroupsOfClusters(ctx, ids)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("list nodegroups of clusters: %w", err)
 	}
 	if len(tids) > 0 {
@@ -270,9 +311,11 @@ func (c *Conductor) clCheckQuota(ctx context.Context, q *db.Queries, rc *magnum.
 // hidden template (403), value inheritance (logic.md §1), flavor root disk
 // (400), OpenStack resources, master_count/master_lb_enabled (400); then,
 // in one transaction, the quota again under a lock, the cluster row and
-// its two default nodegroups; then the driver is called and its update
-// saved (a driver error leaves the cluster CREATE_FAILED, as after
-// Magnum's RPC cast).
+// its two default nodegroups. Then the create job generates the cluster's
+// certificates and calls the driver (a failure leaves the cluster
+// CREATE_FAILED with the reason, as after Magnum's RPC cast): after the
+// return, on the create-job pool, once StartCreateJobs ran; within the call
+// otherwise. The returned cluster is the row as inserted.
 //
 // Deviation: the quota check is atomic with the insert. Magnum counts in
 // the API and inserts later in the conductor, so concurrent creates may
@@ -310,10 +353,9 @@ func (c *Conductor) CreateCluster(ctx context.Context, rc *magnum.RequestContext
 	if err := c.clEnsureLockRow(ctx); err != nil {
 		return nil, err
 	}
-	// Until the driver has been called, this process's status poller
-	// leaves the new cluster alone (certificates come first).
+	// From before the row is visible until its create job ends, this
+	// process's status poller leaves the new cluster alone.
 	c.busy.Store(cl.UUID, struct{}{})
-	defer c.busy.Delete(cl.UUID)
 	err := c.DB.InTx(ctx, func(tx *db.Tx) error {
 		if err := c.clLock(ctx, tx); err != nil {
 			return err
@@ -339,20 +381,13 @@ func (c *Conductor) CreateCluster(ctx context.Context, rc *magnum.RequestContext
 		return nil
 	})
 	if err != nil {
+		c.busy.Delete(cl.UUID)
 		return nil, err
 	}
 	c.log().InfoContext(ctx, "cluster created", "cluster_uuid", cl.UUID, "project_id", cl.ProjectID)
-	// Magnum's conductor generates the cluster's CAs and client certificate
-	// before it calls the driver (cluster_conductor.py cluster_create).
-	if err := c.clStoreCertificates(ctx, &cl); err != nil {
-		c.log().ErrorContext(ctx, "generate cluster certificates", "cluster_uuid", cl.UUID, "error", err)
-		c.clMarkFailed(ctx, cl.UUID, magnum.StatusCreateFailed, err.Error())
-		return &cl, nil
-	}
-	timeout := time.Duration(clInt(cl.CreateTimeout)) * time.Minute
-	c.clRunDriver(ctx, rc, cl.UUID, magnum.StatusCreateFailed, func(ctx context.Context, drv driver.Driver, st driver.ClusterState) (driver.Update, error) {
-		return drv.CreateCluster(ctx, driver.CredentialsFrom(rc), st, timeout)
-	})
+	// Certificates, then the driver: on the create-job pool once
+	// StartCreateJobs ran, else here (createjobs.go).
+	c.clStartCreate(ctx, rc, cl.UUID)
 	return &cl, nil
 }
 
@@ -637,6 +672,11 @@ func (c *Conductor) DeleteCluster(ctx context.Context, rc *magnum.RequestContext
 		return err
 	}
 	c.log().InfoContext(ctx, "cluster delete started", "cluster_uuid", uuid)
+	// A create job of this process for the cluster finishes first (it sees
+	// the new status and stops before the driver if it still can), so the
+	// driver's delete is never followed by its create.
+	unlock := c.clLockCluster(uuid)
+	defer unlock()
 	c.clRunDriver(ctx, rc, uuid, magnum.StatusDeleteFailed, func(ctx context.Context, drv driver.Driver, st driver.ClusterState) (driver.Update, error) {
 		return drv.DeleteCluster(ctx, driver.CredentialsFrom(rc), st)
 	})
@@ -903,23 +943,6 @@ func clFirst(a, b *string) *string {
 		return a
 	}
 	return b
-}
-
-// clStoreCertificates generates the cluster's certificates and saves their
-// references on the cluster row.
-func (c *Conductor) clStoreCertificates(ctx context.Context, cl *magnum.Cluster) error {
-	if err := c.GenerateClusterCertificates(ctx, cl); err != nil {
-		return err
-	}
-	return c.DB.InTx(ctx, func(tx *db.Tx) error {
-		row, err := tx.ForUpdate().GetClusterByUUID(ctx, cl.UUID, db.AllProjects)
-		if err != nil {
-			return err
-		}
-		row.CACertRef, row.MagnumCertRef = cl.CACertRef, cl.MagnumCertRef
-		row.EtcdCACertRef, row.FrontProxyCACertRef = cl.EtcdCACertRef, cl.FrontProxyCACertRef
-		return tx.UpdateCluster(ctx, row, "ca_cert_ref", "magnum_cert_ref", "etcd_ca_cert_ref", "front_proxy_ca_cert_ref")
-	})
 }
 
 // sameTime reports whether two nullable timestamps are equal.

@@ -18,6 +18,7 @@ import (
 type clCountingStore struct {
 	clListStore
 	calls int
+	views int // reads through the narrower list-view queries
 }
 
 func (s *clCountingStore) ListClusters(ctx context.Context, f db.ClusterFilter, o db.ListOptions) ([]magnum.Cluster, error) {
@@ -35,8 +36,21 @@ func (s *clCountingStore) GetClusterTemplatesByUUIDs(ctx context.Context, uuids 
 	return s.clListStore.GetClusterTemplatesByUUIDs(ctx, uuids, sc)
 }
 
+func (s *clCountingStore) ListClustersView(ctx context.Context, f db.ClusterFilter, o db.ListOptions, view db.ClusterView) ([]magnum.Cluster, error) {
+	s.calls++
+	s.views++
+	return s.clListStore.(clListViewStore).ListClustersView(ctx, f, o, view)
+}
+
+func (s *clCountingStore) ListNodeGroupSizesOfClusters(ctx context.Context, ids []string, withAddresses bool) (map[string][]magnum.NodeGroup, error) {
+	s.calls++
+	s.views++
+	return s.clListStore.(clListViewStore).ListNodeGroupSizesOfClusters(ctx, ids, withAddresses)
+}
+
 // TestClusterListQueryCount checks that a list page costs three reads
-// (clusters, their nodegroups, their templates) whatever its size.
+// (clusters, their nodegroups, their templates) whatever its size, with
+// full rows and with the narrower reads of the list views.
 func TestClusterListQueryCount(t *testing.T) {
 	ctx := t.Context()
 	d, err := db.Open(ctx, db.DialectSQLite, filepath.Join(t.TempDir(), "m.db"), db.Options{})
@@ -68,11 +82,22 @@ func TestClusterListQueryCount(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, limit := range []int{1, 5, 12, 100} {
+	for _, tc := range []struct {
+		limit     int
+		view      db.ClusterView
+		viewReads int
+	}{
+		{1, 0, 0}, {5, 0, 0}, {12, 0, 0}, {100, 0, 0},
+		{1, db.ClusterViewSummary, 2}, {12, db.ClusterViewSummary, 2}, {100, db.ClusterViewDetail, 2},
+	} {
+		limit := tc.limit
 		store := &clCountingStore{clListStore: d}
-		page, err := c.listClusterPage(ctx, store, rc, false, ListParams{Limit: limit, SortKey: "id", SortDir: "asc"})
+		page, err := c.listClusterPageView(ctx, store, rc, false, ListParams{Limit: limit, SortKey: "id", SortDir: "asc"}, tc.view)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if store.views != tc.viewReads {
+			t.Errorf("limit %d view %d: %d list-view reads, want %d", limit, tc.view, store.views, tc.viewReads)
 		}
 		if want := min(limit, 12); len(page.Clusters) != want {
 			t.Errorf("limit %d: %d clusters, want %d", limit, len(page.Clusters), want)

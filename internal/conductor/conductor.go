@@ -63,6 +63,8 @@ type Conductor struct {
 	// busy holds the UUIDs of clusters with a driver operation in flight in
 	// this process; the status poller skips them.
 	busy sync.Map
+	// jobs runs cluster creates after the API answered (createjobs.go).
+	jobs createJobs
 }
 
 // now returns the current time in UTC.

@@ -148,6 +148,12 @@ func Open(ctx context.Context, dialectName, dsn string, opts Options) (*DB, erro
 		// RowsAffected counts matched rows, so an update that changes
 		// nothing is not mistaken for a missing row.
 		cfg.ClientFoundRows = true
+		// One round trip per statement instead of prepare, execute and
+		// close: placeholders are filled in by the driver, which is safe
+		// with the character sets mysqlInterpolationSafe accepts.
+		if mysqlInterpolationSafe(dsn, cfg) {
+			cfg.InterpolateParams = true
+		}
 		if cfg.Timeout == 0 {
 			cfg.Timeout = opts.ConnectTimeout
 		}
@@ -221,6 +227,45 @@ func Open(ctx context.Context, dialectName, dsn string, opts Options) (*DB, erro
 		return nil, fmt.Errorf("cannot connect to %s database %s: %s", d.name, where, redact(rootCause(err), secret))
 	}
 	return db, nil
+}
+
+// mysqlSafeCharsets are the connection character sets in which no byte of
+// a multi-byte character is a backslash or a quote (UTF-8: every byte of
+// a multi-byte character is >= 0x80; latin1 and ascii are single-byte), so
+// the driver's backslash escaping of interpolated strings cannot be
+// swallowed by a preceding lead byte as in big5, gbk, sjis, cp932 or
+// gb18030.
+var mysqlSafeCharsets = map[string]bool{"utf8mb4": true, "utf8mb3": true, "utf8": true, "latin1": true, "ascii": true}
+
+// mysqlInterpolationSafe reports whether go-sql-driver's interpolateParams
+// may be turned on for dsn: the DSN does not set interpolateParams itself
+// (an explicit choice is kept), and every charset it names (none: the
+// driver's utf8mb4) and its collation, if any, belong to
+// mysqlSafeCharsets. A server in NO_BACKSLASH_ESCAPES mode is handled by
+// the driver, which then doubles quotes instead.
+func mysqlInterpolationSafe(dsn string, cfg *mysql.Config) bool {
+	params := ""
+	if i := strings.LastIndex(dsn, "/"); i >= 0 {
+		_, params, _ = strings.Cut(dsn[i:], "?")
+	}
+	for _, kv := range strings.Split(params, "&") {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "interpolateParams":
+			return false
+		case "charset":
+			for _, cs := range strings.Split(v, ",") {
+				if !mysqlSafeCharsets[strings.ToLower(cs)] {
+					return false
+				}
+			}
+		}
+	}
+	if c := strings.ToLower(cfg.Collation); c != "" {
+		cs, _, _ := strings.Cut(c, "_")
+		return mysqlSafeCharsets[cs]
+	}
+	return true
 }
 
 // rootCause shortens driver errors to their innermost useful message.

@@ -351,6 +351,8 @@ func (r *CAPI) reconcile(ctx context.Context, req ctrlreconcile.Request) (ctrlre
 // raise watch events before the API process saves the stack_id; a poll of
 // the row read then would save it back without the stack_id. After
 // 2 × PollTimeout the create is presumed dead and left to the resync pass.
+// A create whose job has not stored the certificates yet waits for it, or
+// is finished here once orphaned (conductor.ResumeCreate).
 func (r *CAPI) createInFlight(ctx context.Context, uuid string) (time.Duration, error) {
 	cl, err := r.opts.Conductor.GetClusterByUUIDOnly(ctx, uuid, conductor.ScopeFor(nil, true))
 	if err != nil {
@@ -359,6 +361,10 @@ func (r *CAPI) createInFlight(ctx context.Context, uuid string) (time.Duration, 
 			return 0, nil // PollCluster reports it
 		}
 		return 0, err
+	}
+	if r.opts.Conductor.ResumeCreate(ctx, cl) {
+		// Its create job has not run yet (or just ran, as an orphan).
+		return r.opts.BusyRetry, nil
 	}
 	if cl.Status == nil || *cl.Status != magnum.StatusCreateInProgress || (cl.StackID != nil && *cl.StackID != "") {
 		return 0, nil

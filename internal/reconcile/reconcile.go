@@ -116,6 +116,11 @@ func (r *Reconciler) Tick(ctx context.Context) error {
 			}
 			renewed = time.Now()
 		}
+		// A create whose job has not run yet is not polled; an orphaned one
+		// is finished here (ResumeCreate).
+		if c.ResumeCreate(ctx, &cl) {
+			continue
+		}
 		if err := r.reconcile(ctx, cl.UUID); err != nil {
 			r.opts.Log.Error("reconcile cluster", "cluster_uuid", cl.UUID, "error", err)
 			errs = append(errs, fmt.Errorf("cluster %s: %w", cl.UUID, err))

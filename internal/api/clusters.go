@@ -208,9 +208,10 @@ func (s *server) createCluster(w http.ResponseWriter, r *http.Request) error {
 	if err := c.CheckClusterCreate(t, in.MasterCount, in.DockerVolumeSize); err != nil {
 		return notFound(err)
 	}
-	if minor < 10 && in.NodeCount == 0 {
-		return magnum.ZeroNodeCountNotSupported()
-	}
+	// Deviation: Magnum refuses node_count 0 below 1.10 here; we create the
+	// zero-node cluster at every microversion, because clients create one
+	// without sending any (magnum-tempest-plugin). PATCH and resize keep
+	// the 1.10 gate (docs/compatibility.md).
 	if err := s.Enforce(r, "cluster:create", nil); err != nil {
 		return err
 	}

@@ -8,7 +8,10 @@
 //     the module cache (OPENKEEL_TEST_GOPHERCLOUD), and our own tests built on
 //     gophercloud's public containerinfra packages;
 //   - magnum-tempest-plugin's API tests (OPENKEEL_TEST_TEMPEST) and
-//     openstacksdk's functional tests (OPENKEEL_TEST_SDK_PYTHON).
+//     openstacksdk's functional tests (OPENKEEL_TEST_SDK_PYTHON);
+//   - magnum-auto-healer's OpenStack provider, imported from
+//     cloud-provider-openstack, and the cluster-autoscaler Magnum provider's
+//     call sequence, both through gophercloud (OPENKEEL_TEST_GOPHERCLOUD).
 //
 // Every test needs OPENKEEL_TEST_KEYSTONE_URL (scripts/ci/keystone.sh). Each
 // top-level test starts its own stack: a Glance/Nova/Neutron double, the
@@ -18,7 +21,7 @@
 // check fails, the HTTP exchanges the client had with the service are
 // printed.
 //
-// Run everything (about 12 minutes, most of it the reconciler's 10 s poll):
+// Run everything (about 14 minutes, most of it the reconciler's 10 s poll):
 //
 //	eval "$(scripts/ci/keystone.sh)"
 //	eval "$(scripts/ci/openstack-cli.sh)"

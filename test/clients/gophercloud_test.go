@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -70,9 +71,11 @@ func TestGophercloudAcceptance(t *testing.T) {
 	err := cmd.Run()
 	text := out.String()
 	for _, name := range []string{"TestClusterTemplatesCRUD", "TestQuotasCRUD"} {
-		if !strings.Contains(text, "--- PASS: "+name+" ") {
+		ok := strings.Contains(text, "--- PASS: "+name+" ")
+		if !ok {
 			t.Errorf("%s did not pass", name)
 		}
+		tally(t, 1, ok)
 	}
 	if err != nil || t.Failed() {
 		t.Errorf("go test %s: %v\n%s", gophercloudAcceptancePkg, err, tail(text, 12000))
@@ -84,6 +87,18 @@ func TestGophercloudAcceptance(t *testing.T) {
 // ("" = none, i.e. 1.1), found through the catalog like Terraform,
 // cluster-autoscaler and magnum-auto-healer do.
 func gcClient(t *testing.T, s *stack, user, mv string) *gophercloud.ServiceClient {
+	t.Helper()
+	c, err := openstack.NewContainerInfraV1(gcProvider(t, s, user), gophercloud.EndpointOpts{Region: region, Type: "container-infra", Name: "magnum"})
+	if err != nil {
+		t.Fatalf("catalog lookup: %v", err)
+	}
+	c.Microversion = mv
+	return c
+}
+
+// gcProvider authenticates user (password, project of the same name)
+// against the stack's Keystone.
+func gcProvider(t *testing.T, s *stack, user string) *gophercloud.ProviderClient {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -98,12 +113,7 @@ func gcClient(t *testing.T, s *stack, user, mv string) *gophercloud.ServiceClien
 		t.Fatalf("gophercloud auth as %s: %v", user, err)
 	}
 	provider.HTTPClient = http.Client{Timeout: time.Minute}
-	c, err := openstack.NewContainerInfraV1(provider, gophercloud.EndpointOpts{Region: region, Type: "container-infra", Name: "magnum"})
-	if err != nil {
-		t.Fatalf("catalog lookup: %v", err)
-	}
-	c.Microversion = mv
-	return c
+	return provider
 }
 
 func ctx(t *testing.T) context.Context {
@@ -467,6 +477,10 @@ func TestGophercloudClusters(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitGC(t, "cluster", 2*time.Minute, getStatus, "UPDATE_COMPLETE")
+		after, err := nodegroups.Get(ctx(t), c19, clusterID, "default-worker").Extract()
+		if err != nil || after.NodeCount != same || len(after.NodeAddresses) != same || slices.Contains(after.NodeAddresses, ng.NodeAddresses[0]) {
+			t.Errorf("after replacing %s: %v %+v", ng.NodeAddresses[0], err, after)
+		}
 	})
 	step(t, s, "resize below 1.7 is refused", func(t *testing.T) {
 		one := 1

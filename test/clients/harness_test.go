@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -304,6 +305,16 @@ func (r *recorder) mark() int {
 	return len(r.log)
 }
 
+// exchanges returns a copy of the exchanges recorded after mark.
+func (r *recorder) exchanges(mark int) []exchange {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if mark >= len(r.log) {
+		return nil
+	}
+	return slices.Clone(r.log[mark:])
+}
+
 // since renders the exchanges recorded after mark. Tokens are never shown.
 func (r *recorder) since(mark int) string { return r.render(mark, false) }
 
@@ -367,6 +378,8 @@ type openstackFront struct {
 
 	mu       sync.Mutex
 	keypairs map[string]string // name -> public key
+	servers  map[string]string // server id -> status (ACTIVE, SHUTOFF), for the auto-healer
+	actions  []string          // "<server id> <action>" in the order Nova received them
 }
 
 func newOpenStackFront(t *testing.T) *openstackFront {
@@ -389,7 +402,7 @@ func newOpenStackFront(t *testing.T) *openstackFront {
 		},
 		Subnets: []osfake.Subnet{{ID: subnetID, Name: "private-subnet", NetworkID: fixedNetID, CIDR: "10.0.0.0/24"}},
 	}
-	f := &openstackFront{fake: osfake.New(t, seed), keypairs: map[string]string{
+	f := &openstackFront{fake: osfake.New(t, seed), servers: map[string]string{}, keypairs: map[string]string{
 		keypairName: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOkm okm@test",
 	}}
 	target, _ := url.Parse(f.fake.URL)
@@ -397,6 +410,10 @@ func newOpenStackFront(t *testing.T) *openstackFront {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rest, ok := strings.CutPrefix(r.URL.Path, "/compute/v2.1/os-keypairs"); ok {
 			f.serveKeypairs(w, r, strings.Trim(rest, "/"))
+			return
+		}
+		if rest, ok := strings.CutPrefix(r.URL.Path, "/compute/v2.1/servers/"); ok {
+			f.serveServer(w, r, strings.Trim(rest, "/"))
 			return
 		}
 		if f.serveVersions(w, r) {

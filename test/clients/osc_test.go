@@ -157,10 +157,11 @@ func jsonOut(t *testing.T, r result, out any) bool {
 // HTTP exchanges when it fails, and counts it.
 func step(t *testing.T, s *stack, name string, f func(t *testing.T)) {
 	t.Helper()
-	t.Run(name, func(t *testing.T) {
+	ok := t.Run(name, func(t *testing.T) {
 		s.watch(t)
 		f(t)
 	})
+	tally(t, 1, ok)
 }
 
 func writeCSR(t *testing.T, path string) {

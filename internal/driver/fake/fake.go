@@ -246,6 +246,16 @@ func (d *Driver) resize(st driver.ClusterState, ng magnum.NodeGroup, count int, 
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	m := d.membershipLocked(st.Cluster, ng)
+	if len(toRemove) > 0 {
+		// The removed nodes leave the row at once, so that another process
+		// serving the same database (the reconciler beside the API) knows
+		// which nodes went; their replacements appear when the poll
+		// completes the operation.
+		kept, _ := resizeIndices(st.Cluster, ng, m.indices, m.next, -1, toRemove)
+		if len(kept) != len(m.indices) {
+			ng.NodeAddresses = addresses(st.Cluster, ng, kept)
+		}
+	}
 	m.indices, m.next = resizeIndices(st.Cluster, ng, m.indices, m.next, count, toRemove)
 	d.startLocked(cl.UUID, kind, []string{ng.UUID}, nil)
 	return driver.Update{Cluster: &cl, NodeGroups: []magnum.NodeGroup{ng}}

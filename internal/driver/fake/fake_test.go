@@ -695,6 +695,22 @@ func TestRestart(t *testing.T) {
 			t.Errorf("Nodes = %d, want 4", got)
 		}
 	})
+	t.Run("nodes_to_remove reaches a second process serving the same rows", func(t *testing.T) {
+		api := fake.New(fake.Options{})
+		w := newWorld(t, api, nil)
+		w.must(api.CreateCluster(t.Context(), user, w.st, time.Hour))
+		// The reconciler process completes the create and remembers the nodes.
+		w.drv = fake.New(fake.Options{})
+		w.poll()
+		w.wantNodeGroup("default-worker", "CREATE_COMPLETE", w.addrs("default-worker", 0, 1))
+		// The API process replaces node 0 with the count unchanged.
+		w.must(api.ResizeCluster(t.Context(), user, w.st, driver.Resize{NodeGroupUUID: workerUUID, NodeCount: 2,
+			NodesToRemove: []string{fake.NodeOf(w.st.Cluster, w.ng("default-worker"), 0).ServerID}}))
+		w.wantNodeGroup("default-worker", "UPDATE_IN_PROGRESS", w.addrs("default-worker", 1))
+		w.poll()
+		w.wantStatus("UPDATE_COMPLETE", "")
+		w.wantNodeGroup("default-worker", "UPDATE_COMPLETE", w.addrs("default-worker", 1, 2))
+	})
 	t.Run("failure labels apply after a restart", func(t *testing.T) {
 		w := newWorld(t, fake.New(opts), map[string]string{"fake_fail": "create"})
 		w.poll()

@@ -47,6 +47,14 @@ func (d *Driver) PollStatus(ctx context.Context, _ driver.Credentials, st driver
 	if op != nil && d.clock().Before(op.start.Add(d.delay)) {
 		return driver.Update{}, nil
 	}
+	if op == nil {
+		// The operation was started by another process serving the same
+		// database (the API beside this reconciler): what this process
+		// remembers of the nodes may be stale, the rows are the truth.
+		for _, ng := range busy {
+			delete(d.nodes, ng.UUID)
+		}
+	}
 	kind, targets, failLabels := inferOperation(op, status, busy)
 	fail := hasOp(cl.Labels[LabelFail], kind)
 	reason := failReason(cl.Labels, kind)

@@ -1,6 +1,7 @@
 package certs
 
 import (
+	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/rand"
@@ -103,16 +104,35 @@ func IssuerName(name *string, uuid string) string {
 // certificate in Magnum's order (kubernetes, etcd, front-proxy, client).
 // The conductor maps any error to CertificatesToClusterFailed.
 func GenerateClusterCertificates(issuer string, opts X509Options) (*ClusterCertificates, error) {
+	return GenerateClusterCertificatesContext(context.Background(), issuer, opts)
+}
+
+// GenerateClusterCertificatesContext is GenerateClusterCertificates that
+// stops before each of its four keys once ctx is done, returning ctx's
+// error (a key being generated is finished first).
+func GenerateClusterCertificatesContext(ctx context.Context, issuer string, opts X509Options) (*ClusterCertificates, error) {
 	var cc ClusterCertificates
 	var err error
+	if err = ctx.Err(); err != nil {
+		return nil, err
+	}
 	if cc.Kubernetes, err = GenerateCA(issuer, opts); err != nil {
 		return nil, fmt.Errorf("kubernetes CA: %w", err)
+	}
+	if err = ctx.Err(); err != nil {
+		return nil, err
 	}
 	if cc.Etcd, err = GenerateCA(issuer, opts); err != nil {
 		return nil, fmt.Errorf("etcd CA: %w", err)
 	}
+	if err = ctx.Err(); err != nil {
+		return nil, err
+	}
 	if cc.FrontProxy, err = GenerateCA(issuer, opts); err != nil {
 		return nil, fmt.Errorf("front-proxy CA: %w", err)
+	}
+	if err = ctx.Err(); err != nil {
+		return nil, err
 	}
 	if cc.Client, err = GenerateClientCert(cc.Kubernetes, AdminCommonName, AdminOrganization, opts); err != nil {
 		return nil, fmt.Errorf("client certificate: %w", err)

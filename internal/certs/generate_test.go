@@ -2,8 +2,10 @@ package certs
 
 import (
 	"bytes"
+	"context"
 	"crypto/rsa"
 	"crypto/x509"
+	"errors"
 	"testing"
 	"time"
 
@@ -213,5 +215,20 @@ func TestParseCACertType(t *testing.T) {
 	}
 	if cc.CA(CAEtcd) != cc.Etcd || cc.CA(CAFrontProxy) != cc.FrontProxy || cc.CA(CAKubernetes) != cc.Kubernetes {
 		t.Error("CA() picks the wrong key pair")
+	}
+}
+
+func TestGenerateClusterCertificatesContextStops(t *testing.T) {
+	opts := DefaultX509Options()
+	opts.RSAKeySize = 1024
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	cc, err := GenerateClusterCertificatesContext(ctx, "c1", opts)
+	if !errors.Is(err, context.Canceled) || cc != nil {
+		t.Fatalf("got %v, %v; want context.Canceled and nothing", cc, err)
+	}
+	cc, err = GenerateClusterCertificatesContext(context.Background(), "c1", opts)
+	if err != nil || cc.Kubernetes == nil || cc.Etcd == nil || cc.FrontProxy == nil || cc.Client == nil {
+		t.Fatalf("got %+v, %v", cc, err)
 	}
 }

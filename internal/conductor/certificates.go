@@ -121,7 +121,10 @@ func certIssuer(cl *magnum.Cluster) string {
 // generate_certificates_to_cluster.
 func (c *Conductor) GenerateClusterCertificates(ctx context.Context, cl *magnum.Cluster) error {
 	issuer := certIssuer(cl)
-	cc, err := certs.GenerateClusterCertificates(issuer, c.x509Options())
+	cc, err := certs.GenerateClusterCertificatesContext(ctx, issuer, c.x509Options())
+	if err != nil && ctx.Err() != nil {
+		return err
+	}
 	if err != nil {
 		c.log().ErrorContext(ctx, "generate cluster certificates", "cluster_uuid", cl.UUID, "error", err)
 		return magnum.CertificatesToClusterFailed(cl.UUID)

@@ -672,6 +672,7 @@ func (c *Conductor) DeleteCluster(ctx context.Context, rc *magnum.RequestContext
 		return err
 	}
 	c.log().InfoContext(ctx, "cluster delete started", "cluster_uuid", uuid)
+	c.clStopCertificates(uuid)
 	// A create job of this process for the cluster finishes first (it sees
 	// the new status and stops before the driver if it still can), so the
 	// driver's delete is never followed by its create.

@@ -26,10 +26,11 @@ import (
 // CREATE_IN_PROGRESS without certificates; the save of the certificate
 // references is a compare-and-swap on that state, so a delete arriving
 // meanwhile, or a second job for the same cluster (a picked-up create, see
-// ResumeCreate), leaves no certificates behind and calls no driver. Jobs
-// and the delete path hold a per-cluster mutex: a delete waits for a
-// running job, so the driver's CreateCluster never follows its
-// DeleteCluster.
+// ResumeCreate), leaves no certificates behind and calls no driver. The
+// driver calls of a job and of the delete path hold a per-cluster mutex,
+// and the job re-reads the status under it: the driver's CreateCluster
+// never follows its DeleteCluster, and a delete never waits for the
+// certificates of the cluster it removes.
 
 // clCreateOrphanAge is how long a cluster that still waits for its create
 // job (CREATE_IN_PROGRESS, no certificates, no driver id) is left to the
@@ -58,6 +59,9 @@ type createJobs struct {
 
 	lockMu sync.Mutex
 	locks  map[string]*clMutex
+	// generating cancels the certificate generation of a running job, by
+	// cluster (guarded by lockMu).
+	generating map[string]context.CancelFunc
 
 	hooks createJobHooks
 }
@@ -67,6 +71,9 @@ type createJobHooks struct {
 	// beforeJob runs when a worker takes the job, before the per-cluster
 	// mutex.
 	beforeJob func(uuid string)
+	// beforeCertificates runs when the job is about to generate the
+	// certificates (their generation can already be stopped).
+	beforeCertificates func(uuid string)
 	// beforeSave runs after the certificates are generated and stored,
 	// before their references are saved.
 	beforeSave func(uuid string)
@@ -195,8 +202,6 @@ func (c *Conductor) runCreateJob(ctx context.Context, rc *magnum.RequestContext,
 		}
 	}()
 	defer c.busy.Delete(uuid)
-	unlock := c.clLockCluster(uuid)
-	defer unlock()
 	ctx, cancel := context.WithTimeout(ctx, clDriverTimeout)
 	defer cancel()
 	cl, err := c.DB.GetClusterByUUID(ctx, uuid, db.AllProjects)
@@ -224,6 +229,11 @@ func (c *Conductor) runCreateJob(ctx context.Context, rc *magnum.RequestContext,
 		c.log().InfoContext(ctx, "create job skipped: cluster changed", "cluster_uuid", uuid)
 		return
 	}
+	// Only the driver call is serialised with the delete path: a delete
+	// never waits for the certificates of a cluster it removes, and
+	// clCallCreate re-reads the status under the mutex.
+	unlock := c.clLockCluster(uuid)
+	defer unlock()
 	c.clCallCreate(ctx, rc, uuid)
 }
 
@@ -241,14 +251,26 @@ func clCreatePending(cl *magnum.Cluster) bool {
 // certificates just stored are removed again and it returns false.
 func (c *Conductor) clClaimWithCertificates(ctx context.Context, cl *magnum.Cluster) (bool, error) {
 	gen := *cl
-	if err := c.GenerateClusterCertificates(ctx, &gen); err != nil {
+	genCtx, cancel := context.WithCancel(ctx)
+	c.jobs.setGenerating(cl.UUID, cancel)
+	if h := c.jobs.hooks.beforeCertificates; h != nil {
+		h(cl.UUID)
+	}
+	err := c.GenerateClusterCertificates(genCtx, &gen)
+	c.jobs.setGenerating(cl.UUID, nil)
+	cancel()
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.Canceled) {
+		// A delete stopped the generation: nothing was stored.
+		return false, nil
+	}
+	if err != nil {
 		return false, err
 	}
 	if h := c.jobs.hooks.beforeSave; h != nil {
 		h(cl.UUID)
 	}
 	claimed := false
-	err := c.DB.InTx(ctx, func(tx *db.Tx) error {
+	err = c.DB.InTx(ctx, func(tx *db.Tx) error {
 		claimed = false
 		row, err := tx.ForUpdate().GetClusterByUUID(ctx, cl.UUID, db.AllProjects)
 		if errors.Is(err, db.ErrNotFound) {
@@ -329,6 +351,34 @@ func (c *Conductor) clMarkCreateFailed(ctx context.Context, uuid, reason string)
 		return
 	}
 	c.clMarkFailed(ctx, uuid, magnum.StatusCreateFailed, reason)
+}
+
+// setGenerating records (cancel non-nil) or forgets the cancellation of
+// the certificate generation of cluster uuid.
+func (j *createJobs) setGenerating(uuid string, cancel context.CancelFunc) {
+	j.lockMu.Lock()
+	defer j.lockMu.Unlock()
+	if cancel == nil {
+		delete(j.generating, uuid)
+		return
+	}
+	if j.generating == nil {
+		j.generating = map[string]context.CancelFunc{}
+	}
+	j.generating[uuid] = cancel
+}
+
+// clStopCertificates stops the certificate generation of this process's
+// create job for cluster uuid, if one is running: the cluster is being
+// deleted, so its keys would be thrown away.
+func (c *Conductor) clStopCertificates(uuid string) {
+	j := &c.jobs
+	j.lockMu.Lock()
+	cancel := j.generating[uuid]
+	j.lockMu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
 }
 
 // clLockCluster takes the in-process mutex of a cluster; the returned

@@ -3,13 +3,13 @@ package conductor
 // CreateJobHooks are the test hooks of the create job (createJobHooks);
 // set them before StartCreateJobs and before any create.
 type CreateJobHooks struct {
-	BeforeJob, BeforeSave, AfterJob, LockWaits func(uuid string)
+	BeforeJob, BeforeCertificates, BeforeSave, AfterJob, LockWaits func(uuid string)
 }
 
 // SetCreateJobHooks installs h.
 func (c *Conductor) SetCreateJobHooks(h CreateJobHooks) {
-	c.jobs.hooks = createJobHooks{beforeJob: h.BeforeJob, beforeSave: h.BeforeSave, afterJob: h.AfterJob,
-		lockWaits: h.LockWaits}
+	c.jobs.hooks = createJobHooks{beforeJob: h.BeforeJob, beforeCertificates: h.BeforeCertificates,
+		beforeSave: h.BeforeSave, afterJob: h.AfterJob, lockWaits: h.LockWaits}
 }
 
 // CreateOrphanAge exposes clCreateOrphanAge.

@@ -267,38 +267,70 @@ func TestDeleteBeforeCreateJob(t *testing.T) {
 	}
 }
 
+// TestDeleteStopsCertificateGeneration: a delete of a cluster whose job is
+// generating its certificates stops the generation: no key is stored, the
+// driver's create is never called, and the cluster goes.
+func TestDeleteStopsCertificateGeneration(t *testing.T) {
+	for _, dialect := range clusterDialects(t) {
+		t.Run(dialect, func(t *testing.T) {
+			generating := make(chan string, 1)
+			gate := make(chan struct{})
+			e := newJobEnv(t, dialect, conductor.CreateJobHooks{
+				BeforeCertificates: func(uuid string) { generating <- uuid; <-gate },
+			})
+			cl := e.create(t, nil)
+			<-generating
+			if err := e.c.DeleteCluster(context.Background(), clusterCaller("p1"), cl.UUID); err != nil {
+				close(gate)
+				t.Fatal(err)
+			}
+			close(gate)
+			<-e.done
+			if n := e.store.puts.Load(); n != 0 {
+				t.Errorf("%d certificates stored after the delete stopped the generation", n)
+			}
+			if got := e.drv.log(); !slices.Equal(got, []string{"delete-start"}) {
+				t.Errorf("driver calls %v, want only the delete", got)
+			}
+			e.tick(t)
+			if row := e.row(t, cl.UUID); row != nil {
+				t.Fatalf("cluster still there: %s", *row.Status)
+			}
+		})
+	}
+}
+
 // TestDeleteWhileCreateJobRuns: a delete arriving while the job runs never
-// precedes the driver's create: before the certificates are saved, the job
-// drops them and skips the driver; inside the driver's create, the delete
-// waits for it and then reaches what it created.
+// precedes the driver's create: before the certificates are saved, the
+// delete completes at once and the job then drops them and skips the
+// driver; inside the driver's create, the delete waits for it and then
+// reaches what it created.
 func TestDeleteWhileCreateJobRuns(t *testing.T) {
 	for _, dialect := range clusterDialects(t) {
 		t.Run(dialect, func(t *testing.T) {
 			t.Run("before the certificates are saved", func(t *testing.T) {
 				saving := make(chan string, 1)
 				gate := make(chan struct{})
-				waits := make(chan string, 1)
 				e := newJobEnv(t, dialect, conductor.CreateJobHooks{
 					BeforeSave: func(uuid string) { saving <- uuid; <-gate },
-					LockWaits:  func(uuid string) { waits <- uuid },
 				})
 				cl := e.create(t, nil)
 				<-saving
+				// The delete does not wait for certificates it makes
+				// useless: it completes while the job is held.
 				errc := make(chan error, 1)
 				go func() { errc <- e.c.DeleteCluster(context.Background(), clusterCaller("p1"), cl.UUID) }()
-				// The delete must wait for the running job, not call the
-				// driver.
 				select {
-				case <-waits:
-				case <-e.drv.deleting:
+				case err := <-errc:
+					if err != nil {
+						t.Fatal(err)
+					}
+				case <-time.After(30 * time.Second):
 					close(gate)
-					t.Fatal("the driver's delete was called while the create job ran")
+					t.Fatal("the delete waited for the create job's certificates")
 				}
 				close(gate)
 				<-e.done
-				if err := <-errc; err != nil {
-					t.Fatal(err)
-				}
 				if got := e.drv.log(); !slices.Equal(got, []string{"delete-start"}) {
 					t.Errorf("driver calls %v, want only the delete", got)
 				}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -171,7 +173,7 @@ func NewCAPI(o CAPIOptions) (*CAPI, error) {
 		return nil, fmt.Errorf("reconcile: lease lock: %w", err)
 	}
 	skip := true
-	mgr, err := manager.New(o.Config, manager.Options{
+	mgr, err := manager.New(watchConfig(o.Config), manager.Options{
 		Scheme:                              scheme,
 		Logger:                              logr.FromSlogHandler(o.Log.Handler()),
 		Cache:                               cache.Options{DefaultNamespaces: map[string]cache.Config{o.Namespace: {}}},
@@ -413,6 +415,58 @@ func (r *CAPI) resync(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// watchConfig returns the connection of the manager (its informers and
+// discovery): cfg without its client-wide Timeout, which client-go applies
+// to watches too (it sends timeout=Timeout and the HTTP client cuts the
+// stream), so that every watch would be reopened each Timeout whether
+// anything changed or not. Requests other than watches keep the timeout,
+// per request; a watch lasts until the API server ends it (client-go asks
+// for 5 to 10 minutes), and a dead connection is found by client-go's
+// HTTP/2 health checks. The Lease's client keeps cfg as it is.
+func watchConfig(cfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	timeout := c.Timeout
+	if timeout <= 0 {
+		return c
+	}
+	c.Timeout = 0
+	c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &requestTimeout{rt: rt, timeout: timeout} })
+	return c
+}
+
+// requestTimeout bounds every request but watches by timeout, from the
+// request until its body is closed.
+type requestTimeout struct {
+	rt      http.RoundTripper
+	timeout time.Duration
+}
+
+func (t *requestTimeout) RoundTrip(req *http.Request) (*http.Response, error) {
+	if w := req.URL.Query().Get("watch"); w == "true" || w == "1" {
+		return t.rt.RoundTrip(req)
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), t.timeout)
+	resp, err := t.rt.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelOnClose releases a request's timeout when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 // String describes the instance for logs.

@@ -19,6 +19,17 @@ import (
 // talks to the cluster's API and sleeps 300 s (peer-suites.md § 2).
 const tempestExcluded = `test_create_list_sign_delete_clusters`
 
+// tempestOwnRun are the plugin tests that run in a tempest run of their
+// own. The plugin's test classes create their dynamic credentials in
+// setUpClass but register them for clearing after each test method
+// (BaseTempestTest.ic_method_list), so after a class's first test its
+// project and user are gone; the clients that already hold a token keep
+// working while the service caches it, but a client that authenticates
+// later gets 401 from Keystone (project not found). The zero-node test's
+// certificate client authenticates only at its end, so it fails that way
+// against any server unless it is the first test of its class.
+const tempestOwnRun = `test_create_cluster_with_zero_nodes`
+
 // tempestKnownFailures are plugin tests that fail against Magnum 23.0.0
 // itself, with the reason; they are reported but do not fail the test.
 // None today: the two zero-node tests that fail against Magnum (no
@@ -112,7 +123,17 @@ magnum = true
 	t.Cleanup(func() { removeTempestIdentities(t, s.id) })
 	mark := s.rec.mark()
 	out, err := runTool(40*time.Minute, ws, "run", "--concurrency", "1",
-		"--regex", `^magnum_tempest_plugin\.tests\.api`, "--exclude-regex", tempestExcluded)
+		"--regex", `^magnum_tempest_plugin\.tests\.api`, "--exclude-regex", tempestExcluded+"|"+tempestOwnRun)
+	if err == nil || len(tempestResult.FindAllStringSubmatch(out, -1)) > 0 {
+		// The zero-node tests run on their own, each the first test of its
+		// class (see tempestOwnRun).
+		own, ownErr := runTool(20*time.Minute, ws, "run", "--concurrency", "1",
+			"--regex", `^magnum_tempest_plugin\.tests\.api\..*(`+tempestOwnRun+`)`)
+		out += own
+		if err == nil {
+			err = ownErr
+		}
+	}
 
 	results := map[string]string{}
 	for _, m := range tempestResult.FindAllStringSubmatch(out, -1) {

@@ -101,6 +101,7 @@ func CAPIDrivers(ctx context.Context, opts *config.Options, cond *conductor.Cond
 		CAs:                   conductorCAs(cond),
 		AppCredentials:        appCredentials{ac},
 		ServerGroups:          serverGroups{sg},
+		Resolver:              resolver{cond.OpenStack},
 		Cloud:                 cloud,
 		DefaultBootVolumeSize: int64(opts.Cinder.DefaultBootVolumeSize),
 		DefaultBootVolumeType: opts.Cinder.DefaultBootVolumeType,
@@ -152,6 +153,52 @@ func (a appCredentials) Create(ctx context.Context, cred driver.Credentials, nam
 
 func (a appCredentials) Delete(ctx context.Context, userID, id string) error {
 	return a.s.Delete(ctx, userID, id)
+}
+
+// resolver adapts the conductor's Glance/Nova/Neutron lookups to
+// capi.Resolver: the names or IDs stored in the rows become the IDs and
+// names CAPO needs, looked up as the caller (Magnum's matching rules and
+// errors).
+type resolver struct{ os conductor.OpenStack }
+
+// as puts the driver's credentials on ctx as the caller of the lookups.
+func (resolver) as(ctx context.Context, c driver.Credentials) context.Context {
+	return magnum.WithRequestContext(ctx, &magnum.RequestContext{
+		AuthToken: c.AuthToken, UserID: c.UserID, ProjectID: c.ProjectID, ServiceCatalog: c.ServiceCatalog,
+		IsAdmin: c.Admin,
+	})
+}
+
+func (r resolver) FlavorName(ctx context.Context, c driver.Credentials, ref string) (string, error) {
+	f, err := r.os.Flavor(r.as(ctx, c), ref)
+	if err != nil {
+		return "", err
+	}
+	return f.Name, nil
+}
+
+func (r resolver) Image(ctx context.Context, c driver.Credentials, ref string) (capi.Image, error) {
+	img, err := r.os.Image(r.as(ctx, c), ref)
+	if err != nil {
+		return capi.Image{}, err
+	}
+	return capi.Image{ID: img.ID, DiskBus: img.Properties["hw_disk_bus"]}, nil
+}
+
+func (r resolver) NetworkID(ctx context.Context, c driver.Credentials, ref string) (string, error) {
+	n, err := r.os.FixedNetwork(r.as(ctx, c), ref)
+	if err != nil {
+		return "", err
+	}
+	return n.ID, nil
+}
+
+func (r resolver) SubnetID(ctx context.Context, c driver.Credentials, ref string) (string, error) {
+	sn, err := r.os.FixedSubnet(r.as(ctx, c), ref)
+	if err != nil {
+		return "", err
+	}
+	return sn.ID, nil
 }
 
 // serverGroups adapts openstack.ServerGroups to capi.ServerGroups.

@@ -11,8 +11,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/openkeel/openkeel-magnum/internal/certs"
 	"github.com/openkeel/openkeel-magnum/internal/conductor"
@@ -240,6 +242,9 @@ func KubeRESTConfig(opts *config.Options) (*rest.Config, error) {
 // NewCAPIReconciler builds the watch reconciler of the [capi] management
 // cluster for cond; it starts nothing.
 func NewCAPIReconciler(opts *config.Options, cond *conductor.Conductor, log *slog.Logger) (*reconcile.CAPI, error) {
+	// controller-runtime's packages log through its global logger too
+	// (warning with a stack trace when it is unset).
+	ctrllog.SetLogger(logr.FromSlogHandler(log.Handler()))
 	cfg, err := KubeRESTConfig(opts)
 	if err != nil {
 		return nil, err

@@ -108,6 +108,7 @@ func CAPIDrivers(ctx context.Context, opts *config.Options, cond *conductor.Cond
 		DefaultBootVolumeSize: int64(opts.Cinder.DefaultBootVolumeSize),
 		DefaultBootVolumeType: opts.Cinder.DefaultBootVolumeType,
 		UpdateGrace:           seconds(opts.CAPI.UpdateGrace),
+		DeleteTimeout:         seconds(opts.CAPI.DeleteTimeout),
 		Timeout:               seconds(opts.CAPI.RequestTimeout),
 	})
 	return drv.EntryPoints(), nil

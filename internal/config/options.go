@@ -315,6 +315,9 @@ type CAPIOptions struct {
 	// UpdateGrace is how long, in seconds, a topology may fail to
 	// reconcile before an update is UPDATE_FAILED.
 	UpdateGrace int
+	// DeleteTimeout is how long, in seconds, a deletion may make no
+	// progress before the cluster is DELETE_FAILED.
+	DeleteTimeout int
 	// AppCredentialRoles are the roles of a cluster's application
 	// credential, among those the user has.
 	AppCredentialRoles []string

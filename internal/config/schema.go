@@ -267,6 +267,7 @@ func (o *Options) defs() []*optDef {
 		opt("capi", "resync_interval", kindInt, "10", &o.CAPI.ResyncInterval).withMin(1),
 		opt("capi", "request_timeout", kindInt, "30", &o.CAPI.RequestTimeout).withMin(1),
 		opt("capi", "update_grace", kindInt, "600", &o.CAPI.UpdateGrace).withMin(1),
+		opt("capi", "delete_timeout", kindInt, "3600", &o.CAPI.DeleteTimeout).withMin(1),
 		opt("capi", "app_credential_roles", kindList, "member,load-balancer_member", &o.CAPI.AppCredentialRoles),
 		// Magnum: etc/magnum/api-paste.ini [app:healthcheck].
 		opt("healthcheck", "backends", kindList, "disable_by_file", &o.Healthcheck.Backends),

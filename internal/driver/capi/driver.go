@@ -98,6 +98,9 @@ type Options struct {
 	// reason ReconcileFailed before an update is UPDATE_FAILED (10 minutes
 	// when zero).
 	UpdateGrace time.Duration
+	// DeleteTimeout is how long a deletion may make no progress before the
+	// cluster is DELETE_FAILED (an hour when zero).
+	DeleteTimeout time.Duration
 	// Now returns the current time (time.Now when nil).
 	Now func() time.Time
 	// NewSuffix returns 5 random characters of [a-z0-9] for stack IDs and
@@ -134,6 +137,9 @@ func New(opts Options) *Driver {
 	}
 	if opts.UpdateGrace == 0 {
 		opts.UpdateGrace = 10 * time.Minute
+	}
+	if opts.DeleteTimeout == 0 {
+		opts.DeleteTimeout = time.Hour
 	}
 	if opts.Timeout == 0 {
 		opts.Timeout = 30 * time.Second

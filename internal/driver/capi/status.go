@@ -49,6 +49,10 @@ type StatusRules struct {
 	// UpdateGrace is how long TopologyReconciled may report ReconcileFailed
 	// before an update fails.
 	UpdateGrace time.Duration
+	// DeleteTimeout is how long a deletion may make no progress (no change
+	// of the row since the later of the Cluster's deletion and the row's
+	// updated_at) before it is DELETE_FAILED; zero never fails.
+	DeleteTimeout time.Duration
 }
 
 // ComputeStatus applies the status rules of driver-capi.md § 5.2–5.4 to
@@ -118,6 +122,10 @@ func ComputeStatus(st driver.ClusterState, obs Observed, rules StatusRules) driv
 		}
 	case status == magnum.StatusDeleteInProgress && c != nil:
 		next.StatusReason = reasonPtr(obs)
+		if deleteStuck(cl, c, next, rules) {
+			next.Status = ptr(magnum.StatusDeleteFailed)
+			next.StatusReason = ptr(cut("Timed out waiting for the deletion: " + blockingReason(obs, "the Cluster API cluster is still there")))
+		}
 	}
 	if !clusterEqual(cl, next) {
 		upd.Cluster = &next
@@ -390,6 +398,31 @@ func unstructuredCondition(u *unstructured.Unstructured, typ string) string {
 	return ""
 }
 
+// deleteStuck reports whether a deletion has made no progress for
+// rules.DeleteTimeout: the reason is unchanged and neither the row
+// (updated_at, bumped by every change and by a new DELETE) nor the
+// Cluster's deletion moved since.
+func deleteStuck(cl magnum.Cluster, c *clusterv1.Cluster, next magnum.Cluster, rules StatusRules) bool {
+	if rules.DeleteTimeout <= 0 || !equalStrPtr(cl.StatusReason, next.StatusReason) {
+		return false
+	}
+	since := cl.CreatedAt
+	if cl.UpdatedAt != nil && cl.UpdatedAt.After(since) {
+		since = *cl.UpdatedAt
+	}
+	if c.DeletionTimestamp != nil && c.DeletionTimestamp.After(since) {
+		since = c.DeletionTimestamp.Time
+	}
+	return !since.IsZero() && rules.Now.After(since.Add(rules.DeleteTimeout))
+}
+
+func equalStrPtr(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
 func createExpired(cl magnum.Cluster, now time.Time) bool {
 	minutes := defaultCreateTimeout
 	if cl.CreateTimeout != nil {
@@ -572,7 +605,7 @@ func (d *Driver) PollStatus(ctx context.Context, cred driver.Credentials, st dri
 	if err := d.retirePreviousCredential(ctx, stackID, obs); err != nil {
 		return driver.Update{}, err
 	}
-	return ComputeStatus(st, obs, StatusRules{Now: d.opts.Now(), UpdateGrace: d.opts.UpdateGrace}), nil
+	return ComputeStatus(st, obs, StatusRules{Now: d.opts.Now(), UpdateGrace: d.opts.UpdateGrace, DeleteTimeout: d.opts.DeleteTimeout}), nil
 }
 
 func (d *Driver) completeDelete(st driver.ClusterState) driver.Update {

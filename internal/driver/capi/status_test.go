@@ -343,3 +343,65 @@ func TestComputeStatusFields(t *testing.T) {
 		}
 	})
 }
+
+// TestDeleteDeadline: a deletion that makes no progress for DeleteTimeout
+// is DELETE_FAILED with what blocks it; progress (a new reason, a newer
+// row or a newer deletion) starts the period again.
+func TestDeleteDeadline(t *testing.T) {
+	base := func(updatedAgo, deletedAgo time.Duration) (driver.ClusterState, Observed) {
+		st := pollState(magnum.StatusDeleteInProgress)
+		for i := range st.NodeGroups {
+			st.NodeGroups[i].Status = ptr(magnum.StatusCreateComplete)
+		}
+		obs := readyWorld()
+		obs.Infra = &unstructured.Unstructured{Object: map[string]any{
+			"status": map[string]any{"failureMessage": "load balancer in use"},
+		}}
+		del := metav1.NewTime(testNow.Add(-deletedAgo))
+		obs.Cluster.DeletionTimestamp = &del
+		updated := testNow.Add(-updatedAgo)
+		st.Cluster.CreatedAt = testNow.Add(-48 * time.Hour)
+		st.Cluster.UpdatedAt = &updated
+		// The row already carries the reason the poll computes.
+		if upd := ComputeStatus(st, obs, StatusRules{Now: testNow}); upd.Cluster != nil {
+			st.Cluster.StatusReason = upd.Cluster.StatusReason
+		}
+		return st, obs
+	}
+	rules := StatusRules{Now: testNow, UpdateGrace: 10 * time.Minute, DeleteTimeout: time.Hour}
+	for _, tt := range []struct {
+		name                   string
+		updatedAgo, deletedAgo time.Duration
+		newReason              bool
+		zeroTimeout            bool
+		want                   string
+	}{
+		{name: "no progress for longer than the timeout", updatedAgo: 2 * time.Hour, deletedAgo: 2 * time.Hour, want: "DELETE_FAILED"},
+		{name: "row changed recently", updatedAgo: 10 * time.Minute, deletedAgo: 2 * time.Hour},
+		{name: "deletion issued again recently", updatedAgo: 2 * time.Hour, deletedAgo: 10 * time.Minute},
+		{name: "the reason changes", updatedAgo: 2 * time.Hour, deletedAgo: 2 * time.Hour, newReason: true},
+		{name: "no timeout configured", updatedAgo: 2 * time.Hour, deletedAgo: 2 * time.Hour, zeroTimeout: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st, obs := base(tt.updatedAgo, tt.deletedAgo)
+			if tt.newReason {
+				st.Cluster.StatusReason = ptr("an older reason")
+			}
+			r := rules
+			if tt.zeroTimeout {
+				r.DeleteTimeout = 0
+			}
+			upd := ComputeStatus(st, obs, r)
+			got := ""
+			if upd.Cluster != nil && statusOf(upd.Cluster.Status) != magnum.StatusDeleteInProgress {
+				got = string(statusOf(upd.Cluster.Status))
+			}
+			if got != tt.want {
+				t.Fatalf("status %q, want %q", got, tt.want)
+			}
+			if tt.want != "" && !strings.Contains(value(upd.Cluster.StatusReason), "Timed out waiting for the deletion: OpenStackCluster: load balancer in use") {
+				t.Errorf("status_reason %q", value(upd.Cluster.StatusReason))
+			}
+		})
+	}
+}

@@ -50,7 +50,7 @@ func (q *Queries) ListNodeGroupSizesOfClusters(ctx context.Context, clusterIDs [
 	// record and one destination list serve all rows.
 	dest := []any{str{&r.cluster}, &r.role, &r.count}
 	if withAddresses {
-		dest = append(dest, fastList{&r.addrs})
+		dest = append(dest, jsonList{&r.addrs})
 	}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {

@@ -234,6 +234,15 @@ func pyString(v any) string {
 // decodeStringMap decodes a JSON object of strings; non-string values are
 // coerced as Magnum's object fields coerce them.
 func decodeStringMap(s string) (map[string]string, error) {
+	if m, ok := parseFlatObject(s); ok {
+		return m, nil
+	}
+	return decodeStringMapJSON(s)
+}
+
+// decodeStringMapJSON is decodeStringMap through encoding/json, for
+// whatever the flat-object fast path does not take.
+func decodeStringMapJSON(s string) (map[string]string, error) {
 	var raw map[string]any
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
@@ -251,6 +260,15 @@ func decodeStringMap(s string) (map[string]string, error) {
 }
 
 func decodeStringList(s string) ([]string, error) {
+	if l, ok := parseFlatArray(s); ok {
+		return l, nil
+	}
+	return decodeStringListJSON(s)
+}
+
+// decodeStringListJSON is decodeStringList through encoding/json, for
+// whatever the flat-array fast path does not take.
+func decodeStringListJSON(s string) ([]string, error) {
 	var raw []any
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
@@ -286,4 +304,121 @@ func decodeMapList(s string) ([]map[string]string, error) {
 		l[i] = m
 	}
 	return l, nil
+}
+
+// The fast paths of decodeStringMap and decodeStringList: the common
+// column, a flat JSON object or array of plain ASCII strings, is cut out of
+// the text instead of going through encoding/json, with the same result.
+
+// jsonSpace reports JSON's insignificant whitespace.
+func jsonSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && jsonSpace(s[i]) {
+		i++
+	}
+	return i
+}
+
+// plainString reads the JSON string starting at s[i] (a '"') when it holds
+// printable ASCII without escapes, returning it and the index after it.
+func plainString(s string, i int) (string, int, bool) {
+	if i >= len(s) || s[i] != '"' {
+		return "", 0, false
+	}
+	for j := i + 1; j < len(s); j++ {
+		switch b := s[j]; {
+		case b == '"':
+			return s[i+1 : j], j + 1, true
+		case b == '\\' || b < 0x20 || b >= 0x80:
+			return "", 0, false
+		}
+	}
+	return "", 0, false
+}
+
+// parseFlatObject decodes s when it is a JSON object whose values are all
+// plain strings (see plainString); a repeated key keeps its last value, as
+// encoding/json does. ok is false for anything else.
+func parseFlatObject(s string) (map[string]string, bool) {
+	i := skipSpace(s, 0)
+	if i >= len(s) || s[i] != '{' {
+		return nil, false
+	}
+	i = skipSpace(s, i+1)
+	n := 0
+	if i < len(s) && s[i] != '}' {
+		// Size the map from the number of separators (an upper bound
+		// on the number of pairs for plain strings without commas).
+		n = 1
+		for j := i; j < len(s); j++ {
+			if s[j] == ',' {
+				n++
+			}
+		}
+	}
+	m := make(map[string]string, n)
+	if i < len(s) && s[i] == '}' {
+		return m, skipSpace(s, i+1) == len(s)
+	}
+	for {
+		k, j, ok := plainString(s, i)
+		if !ok {
+			return nil, false
+		}
+		i = skipSpace(s, j)
+		if i >= len(s) || s[i] != ':' {
+			return nil, false
+		}
+		v, j, ok := plainString(s, skipSpace(s, i+1))
+		if !ok {
+			return nil, false
+		}
+		m[k] = v
+		i = skipSpace(s, j)
+		if i >= len(s) {
+			return nil, false
+		}
+		switch s[i] {
+		case ',':
+			i = skipSpace(s, i+1)
+		case '}':
+			return m, skipSpace(s, i+1) == len(s)
+		default:
+			return nil, false
+		}
+	}
+}
+
+// parseFlatArray decodes s when it is a JSON array of plain strings (see
+// plainString). ok is false for anything else.
+func parseFlatArray(s string) ([]string, bool) {
+	i := skipSpace(s, 0)
+	if i >= len(s) || s[i] != '[' {
+		return nil, false
+	}
+	i = skipSpace(s, i+1)
+	l := []string{}
+	if i < len(s) && s[i] == ']' {
+		return l, skipSpace(s, i+1) == len(s)
+	}
+	for {
+		v, j, ok := plainString(s, i)
+		if !ok {
+			return nil, false
+		}
+		l = append(l, v)
+		i = skipSpace(s, j)
+		if i >= len(s) {
+			return nil, false
+		}
+		switch s[i] {
+		case ',':
+			i = skipSpace(s, i+1)
+		case ']':
+			return l, skipSpace(s, i+1) == len(s)
+		default:
+			return nil, false
+		}
+	}
 }

@@ -2,24 +2,17 @@ package api
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
 
 	"github.com/openkeel/openkeel-magnum/internal/auth"
 	"github.com/openkeel/openkeel-magnum/internal/certs"
@@ -35,39 +28,6 @@ import (
 // createBenchClients is the number of concurrent clients of the create
 // benchmarks.
 const createBenchClients = 8
-
-// createBenchDSN returns a fresh database of dialect; ok is false when the
-// dialect's test server is not configured.
-func createBenchDSN(tb testing.TB, dialect string) (string, bool) {
-	tb.Helper()
-	if dialect == db.DialectSQLite {
-		return filepath.Join(tb.TempDir(), "bench.db"), true
-	}
-	base := os.Getenv("OPENKEEL_TEST_MYSQL_DSN")
-	if base == "" {
-		return "", false
-	}
-	cfg, err := mysql.ParseDSN(base)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	admin, err := sql.Open("mysql", cfg.FormatDSN())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	name := "okm_cbench_" + hex.EncodeToString(b)
-	if _, err := admin.ExecContext(tb.Context(), "CREATE DATABASE "+name+" CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci"); err != nil {
-		tb.Fatalf("create database: %v", err)
-	}
-	tb.Cleanup(func() {
-		_, _ = admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name)
-		admin.Close()
-	})
-	cfg.DBName = name
-	return cfg.FormatDSN(), true
-}
 
 // putCounter counts the certificates stored.
 type putCounter struct {
@@ -115,7 +75,7 @@ func BenchmarkClusterCreate(b *testing.B) {
 					name += "inline"
 				}
 				b.Run(name, func(b *testing.B) {
-					dsn, ok := createBenchDSN(b, dialect)
+					dsn, ok := benchDSN(b, dialect)
 					if !ok {
 						b.Skip("OPENKEEL_TEST_MYSQL_DSN not set")
 					}

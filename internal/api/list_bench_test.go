@@ -33,9 +33,9 @@ import (
 // campaign's N=1000 page).
 const listBenchSize = 1000
 
-// listBenchDSN returns a fresh database of dialect for a benchmark; ok is
+// benchDSN returns a fresh database of dialect for a benchmark; ok is
 // false when the dialect's test server is not configured.
-func listBenchDSN(tb testing.TB, dialect string) (string, bool) {
+func benchDSN(tb testing.TB, dialect string) (string, bool) {
 	tb.Helper()
 	switch dialect {
 	case db.DialectSQLite:
@@ -147,7 +147,7 @@ func seedListBench(tb testing.TB, d *db.DB, n int) *magnum.ClusterTemplate {
 // of dialect, or nils when the dialect is not configured.
 func newListBench(tb testing.TB, dialect string, n int) (http.Handler, *conductor.Conductor) {
 	tb.Helper()
-	dsn, ok := listBenchDSN(tb, dialect)
+	dsn, ok := benchDSN(tb, dialect)
 	if !ok {
 		return nil, nil
 	}

@@ -1,8 +1,6 @@
 package db
 
 import (
-	"context"
-	"database/sql"
 	"os"
 	"strings"
 	"testing"
@@ -111,24 +109,7 @@ func BenchmarkMySQLGetClusterByUUID(b *testing.B) {
 // mysqlBenchDSN creates an empty MariaDB database for a benchmark and
 // returns its DSN (with a query part); it is dropped at the end.
 func mysqlBenchDSN(b *testing.B) string {
-	cfg, err := mysql.ParseDSN(os.Getenv("OPENKEEL_TEST_MYSQL_DSN"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	admin, err := sql.Open("mysql", cfg.FormatDSN())
-	if err != nil {
-		b.Fatal(err)
-	}
-	name := randomName()
-	if _, err := admin.ExecContext(b.Context(), "CREATE DATABASE "+name+" CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci"); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		_, _ = admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name)
-		admin.Close()
-	})
-	cfg.DBName = name
-	dsn := cfg.FormatDSN()
+	dsn := freshDSN(b, DialectMySQL)
 	if !strings.Contains(dsn, "?") {
 		dsn += "?charset=utf8mb4"
 	}

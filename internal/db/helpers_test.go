@@ -69,7 +69,7 @@ func randomName() string {
 
 // freshDSN creates an empty database for the test and returns its DSN; the
 // database is dropped when the test ends.
-func freshDSN(t *testing.T, dialect string) string {
+func freshDSN(t testing.TB, dialect string) string {
 	t.Helper()
 	ctx := context.Background()
 	name := randomName()

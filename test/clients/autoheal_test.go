@@ -112,7 +112,7 @@ func TestAutoHealer(t *testing.T) {
 			t.Fatal(err)
 		}
 		clusterID = id
-		s.waitStatus(t, s.id.token(t, "demo", "demo"), id, 2*time.Minute, "CREATE_COMPLETE")
+		s.waitStatus(t, s.id.Token(t, "demo", "demo"), id, 2*time.Minute, "CREATE_COMPLETE")
 	})
 	if clusterID == "" {
 		t.Fatal("no cluster")
@@ -128,7 +128,7 @@ func TestAutoHealer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("compute endpoint: %v", err)
 	}
-	heat := &gophercloud.ServiceClient{ProviderClient: provider, Endpoint: s.os.URL + "/orchestration/v1/" + s.id.projects["demo"] + "/"}
+	heat := &gophercloud.ServiceClient{ProviderClient: provider, Endpoint: s.os.URL + "/orchestration/v1/" + s.id.Projects["demo"] + "/"}
 
 	worker, err := nodegroups.Get(ctx(t), magnumClient, clusterID, "default-worker").Extract()
 	if err != nil || len(worker.NodeAddresses) != 2 {
@@ -160,7 +160,7 @@ func TestAutoHealer(t *testing.T) {
 			t.Error("Enabled() = true, want false (no stack_id at 1.13+)")
 		}
 		var raw map[string]any
-		s.api(t, s.id.token(t, "demo", "demo"), http.MethodGet, "/v1/clusters/"+clusterID, "latest", nil, &raw)
+		s.api(t, s.id.Token(t, "demo", "demo"), http.MethodGet, "/v1/clusters/"+clusterID, "latest", nil, &raw)
 		if _, has := raw["stack_id"]; has || raw["cluster_id"] == nil {
 			t.Errorf("cluster at latest: stack_id present or cluster_id missing: %v", raw)
 		}
@@ -234,7 +234,7 @@ func TestAutoHealer(t *testing.T) {
 		if _, err := kube.CoreV1().Nodes().Get(ctx(t), broken.Name, metav1.GetOptions{}); err == nil {
 			t.Error("the repaired node is still registered in Kubernetes")
 		}
-		s.waitStatus(t, s.id.token(t, "demo", "demo"), clusterID, 2*time.Minute, "UPDATE_COMPLETE")
+		s.waitStatus(t, s.id.Token(t, "demo", "demo"), clusterID, 2*time.Minute, "UPDATE_COMPLETE")
 		ng, err := nodegroups.Get(ctx(t), magnumClient, clusterID, "default-worker").Extract()
 		if err != nil {
 			t.Fatal(err)

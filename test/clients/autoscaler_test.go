@@ -74,7 +74,7 @@ func TestAutoscalerSequence(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.waitStatus(t, s.id.token(t, "demo", "demo"), id, 2*time.Minute, "CREATE_COMPLETE")
+		s.waitStatus(t, s.id.Token(t, "demo", "demo"), id, 2*time.Minute, "CREATE_COMPLETE")
 		maxNodes := 4
 		ng, err := nodegroups.Create(ctx(t), magnumClient, id, nodegroups.CreateOpts{
 			Name: "as-ng", NodeCount: &one, MinNodeCount: 1, MaxNodeCount: &maxNodes, FlavorID: flavorMedium,

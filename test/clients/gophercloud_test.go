@@ -54,7 +54,7 @@ func TestGophercloudAcceptance(t *testing.T) {
 	cmd.Env = append(env,
 		"OS_AUTH_URL="+s.id.URL,
 		"OS_USERNAME=admin",
-		"OS_PASSWORD="+s.id.passwords["admin"],
+		"OS_PASSWORD="+s.id.Passwords["admin"],
 		"OS_PROJECT_NAME=admin",
 		"OS_DOMAIN_ID=default",
 		"OS_REGION_NAME="+region,
@@ -105,7 +105,7 @@ func gcProvider(t *testing.T, s *stack, user string) *gophercloud.ProviderClient
 	provider, err := openstack.AuthenticatedClient(ctx, gophercloud.AuthOptions{
 		IdentityEndpoint: s.id.URL,
 		Username:         user,
-		Password:         s.id.passwords[user],
+		Password:         s.id.Passwords[user],
 		DomainName:       "Default",
 		TenantName:       user,
 	})
@@ -342,7 +342,7 @@ func TestGophercloudClusters(t *testing.T) {
 	step(t, s, "non-string label values still decode as a string map", func(t *testing.T) {
 		// A Python client may send int/bool label values; Go clients decode
 		// labels as map[string]string (clients.md § 11.4).
-		tok := s.id.token(t, "demo", "demo")
+		tok := s.id.Token(t, "demo", "demo")
 		var created struct {
 			UUID string `json:"uuid"`
 		}
@@ -526,14 +526,14 @@ func TestGophercloudClusters(t *testing.T) {
 	})
 	step(t, s, "quota create as admin is 201", func(t *testing.T) {
 		admin := gcClient(t, s, "admin", "")
-		res := quotas.Create(ctx(t), admin, quotas.CreateOpts{ProjectID: s.id.projects["alt"], Resource: "Cluster", HardLimit: 7})
+		res := quotas.Create(ctx(t), admin, quotas.CreateOpts{ProjectID: s.id.Projects["alt"], Resource: "Cluster", HardLimit: 7})
 		q, err := res.Extract()
-		if err != nil || q.HardLimit != 7 || q.ProjectID != s.id.projects["alt"] || res.Header.Get("X-OpenStack-Request-Id") == "" {
+		if err != nil || q.HardLimit != 7 || q.ProjectID != s.id.Projects["alt"] || res.Header.Get("X-OpenStack-Request-Id") == "" {
 			t.Errorf("quota: %v %+v", err, q)
 		}
 	})
 	step(t, s, "quota create as a member is 403", func(t *testing.T) {
-		_, err := quotas.Create(ctx(t), c11, quotas.CreateOpts{ProjectID: s.id.projects["demo"], Resource: "Cluster", HardLimit: 7}).Extract()
+		_, err := quotas.Create(ctx(t), c11, quotas.CreateOpts{ProjectID: s.id.Projects["demo"], Resource: "Cluster", HardLimit: 7}).Extract()
 		if !gophercloud.ResponseCodeIs(err, http.StatusForbidden) {
 			t.Errorf("err %v", err)
 		}

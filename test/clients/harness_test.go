@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openkeel/openkeel-magnum/internal/testutil/keystonetest"
 	"github.com/openkeel/openkeel-magnum/internal/testutil/osfake"
 )
 
@@ -79,14 +80,7 @@ func repoRoot() string {
 // tool; the test skips when it is unset, except in CI where it fails.
 func needEnv(t *testing.T, name string) string {
 	t.Helper()
-	v := os.Getenv(name)
-	if v == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set (required when CI=true)", name)
-		}
-		t.Skipf("%s is not set", name)
-	}
-	return v
+	return keystonetest.Env(t, name)
 }
 
 func freePort(t *testing.T) int {
@@ -97,148 +91,6 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-// ---------------------------------------------------------------- Keystone
-
-// identity holds what the tests know about the Keystone of keystone.sh.
-type identity struct {
-	URL       string // http://127.0.0.1:15000/v3
-	passwords map[string]string
-	projects  map[string]string // name -> id
-	admin     string            // admin token (project admin)
-}
-
-func newIdentity(t *testing.T) *identity {
-	t.Helper()
-	id := &identity{
-		URL: strings.TrimRight(needEnv(t, "OPENKEEL_TEST_KEYSTONE_URL"), "/"),
-		passwords: map[string]string{
-			"admin":  needEnv(t, "OPENKEEL_TEST_KEYSTONE_ADMIN_PASSWORD"),
-			"magnum": needEnv(t, "OPENKEEL_TEST_KEYSTONE_MAGNUM_PASSWORD"),
-			"demo":   needEnv(t, "OPENKEEL_TEST_KEYSTONE_DEMO_PASSWORD"),
-			"alt":    needEnv(t, "OPENKEEL_TEST_KEYSTONE_ALT_PASSWORD"),
-		},
-		projects: map[string]string{},
-	}
-	id.admin = id.token(t, "admin", "admin")
-	for _, p := range []string{"admin", "demo", "alt", "service"} {
-		var out struct {
-			Projects []struct{ ID string } `json:"projects"`
-		}
-		id.call(t, http.MethodGet, "/projects?domain_id=default&name="+p, nil, &out, 200)
-		if len(out.Projects) != 1 {
-			t.Fatalf("keystone: project %s not found (run scripts/ci/keystone.sh)", p)
-		}
-		id.projects[p] = out.Projects[0].ID
-	}
-	return id
-}
-
-// token issues a project-scoped token for user (projects are named like
-// their users, except magnum, which lives in project service).
-func (id *identity) token(t *testing.T, user, project string) string {
-	t.Helper()
-	body := fmt.Sprintf(`{"auth":{"identity":{"methods":["password"],"password":{"user":{"name":%q,"domain":{"id":"default"},"password":%q}}},"scope":{"project":{"name":%q,"domain":{"id":"default"}}}}}`,
-		user, id.passwords[user], project)
-	resp, err := (&http.Client{Timeout: 60 * time.Second}).Post(id.URL+"/auth/tokens", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("keystone: token for %s: status %d: %s", user, resp.StatusCode, b)
-	}
-	return resp.Header.Get("X-Subject-Token")
-}
-
-// call sends an admin request to Keystone and decodes the answer into out.
-func (id *identity) call(t *testing.T, method, path string, in, out any, want ...int) int {
-	t.Helper()
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, id.URL+path, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Auth-Token", id.admin)
-	resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	ok := false
-	for _, w := range want {
-		ok = ok || w == resp.StatusCode
-	}
-	if !ok {
-		t.Fatalf("keystone: %s %s: status %d: %s", method, path, resp.StatusCode, raw)
-	}
-	if out != nil && len(raw) > 0 {
-		if err := json.Unmarshal(raw, out); err != nil {
-			t.Fatalf("keystone: %s %s: %v", method, path, err)
-		}
-	}
-	return resp.StatusCode
-}
-
-// serviceID returns the id of the first service of type typ, creating it.
-func (id *identity) serviceID(t *testing.T, typ, name string) string {
-	t.Helper()
-	var out struct {
-		Services []struct{ ID string } `json:"services"`
-	}
-	id.call(t, http.MethodGet, "/services?type="+typ, nil, &out, 200)
-	if len(out.Services) > 0 {
-		return out.Services[0].ID
-	}
-	var created struct {
-		Service struct{ ID string } `json:"service"`
-	}
-	id.call(t, http.MethodPost, "/services", map[string]any{"service": map[string]any{
-		"type": typ, "name": name, "enabled": true,
-	}}, &created, 201)
-	return created.Service.ID
-}
-
-// publishCatalog points the catalog of region at the stack: it removes the
-// region's endpoints left by an earlier run, creates one public, internal
-// and admin endpoint per service, and removes them when the test ends.
-func (id *identity) publishCatalog(t *testing.T, urls map[[2]string]string) {
-	t.Helper()
-	if id.call(t, http.MethodGet, "/regions/"+region, nil, nil, 200, 404) == 404 {
-		id.call(t, http.MethodPost, "/regions", map[string]any{"region": map[string]any{
-			"id": region, "description": "openkeel-magnum client tests",
-		}}, nil, 201, 409)
-	}
-	clear := func() {
-		var out struct {
-			Endpoints []struct{ ID string } `json:"endpoints"`
-		}
-		id.call(t, http.MethodGet, "/endpoints?region_id="+region, nil, &out, 200)
-		for _, ep := range out.Endpoints {
-			id.call(t, http.MethodDelete, "/endpoints/"+ep.ID, nil, nil, 204, 404)
-		}
-	}
-	clear()
-	t.Cleanup(clear)
-	for key, u := range urls {
-		svc := id.serviceID(t, key[0], key[1])
-		for _, iface := range []string{"public", "internal", "admin"} {
-			id.call(t, http.MethodPost, "/endpoints", map[string]any{"endpoint": map[string]any{
-				"service_id": svc, "interface": iface, "url": u, "region_id": region, "enabled": true,
-			}}, nil, 201)
-		}
-	}
 }
 
 // ------------------------------------------------------- recording proxy
@@ -522,7 +374,7 @@ func writeJSONResponse(w http.ResponseWriter, status int, body any) {
 
 // stack is one running service with everything the clients need around it.
 type stack struct {
-	id        *identity
+	id        *keystonetest.Identity
 	os        *openstackFront
 	rec       *recorder
 	ServerURL string // the service itself
@@ -537,7 +389,7 @@ type stack struct {
 // background status loop, and publishes it in the okm-clients region.
 func newStack(t *testing.T) *stack {
 	t.Helper()
-	id := newIdentity(t)
+	id := keystonetest.New(t)
 	bin := openkeelBinary(t)
 	s := &stack{id: id, os: newOpenStackFront(t), dir: t.TempDir()}
 
@@ -579,7 +431,7 @@ region_name = %s
 
 [oslo_middleware]
 enable_proxy_headers_parsing = false
-`, port, filepath.Join(s.dir, "magnum.db"), id.URL, id.URL, id.passwords["magnum"], region, region, region)
+`, port, filepath.Join(s.dir, "magnum.db"), id.URL, id.URL, id.Passwords["magnum"], region, region, region)
 	if err := os.WriteFile(s.conf, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -602,7 +454,7 @@ enable_proxy_headers_parsing = false
 	s.Endpoint = proxy.URL + "/v1"
 
 	s.startBackground(t, bin)
-	id.publishCatalog(t, map[[2]string]string{
+	id.PublishCatalog(t, region, "openkeel-magnum client tests", map[[2]string]string{
 		{"container-infra", "magnum"}: s.Endpoint,
 		{"image", "glance"}:           s.os.endpoint(osfake.ServiceImage),
 		{"compute", "nova"}:           s.os.endpoint(osfake.ServiceCompute),

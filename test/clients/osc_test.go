@@ -70,7 +70,7 @@ func (o *osc) as(t *testing.T, user string, args ...string) result {
 		"OS_AUTH_URL="+o.s.id.URL,
 		"OS_IDENTITY_API_VERSION=3",
 		"OS_USERNAME="+user,
-		"OS_PASSWORD="+o.s.id.passwords[user],
+		"OS_PASSWORD="+o.s.id.Passwords[user],
 		"OS_PROJECT_NAME="+user,
 		"OS_USER_DOMAIN_NAME=Default",
 		"OS_PROJECT_DOMAIN_NAME=Default",
@@ -189,7 +189,7 @@ func writeCSR(t *testing.T, path string) {
 func TestOpenStackCoe(t *testing.T) {
 	s := newStack(t)
 	o := newOSC(t, s)
-	demoID := s.id.projects["demo"]
+	demoID := s.id.Projects["demo"]
 	var ctUUID, clusterUUID string
 
 	// ------------------------------------------------ cluster templates
@@ -374,7 +374,7 @@ func TestOpenStackCoe(t *testing.T) {
 		t.Fatal("no cluster: the rest of the matrix needs one")
 	}
 	step(t, s, "cluster reaches CREATE_COMPLETE", func(t *testing.T) {
-		s.waitStatus(t, s.id.token(t, "demo", "demo"), clusterUUID, 2*time.Minute, "CREATE_COMPLETE")
+		s.waitStatus(t, s.id.Token(t, "demo", "demo"), clusterUUID, 2*time.Minute, "CREATE_COMPLETE")
 	})
 	step(t, s, "cluster show (latest: cluster_id)", func(t *testing.T) {
 		var c map[string]any
@@ -407,7 +407,7 @@ func TestOpenStackCoe(t *testing.T) {
 	step(t, s, "cluster update --node-count", func(t *testing.T) {
 		ok(t, o.as(t, "demo", "coe", "cluster", "update", "okm-c", "--node-count", "2"),
 			"Request to update cluster okm-c has been accepted.")
-		s.waitStatus(t, s.id.token(t, "demo", "demo"), clusterUUID, 2*time.Minute, "UPDATE_COMPLETE")
+		s.waitStatus(t, s.id.Token(t, "demo", "demo"), clusterUUID, 2*time.Minute, "UPDATE_COMPLETE")
 	})
 	step(t, s, "cluster update --name is 400", func(t *testing.T) {
 		fails(t, o.as(t, "demo", "coe", "cluster", "update", "okm-c", "--name", "renamed"),
@@ -416,7 +416,7 @@ func TestOpenStackCoe(t *testing.T) {
 	step(t, s, "cluster update --rollback", func(t *testing.T) {
 		ok(t, o.as(t, "demo", "coe", "cluster", "update", "okm-c", "--node-count", "1", "--rollback"),
 			"Request to update cluster okm-c has been accepted.")
-		s.waitStatus(t, s.id.token(t, "demo", "demo"), clusterUUID, 2*time.Minute, "UPDATE_COMPLETE")
+		s.waitStatus(t, s.id.Token(t, "demo", "demo"), clusterUUID, 2*time.Minute, "UPDATE_COMPLETE")
 	})
 	step(t, s, "cluster update with nothing to update", func(t *testing.T) {
 		fails(t, o.as(t, "demo", "coe", "cluster", "update", "okm-c"), "Nothing to update.")
@@ -424,7 +424,7 @@ func TestOpenStackCoe(t *testing.T) {
 	step(t, s, "cluster resize", func(t *testing.T) {
 		ok(t, o.as(t, "demo", "coe", "cluster", "resize", "okm-c", "3"),
 			"Request to resize cluster okm-c has been accepted.")
-		s.waitStatus(t, s.id.token(t, "demo", "demo"), clusterUUID, 2*time.Minute, "UPDATE_COMPLETE")
+		s.waitStatus(t, s.id.Token(t, "demo", "demo"), clusterUUID, 2*time.Minute, "UPDATE_COMPLETE")
 		var c map[string]any
 		if jsonOut(t, o.as(t, "demo", "coe", "cluster", "show", "okm-c", "-f", "json"), &c) && c["node_count"] != float64(3) {
 			t.Errorf("node_count after resize: %v", c["node_count"])
@@ -439,7 +439,7 @@ func TestOpenStackCoe(t *testing.T) {
 	step(t, s, "cluster upgrade", func(t *testing.T) {
 		ok(t, o.as(t, "demo", "coe", "cluster", "upgrade", "okm-c", "okm-ct2"),
 			"Request to upgrade cluster okm-c has been accepted.")
-		s.waitStatus(t, s.id.token(t, "demo", "demo"), clusterUUID, 2*time.Minute, "UPDATE_COMPLETE")
+		s.waitStatus(t, s.id.Token(t, "demo", "demo"), clusterUUID, 2*time.Minute, "UPDATE_COMPLETE")
 		var c map[string]any
 		if jsonOut(t, o.as(t, "demo", "coe", "cluster", "show", "okm-c", "-f", "json"), &c) && c["cluster_template_id"] == ctUUID {
 			t.Errorf("cluster_template_id unchanged after upgrade: %v", c["cluster_template_id"])
@@ -490,12 +490,12 @@ func TestOpenStackCoe(t *testing.T) {
 	step(t, s, "ca rotate", func(t *testing.T) {
 		ok(t, o.as(t, "demo", "coe", "ca", "rotate", "okm-c"),
 			"Request to rotate the CA certificate for cluster "+clusterUUID+" has been accepted.")
-		s.waitStatus(t, s.id.token(t, "demo", "demo"), clusterUUID, 2*time.Minute, "UPDATE_COMPLETE")
+		s.waitStatus(t, s.id.Token(t, "demo", "demo"), clusterUUID, 2*time.Minute, "UPDATE_COMPLETE")
 	})
 	step(t, s, "credential rotate", func(t *testing.T) {
 		ok(t, o.as(t, "demo", "coe", "credential", "rotate", "okm-c"),
 			"Request to rotate credentials for cluster "+clusterUUID+" accepted.")
-		s.waitStatus(t, s.id.token(t, "demo", "demo"), clusterUUID, 2*time.Minute, "UPDATE_COMPLETE", "CREATE_COMPLETE")
+		s.waitStatus(t, s.id.Token(t, "demo", "demo"), clusterUUID, 2*time.Minute, "UPDATE_COMPLETE", "CREATE_COMPLETE")
 	})
 
 	// ----------------------------------------------------- nodegroups
@@ -503,7 +503,7 @@ func TestOpenStackCoe(t *testing.T) {
 		ok(t, o.as(t, "demo", "coe", "nodegroup", "create", "okm-c", "ng1", "--node-count", "1",
 			"--min-nodes", "1", "--max-nodes", "3", "--flavor", flavorMedium, "--labels", "a=b",
 			"--node-labels", "tier=web", "--node-taints", "dedicated=okm:NoSchedule"), "Request to create nodegroup ")
-		s.waitStatus(t, s.id.token(t, "demo", "demo"), clusterUUID, 2*time.Minute, "UPDATE_COMPLETE")
+		s.waitStatus(t, s.id.Token(t, "demo", "demo"), clusterUUID, 2*time.Minute, "UPDATE_COMPLETE")
 	})
 	step(t, s, "nodegroup create with a duplicate name is 409", func(t *testing.T) {
 		fails(t, o.as(t, "demo", "coe", "nodegroup", "create", "okm-c", "ng1"), "(HTTP 409)")
@@ -545,7 +545,7 @@ func TestOpenStackCoe(t *testing.T) {
 	step(t, s, "nodegroup update (Python-literal node_labels and node_taints)", func(t *testing.T) {
 		ok(t, o.as(t, "demo", "coe", "nodegroup", "update", "okm-c", "ng1", "--min-nodes", "0", "--max-nodes", "5",
 			"--node-labels", "tier=db", "--node-taints", "gpu=:NoExecute"), "Request to update nodegroup ng1 has been accepted.")
-		s.waitStatus(t, s.id.token(t, "demo", "demo"), clusterUUID, 2*time.Minute, "UPDATE_COMPLETE")
+		s.waitStatus(t, s.id.Token(t, "demo", "demo"), clusterUUID, 2*time.Minute, "UPDATE_COMPLETE")
 		var ng map[string]any
 		if jsonOut(t, o.as(t, "demo", "coe", "nodegroup", "show", "okm-c", "ng1", "-f", "json"), &ng) {
 			if ng["min_node_count"] != float64(0) || ng["max_node_count"] != float64(5) {
@@ -567,12 +567,12 @@ func TestOpenStackCoe(t *testing.T) {
 	step(t, s, "cluster resize of a named nodegroup", func(t *testing.T) {
 		ok(t, o.as(t, "demo", "coe", "cluster", "resize", "okm-c", "2", "--nodegroup", "ng1"),
 			"Request to resize cluster okm-c has been accepted.")
-		s.waitStatus(t, s.id.token(t, "demo", "demo"), clusterUUID, 2*time.Minute, "UPDATE_COMPLETE")
+		s.waitStatus(t, s.id.Token(t, "demo", "demo"), clusterUUID, 2*time.Minute, "UPDATE_COMPLETE")
 	})
 	step(t, s, "nodegroup delete", func(t *testing.T) {
 		ok(t, o.as(t, "demo", "coe", "nodegroup", "delete", "okm-c", "ng1"), "Request to delete nodegroup ng1 has been accepted.")
 		deadline := time.Now().Add(2 * time.Minute)
-		tok := s.id.token(t, "demo", "demo")
+		tok := s.id.Token(t, "demo", "demo")
 		for {
 			code, _ := s.api(t, tok, "GET", "/v1/clusters/"+clusterUUID+"/nodegroups/ng1", "latest", nil, nil)
 			if code == 404 {
@@ -638,7 +638,7 @@ func TestOpenStackCoe(t *testing.T) {
 
 	// --------------------------------------------------------- auth types
 	step(t, s, "admin_token auth with --os-endpoint", func(t *testing.T) {
-		tok := s.id.token(t, "demo", "demo")
+		tok := s.id.Token(t, "demo", "demo")
 		var rows []map[string]any
 		if jsonOut(t, o.withEnv(t, nil, "--os-auth-type", "admin_token", "--os-token", tok, "--os-endpoint", s.Endpoint,
 			"coe", "cluster", "list", "-f", "json"), &rows) && len(rows) != 1 {
@@ -646,7 +646,7 @@ func TestOpenStackCoe(t *testing.T) {
 		}
 	})
 	step(t, s, "an endpoint without /v1 sends unprefixed paths", func(t *testing.T) {
-		tok := s.id.token(t, "demo", "demo")
+		tok := s.id.Token(t, "demo", "demo")
 		mark := s.rec.mark()
 		ok(t, o.withEnv(t, nil, "--os-auth-type", "admin_token", "--os-token", tok, "--os-endpoint", s.URL,
 			"coe", "cluster", "show", "okm-c"), clusterUUID)
@@ -655,7 +655,7 @@ func TestOpenStackCoe(t *testing.T) {
 		}
 	})
 	step(t, s, "token auth through the catalog", func(t *testing.T) {
-		tok := s.id.token(t, "demo", "demo")
+		tok := s.id.Token(t, "demo", "demo")
 		ok(t, o.withEnv(t, []string{"OS_AUTH_TYPE=v3token", "OS_AUTH_URL=" + s.id.URL, "OS_TOKEN=" + tok,
 			"OS_PROJECT_NAME=demo", "OS_PROJECT_DOMAIN_NAME=Default", "OS_REGION_NAME=" + region},
 			"coe", "cluster", "template", "list"), "okm-ct")
@@ -675,7 +675,7 @@ func TestOpenStackCoe(t *testing.T) {
 	})
 	step(t, s, "cluster delete", func(t *testing.T) {
 		ok(t, o.as(t, "demo", "coe", "cluster", "delete", "okm-c"), "Request to delete cluster okm-c has been accepted.")
-		s.waitStatus(t, s.id.token(t, "demo", "demo"), clusterUUID, 2*time.Minute, "404")
+		s.waitStatus(t, s.id.Token(t, "demo", "demo"), clusterUUID, 2*time.Minute, "404")
 	})
 	step(t, s, "cluster delete unknown is 404", func(t *testing.T) {
 		fails(t, o.as(t, "demo", "coe", "cluster", "delete", "nope"), "Cluster nope could not be found (HTTP 404)")

@@ -35,7 +35,7 @@ func TestOpenStackSDKFunctional(t *testing.T) {
 %s    region_name: %s
     interface: public
     identity_api_version: 3
-`, name, s.id.URL, user, s.id.passwords[user], scope, region)
+`, name, s.id.URL, user, s.id.Passwords[user], scope, region)
 	}
 	yaml := "clouds:\n" + cloud("devstack", "demo", "demo", false) + cloud("devstack-alt", "alt", "alt", false) +
 		cloud("devstack-admin", "admin", "admin", false) + cloud("devstack-system-admin", "admin", "", true)

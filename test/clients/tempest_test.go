@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openkeel/openkeel-magnum/internal/testutil/keystonetest"
 )
 
 // tempestExcluded are the plugin tests that cannot pass against a service
@@ -114,7 +116,7 @@ cluster_delete_timeout = 5
 
 [enforce_scope]
 magnum = true
-`, s.id.passwords["admin"], s.id.URL, region, region, imageName, flavorSmall, flavorSmall, extNetID)
+`, s.id.Passwords["admin"], s.id.URL, region, region, imageName, flavorSmall, flavorSmall, extNetID)
 	if err := os.WriteFile(filepath.Join(ws, "etc", "tempest.conf"), []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +182,7 @@ magnum = true
 
 // removeTempestIdentities deletes the projects and users whose names start
 // with "tempest-" (tempest's dynamic credentials).
-func removeTempestIdentities(t *testing.T, id *identity) {
+func removeTempestIdentities(t *testing.T, id *keystonetest.Identity) {
 	for _, kind := range []string{"users", "projects"} {
 		type item struct {
 			ID   string `json:"id"`
@@ -190,10 +192,10 @@ func removeTempestIdentities(t *testing.T, id *identity) {
 			Users    []item `json:"users"`
 			Projects []item `json:"projects"`
 		}
-		id.call(t, "GET", "/"+kind+"?domain_id=default", nil, &out, 200)
+		id.Call(t, "", "GET", "/"+kind+"?domain_id=default", nil, &out, 200)
 		for _, it := range append(out.Users, out.Projects...) {
 			if strings.HasPrefix(it.Name, "tempest-") {
-				id.call(t, "DELETE", "/"+kind+"/"+it.ID, nil, nil, 204, 404)
+				id.Call(t, "", "DELETE", "/"+kind+"/"+it.ID, nil, nil, 204, 404)
 			}
 		}
 	}

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/openkeel/openkeel-magnum/internal/testutil/keystonetest"
 	"github.com/openkeel/openkeel-magnum/internal/testutil/kubetest"
 	"github.com/openkeel/openkeel-magnum/internal/testutil/osfake"
 )
@@ -57,8 +58,8 @@ const mcFieldManager = "openkeel-magnum"
 //
 // Sim plays the Cluster API controllers once the objects are compared.
 func TestMagnumClientCAPI(t *testing.T) {
-	cli := mcNeedEnv(t, "OPENKEEL_TEST_OPENSTACK_CLI")
-	id := newMCIdentity(t)
+	cli := keystonetest.Env(t, "OPENKEEL_TEST_OPENSTACK_CLI")
+	id := keystonetest.New(t)
 	env := kubetest.Start(t)
 	ctx := t.Context()
 
@@ -120,7 +121,7 @@ region_name = %s
 
 [neutron_client]
 region_name = %s
-`, port, filepath.Join(dir, "magnum.db"), id.URL, id.URL, id.passwords["magnum"], mcRegion,
+`, port, filepath.Join(dir, "magnum.db"), id.URL, id.URL, id.Passwords["magnum"], mcRegion,
 		kubeconfig, mcNamespace, mcRegion, mcRegion, mcRegion)), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +137,7 @@ region_name = %s
 	serverURL := fmt.Sprintf("http://127.0.0.1:%d", port)
 	mcStart(t, bin, conf, dir, output, serverURL, "api")
 	mcStart(t, bin, conf, dir, output, "", "reconciler")
-	id.publishCatalog(t, map[[2]string]string{
+	id.PublishCatalog(t, mcRegion, "openkeel-magnum Cluster API tests", map[[2]string]string{
 		{"container-infra", "magnum"}: serverURL + "/v1",
 		{"image", "glance"}:           ostack.endpoint(osfake.ServiceImage),
 		{"compute", "nova"}:           ostack.endpoint(osfake.ServiceCompute),
@@ -144,7 +145,7 @@ region_name = %s
 		{"identity", "keystone"}:      id.URL,
 	})
 	o := &mcOSC{bin: cli, home: t.TempDir(), id: id}
-	demoID := id.userID(t, "demo")
+	demoID := id.UserID(t, "demo")
 
 	// Template and cluster, through python-magnumclient.
 	mcMustOK(t, o.as(t, "demo", "coe", "cluster", "template", "create", "okm-capi-ct",
@@ -159,7 +160,7 @@ region_name = %s
 	if len(clusterUUID) != 36 {
 		t.Fatalf("no uuid in %q", r.stdout)
 	}
-	demoToken := id.token(t, "demo", "demo")
+	demoToken := id.Token(t, "demo", "demo")
 
 	// The create answers before the driver runs (a background job): wait
 	// for the Cluster, which the driver applies last.
@@ -180,7 +181,7 @@ region_name = %s
 	acPath := "/users/" + demoID + "/application_credentials/" + acID
 	t.Cleanup(func() {
 		// A failed run leaves no credential behind in the shared Keystone.
-		id.call(t, "", http.MethodDelete, acPath, nil, nil, 204, 404)
+		id.Call(t, "", http.MethodDelete, acPath, nil, nil, 204, 404)
 	})
 
 	t.Run("ObjectsMatchGoldens", func(t *testing.T) {
@@ -276,7 +277,7 @@ region_name = %s
 				Roles    []struct{ Name string }
 			} `json:"application_credential"`
 		}
-		id.call(t, demoToken, http.MethodGet, acPath, nil, &out, 200)
+		id.Call(t, demoToken, http.MethodGet, acPath, nil, &out, 200)
 		if out.AC.ID != acID || !strings.Contains(out.AC.Name, clusterUUID) {
 			t.Errorf("application credential %s: %+v, want its id and a name with the cluster uuid", acID, out.AC)
 		}
@@ -313,7 +314,7 @@ region_name = %s
 		if st := mcWaitStatus(t, serverURL, id, clusterUUID, 2*time.Minute, "404"); st != "404" {
 			t.Fatalf("cluster status %s after delete (simulator errors: %v)", st, sim.Errors())
 		}
-		id.call(t, "", http.MethodGet, acPath, nil, nil, 404)
+		id.Call(t, "", http.MethodGet, acPath, nil, nil, 404)
 		// Only the shared class objects stay (driver-capi.md § 3.1).
 		var left []string
 		for _, k := range mcKeys(mcListNamespace(t, env)) {
@@ -395,9 +396,9 @@ func mcWaitStackID(t *testing.T, base, token, uuid string) string {
 
 // mcWaitStatus polls the cluster (with fresh demo tokens) until its status
 // is want ("404": gone) or a *_FAILED status, and returns the last status.
-func mcWaitStatus(t *testing.T, base string, id *mcIdentity, uuid string, limit time.Duration, want string) string {
+func mcWaitStatus(t *testing.T, base string, id *keystonetest.Identity, uuid string, limit time.Duration, want string) string {
 	t.Helper()
-	token := id.token(t, "demo", "demo")
+	token := id.Token(t, "demo", "demo")
 	deadline := time.Now().Add(limit)
 	last := ""
 	for time.Now().Before(deadline) {

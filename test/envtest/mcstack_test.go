@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openkeel/openkeel-magnum/internal/testutil/keystonetest"
 	"github.com/openkeel/openkeel-magnum/internal/testutil/kubetest"
 	"github.com/openkeel/openkeel-magnum/internal/testutil/osfake"
 )
@@ -43,20 +44,6 @@ const (
 	mcFixedNetID  = "9a7c1c3e-51b3-4f6c-9d0e-3c2b1a0f9e21"
 	mcFixedSubnet = "0c4e2b7a-7f3d-4a1b-8c6d-5e4f3a2b1c09"
 )
-
-// mcNeedEnv returns an environment variable naming an external service or
-// tool; the test skips when it is unset, except in CI where it fails.
-func mcNeedEnv(t *testing.T, name string) string {
-	t.Helper()
-	v := os.Getenv(name)
-	if v == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set (required when CI=true)", name)
-		}
-		t.Skipf("%s is not set", name)
-	}
-	return v
-}
 
 var (
 	mcBuildOnce sync.Once
@@ -90,148 +77,6 @@ func mcOpenkeelBinary(t *testing.T) string {
 		t.Fatal(mcBuildErr)
 	}
 	return mcBinary
-}
-
-// ---------------------------------------------------------------- Keystone
-
-// mcIdentity is what the test knows about the Keystone of keystone.sh.
-type mcIdentity struct {
-	URL       string // http://127.0.0.1:15000/v3
-	passwords map[string]string
-	admin     string // admin token (project admin)
-}
-
-func newMCIdentity(t *testing.T) *mcIdentity {
-	t.Helper()
-	id := &mcIdentity{
-		URL: strings.TrimRight(mcNeedEnv(t, "OPENKEEL_TEST_KEYSTONE_URL"), "/"),
-		passwords: map[string]string{
-			"admin":  mcNeedEnv(t, "OPENKEEL_TEST_KEYSTONE_ADMIN_PASSWORD"),
-			"magnum": mcNeedEnv(t, "OPENKEEL_TEST_KEYSTONE_MAGNUM_PASSWORD"),
-			"demo":   mcNeedEnv(t, "OPENKEEL_TEST_KEYSTONE_DEMO_PASSWORD"),
-		},
-	}
-	id.admin = id.token(t, "admin", "admin")
-	return id
-}
-
-// token issues a project-scoped token for user.
-func (id *mcIdentity) token(t *testing.T, user, project string) string {
-	t.Helper()
-	body := fmt.Sprintf(`{"auth":{"identity":{"methods":["password"],"password":{"user":{"name":%q,"domain":{"id":"default"},"password":%q}}},"scope":{"project":{"name":%q,"domain":{"id":"default"}}}}}`,
-		user, id.passwords[user], project)
-	resp, err := (&http.Client{Timeout: 60 * time.Second}).Post(id.URL+"/auth/tokens", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("keystone: token for %s: status %d: %s", user, resp.StatusCode, b)
-	}
-	return resp.Header.Get("X-Subject-Token")
-}
-
-// call sends a request to Keystone with token (the admin token when "")
-// and decodes the answer into out; it fails t unless the status is in want.
-func (id *mcIdentity) call(t *testing.T, token, method, path string, in, out any, want ...int) int {
-	t.Helper()
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, id.URL+path, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token == "" {
-		token = id.admin
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Auth-Token", token)
-	resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if !slices.Contains(want, resp.StatusCode) {
-		t.Fatalf("keystone: %s %s: status %d: %s", method, path, resp.StatusCode, raw)
-	}
-	if out != nil && len(raw) > 0 {
-		if err := json.Unmarshal(raw, out); err != nil {
-			t.Fatalf("keystone: %s %s: %v", method, path, err)
-		}
-	}
-	return resp.StatusCode
-}
-
-// userID returns the id of the user named name in the default domain.
-func (id *mcIdentity) userID(t *testing.T, name string) string {
-	t.Helper()
-	var out struct {
-		Users []struct{ ID string } `json:"users"`
-	}
-	id.call(t, "", http.MethodGet, "/users?domain_id=default&name="+name, nil, &out, 200)
-	if len(out.Users) != 1 {
-		t.Fatalf("keystone: user %s not found (run scripts/ci/keystone.sh)", name)
-	}
-	return out.Users[0].ID
-}
-
-// serviceID returns the id of the first service of type typ, creating it.
-func (id *mcIdentity) serviceID(t *testing.T, typ, name string) string {
-	t.Helper()
-	var out struct {
-		Services []struct{ ID string } `json:"services"`
-	}
-	id.call(t, "", http.MethodGet, "/services?type="+typ, nil, &out, 200)
-	if len(out.Services) > 0 {
-		return out.Services[0].ID
-	}
-	var created struct {
-		Service struct{ ID string } `json:"service"`
-	}
-	id.call(t, "", http.MethodPost, "/services", map[string]any{"service": map[string]any{
-		"type": typ, "name": name, "enabled": true,
-	}}, &created, 201)
-	return created.Service.ID
-}
-
-// publishCatalog points the catalog of mcRegion at the stack: it removes
-// the region's endpoints left by an earlier run, creates one public,
-// internal and admin endpoint per service, and removes them when the test
-// ends.
-func (id *mcIdentity) publishCatalog(t *testing.T, urls map[[2]string]string) {
-	t.Helper()
-	if id.call(t, "", http.MethodGet, "/regions/"+mcRegion, nil, nil, 200, 404) == 404 {
-		id.call(t, "", http.MethodPost, "/regions", map[string]any{"region": map[string]any{
-			"id": mcRegion, "description": "openkeel-magnum Cluster API tests",
-		}}, nil, 201, 409)
-	}
-	clear := func() {
-		var out struct {
-			Endpoints []struct{ ID string } `json:"endpoints"`
-		}
-		id.call(t, "", http.MethodGet, "/endpoints?region_id="+mcRegion, nil, &out, 200)
-		for _, ep := range out.Endpoints {
-			id.call(t, "", http.MethodDelete, "/endpoints/"+ep.ID, nil, nil, 204, 404)
-		}
-	}
-	clear()
-	t.Cleanup(clear)
-	for key, u := range urls {
-		svc := id.serviceID(t, key[0], key[1])
-		for _, iface := range []string{"public", "internal", "admin"} {
-			id.call(t, "", http.MethodPost, "/endpoints", map[string]any{"endpoint": map[string]any{
-				"service_id": svc, "interface": iface, "url": u, "region_id": mcRegion, "enabled": true,
-			}}, nil, 201)
-		}
-	}
 }
 
 // --------------------------------------------------- OpenStack double
@@ -436,7 +281,7 @@ func mcRun(bin string, args ...string) ([]byte, error) {
 // read), in region mcRegion.
 type mcOSC struct {
 	bin, home string
-	id        *mcIdentity
+	id        *keystonetest.Identity
 }
 
 type mcResult struct {
@@ -467,7 +312,7 @@ func (o *mcOSC) as(t *testing.T, user string, args ...string) mcResult {
 	}
 	env = append(env, "HOME="+o.home, "PYTHONWARNINGS=ignore",
 		"OS_AUTH_TYPE=password", "OS_AUTH_URL="+o.id.URL, "OS_IDENTITY_API_VERSION=3",
-		"OS_USERNAME="+user, "OS_PASSWORD="+o.id.passwords[user], "OS_PROJECT_NAME="+user,
+		"OS_USERNAME="+user, "OS_PASSWORD="+o.id.Passwords[user], "OS_PROJECT_NAME="+user,
 		"OS_USER_DOMAIN_NAME=Default", "OS_PROJECT_DOMAIN_NAME=Default", "OS_REGION_NAME="+mcRegion)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

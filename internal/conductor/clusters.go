@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -336,10 +337,16 @@ func (c *Conductor) CreateCluster(ctx context.Context, rc *magnum.RequestContext
 	if cl.Name == "" {
 		cl.Name = clGenerateName("cluster")
 	}
-	if err := c.clCheckFlavors(ctx, cl.Labels, cl.FlavorID, cl.MasterFlavorID); err != nil {
+	var cloud OpenStack
+	if c.OpenStack != nil {
+		l := newLookups(c.OpenStack)
+		l.prefetch(ctx, clCreateLookups(t, &cl))
+		cloud = l
+	}
+	if err := clCheckFlavors(ctx, cloud, cl.Labels, cl.FlavorID, cl.MasterFlavorID); err != nil {
 		return nil, err
 	}
-	if err := c.clValidateResources(ctx, t, &cl); err != nil {
+	if err := clValidateResources(ctx, cloud, t, &cl); err != nil {
 		return nil, err
 	}
 	if err := magnum.ValidateMasterLB(int64(in.MasterCount), clBool(cl.MasterLBEnabled)); err != nil {
@@ -476,7 +483,7 @@ func clDefaultNodeGroups(t *magnum.ClusterTemplate, cl *magnum.Cluster, masterCo
 // worker then the master flavor (attr_validator.py:181-201): when the
 // labels' boot_volume_size is ≤ 0 (default 0), each flavor must exist
 // (a null flavor is looked up as "None") and have a root disk.
-func (c *Conductor) clCheckFlavors(ctx context.Context, labels map[string]string, flavors ...*string) error {
+func clCheckFlavors(ctx context.Context, cloud OpenStack, labels map[string]string, flavors ...*string) error {
 	boot := 0
 	if v, ok := labels["boot_volume_size"]; ok {
 		n, err := strconv.Atoi(v)
@@ -485,15 +492,11 @@ func (c *Conductor) clCheckFlavors(ctx context.Context, labels map[string]string
 		}
 		boot = n
 	}
-	if boot > 0 || c.OpenStack == nil {
+	if boot > 0 || cloud == nil {
 		return nil
 	}
 	for _, f := range flavors {
-		name := "None"
-		if f != nil {
-			name = *f
-		}
-		fl, err := c.OpenStack.Flavor(ctx, name)
+		fl, err := cloud.Flavor(ctx, clFlavorName(f))
 		if err != nil {
 			return err
 		}
@@ -508,12 +511,12 @@ func (c *Conductor) clCheckFlavors(ctx context.Context, labels map[string]string
 // (attr_validator.py:151-169): the cluster's value when set, else the
 // template's, for the image, flavors, external network, fixed network and
 // subnet; then the cluster's keypair.
-func (c *Conductor) clValidateResources(ctx context.Context, t *magnum.ClusterTemplate, cl *magnum.Cluster) error {
-	if c.OpenStack == nil {
+func clValidateResources(ctx context.Context, cloud OpenStack, t *magnum.ClusterTemplate, cl *magnum.Cluster) error {
+	if cloud == nil {
 		return nil
 	}
 	if t.ImageID != nil {
-		img, err := c.OpenStack.Image(ctx, *t.ImageID)
+		img, err := cloud.Image(ctx, *t.ImageID)
 		if err != nil {
 			return err
 		}
@@ -521,39 +524,33 @@ func (c *Conductor) clValidateResources(ctx context.Context, t *magnum.ClusterTe
 			return magnum.OSDistroFieldNotFound(*t.ImageID)
 		}
 	}
-	pick := func(own, tmpl *string) *string {
-		if own != nil && *own != "" {
-			return own
-		}
-		return tmpl
-	}
 	if f := pick(cl.FlavorID, t.FlavorID); f != nil {
-		if _, err := c.OpenStack.Flavor(ctx, *f); err != nil {
+		if _, err := cloud.Flavor(ctx, *f); err != nil {
 			return err
 		}
 	}
 	if f := pick(cl.MasterFlavorID, t.MasterFlavorID); f != nil {
-		if _, err := c.OpenStack.Flavor(ctx, *f); err != nil {
+		if _, err := cloud.Flavor(ctx, *f); err != nil {
 			return err
 		}
 	}
 	if t.ExternalNetworkID != nil {
-		if _, err := c.OpenStack.ExternalNetwork(ctx, *t.ExternalNetworkID); err != nil {
+		if _, err := cloud.ExternalNetwork(ctx, *t.ExternalNetworkID); err != nil {
 			return err
 		}
 	}
 	if n := pick(cl.FixedNetwork, t.FixedNetwork); n != nil {
-		if _, err := c.OpenStack.FixedNetwork(ctx, *n); err != nil {
+		if _, err := cloud.FixedNetwork(ctx, *n); err != nil {
 			return err
 		}
 	}
 	if n := pick(cl.FixedSubnet, t.FixedSubnet); n != nil {
-		if _, err := c.OpenStack.FixedSubnet(ctx, *n); err != nil {
+		if _, err := cloud.FixedSubnet(ctx, *n); err != nil {
 			return err
 		}
 	}
 	if cl.Keypair != nil && *cl.Keypair != "" {
-		if _, err := c.OpenStack.Keypair(ctx, *cl.Keypair); err != nil {
+		if _, err := cloud.Keypair(ctx, *cl.Keypair); err != nil {
 			return err
 		}
 	}
@@ -572,7 +569,7 @@ type ClusterUpdate struct {
 // CheckClusterUpdateFlavors is the root-disk check of a cluster PATCH
 // (patch.md §3 step 2): it runs on every PATCH, on the cluster's flavors.
 func (c *Conductor) CheckClusterUpdateFlavors(ctx context.Context, cl *magnum.Cluster) error {
-	return c.clCheckFlavors(ctx, cl.Labels, cl.FlavorID, cl.MasterFlavorID)
+	return clCheckFlavors(ctx, c.OpenStack, cl.Labels, cl.FlavorID, cl.MasterFlavorID)
 }
 
 // UpdateCluster applies a PATCH of node_count and health
@@ -738,6 +735,10 @@ func (c *Conductor) clRunDriver(ctx context.Context, rc *magnum.RequestContext, 
 	// called (another process, or a poll that started before this call):
 	// then only the driver's identifiers are kept, never an older status.
 	before := clStatus(st.Cluster.Status)
+	if upd.Cluster != nil && reflect.DeepEqual(*upd.Cluster, st.Cluster) {
+		// Nothing to write (a delete the cluster is already marked for).
+		upd.Cluster = nil
+	}
 	if err := c.clSave(ctx, upd, &before); err != nil {
 		if errors.Is(err, errStaleUpdate) {
 			c.clSaveStackID(ctx, upd)

@@ -26,8 +26,12 @@ const (
 // clEnsureLockRow makes sure the lock row exists (outside any transaction;
 // a concurrent creation is fine).
 func (c *Conductor) clEnsureLockRow(ctx context.Context) error {
+	if c.lockRowSeen.Load() {
+		return nil
+	}
 	_, err := c.DB.GetMagnumService(ctx, LockServiceHost, LockServiceBinary)
 	if err == nil {
+		c.lockRowSeen.Store(true)
 		return nil
 	}
 	if !errors.Is(err, db.ErrNotFound) {
@@ -48,6 +52,11 @@ func (c *Conductor) clEnsureLockRow(ctx context.Context) error {
 // insert of the first.
 func (c *Conductor) clLock(ctx context.Context, tx *db.Tx) error {
 	if _, err := tx.ForUpdate().GetMagnumService(ctx, LockServiceHost, LockServiceBinary); err != nil {
+		if errors.Is(err, db.ErrNotFound) {
+			// Removed since it was seen (a magnum-service row deleted by
+			// hand): the next clEnsureLockRow creates it again.
+			c.lockRowSeen.Store(false)
+		}
 		return fmt.Errorf("lock cluster row: %w", err)
 	}
 	return nil

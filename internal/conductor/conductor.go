@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/openkeel/openkeel-magnum/internal/certs"
@@ -65,6 +66,9 @@ type Conductor struct {
 	busy sync.Map
 	// jobs runs cluster creates after the API answered (createjobs.go).
 	jobs createJobs
+	// lockRowSeen is set once this process has seen the cluster lock row
+	// (clusters_lock.go); clLock clears it when the row has gone.
+	lockRowSeen atomic.Bool
 }
 
 // now returns the current time in UTC.

@@ -100,8 +100,10 @@ type createJob struct {
 	uuid string
 }
 
-// StartCreateJobs starts the create-job pool: workers goroutines (0 means
-// GOMAXPROCS) and a bounded queue. From then on CreateCluster answers once
+// StartCreateJobs starts the create-job pool: workers goroutines and a
+// bounded queue. 0 means one less than GOMAXPROCS (at least one): key
+// generation is CPU-bound, and a pool that took every core would starve
+// the API of the one it needs to answer while creates are being worked on. From then on CreateCluster answers once
 // the rows are written and the certificates and the driver call follow in
 // the background. Calling it again does nothing.
 func (c *Conductor) StartCreateJobs(workers int) {
@@ -112,7 +114,7 @@ func (c *Conductor) StartCreateJobs(workers int) {
 		return
 	}
 	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+		workers = max(1, runtime.GOMAXPROCS(0)-1)
 	}
 	j.started = true
 	j.queue = make(chan createJob, workers*clCreateQueuePerWorker)
@@ -156,8 +158,12 @@ func (c *Conductor) StopCreateJobs(ctx context.Context) error {
 	return nil
 }
 
-// createWorker runs jobs until the queue is closed and empty.
+// createWorker runs jobs until the queue is closed and empty, on a thread
+// of lower priority than the API's (see lowerThreadPriority).
 func (c *Conductor) createWorker(queue <-chan createJob) {
+	if err := lowerThreadPriority(); err != nil {
+		c.log().Warn("create worker keeps the normal thread priority", "error", err)
+	}
 	for job := range queue {
 		if c.jobs.drop.Load() {
 			c.log().WarnContext(job.ctx, "create job dropped at shutdown", "cluster_uuid", job.uuid)

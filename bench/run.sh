@@ -26,7 +26,10 @@
 #       paging     walk the whole cluster list with limit=1000 (lib/paging.py);
 #       templates  template create+delete pairs (lib/pairs.sh);
 #       clusters   cluster create+delete pairs (lib/pairs.sh; last, as the
-#                  deleted clusters may stay listed until the next seed);
+#                  reference's deleted clusters may stay listed until the
+#                  next seed; ours are removed by `openkeel-magnum
+#                  reconciler`, which runs beside `api` as magnum-conductor
+#                  runs beside magnum-api);
 #     while procmon.py samples CPU and memory of each service's processes;
 #  4. prints one markdown table (lib/compare.py) of ours / reference ratios
 #     with the raw figures, and writes it to $BENCH_OUT/table.md.
@@ -104,6 +107,7 @@ REF_COMPONENTS=(magnum conductor osstub keystone rabbitmq epmd memcached mariadb
 declare -A REF_WAS_UP=()
 for c in "${REF_COMPONENTS[@]}"; do pid_alive "$c" && REF_WAS_UP[$c]=1; done
 OKM_PID=""
+OKM_REC_PID=""
 STUB_PID=""
 cleanup() {
   local rc=$?
@@ -114,12 +118,14 @@ cleanup() {
     # give the reference its own stand-in back if it had one running
     [[ -n ${REF_WAS_UP[osstub]:-} ]] && "$REF_DIR/start.sh" osstub >/dev/null 2>&1
   fi
-  if [[ -n $OKM_PID ]] && kill -0 "$OKM_PID" 2>/dev/null; then
-    say "stopping openkeel-magnum (pid $OKM_PID)"
-    kill -TERM -- "-$OKM_PID" 2>/dev/null || kill -TERM "$OKM_PID" 2>/dev/null
-    for ((i = 0; i < 50; i++)); do kill -0 "$OKM_PID" 2>/dev/null || break; sleep 0.2; done
-    kill -KILL -- "-$OKM_PID" 2>/dev/null || true
-  fi
+  local p
+  for p in $OKM_PID $OKM_REC_PID; do
+    kill -0 "$p" 2>/dev/null || continue
+    say "stopping openkeel-magnum (pid $p)"
+    kill -TERM -- "-$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null
+    for ((i = 0; i < 50; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL -- "-$p" 2>/dev/null || true
+  done
   if [[ $BENCH_KEEP_REF != 1 ]]; then
     local stop=()
     for c in "${REF_COMPONENTS[@]}"; do
@@ -250,7 +256,15 @@ OKM_PID=$!
 if ! { wait_http "$OKM_URL/" 30 && kill -0 "$OKM_PID" 2>/dev/null; }; then
   tail -20 "$WORK/openkeel-magnum.log" >&2; echo "openkeel-magnum did not start" >&2; exit 1
 fi
-say "openkeel-magnum up on $OKM_URL (pid $OKM_PID)"
+# the background work, as the reference runs magnum-conductor beside
+# magnum-api: it completes the deletes of the create+delete pairs
+setsid "$BIN" reconciler --config-file "$CONF" >>"$WORK/openkeel-magnum-reconciler.log" 2>&1 </dev/null &
+OKM_REC_PID=$!
+sleep 1
+kill -0 "$OKM_REC_PID" 2>/dev/null || {
+  tail -20 "$WORK/openkeel-magnum-reconciler.log" >&2; echo "openkeel-magnum reconciler did not start" >&2; exit 1
+}
+say "openkeel-magnum up on $OKM_URL (api pid $OKM_PID, reconciler pid $OKM_REC_PID)"
 # one authenticated request each, so that neither service's first measured
 # request pays the token validation in Keystone
 for u in "$OKM_URL" "$MAGNUM_URL"; do
@@ -268,7 +282,7 @@ ref_mon() {
   echo "$m"
 }
 ours_mon() {
-  local m="ours:$OKM_PID" n
+  local m="ours:$OKM_PID ours-reconciler:$OKM_REC_PID" n
   for n in keystone mariadb; do pid_alive "$n" && m+=" $n:$(pg "$n")"; done
   echo "$m"
 }

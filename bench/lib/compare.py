@@ -30,7 +30,7 @@ ORDER = [
     ("clusters_create_delete", "cluster create+delete (accepted creates/s)"),
 ]
 # process groups that belong to each service (Keystone and MariaDB are shared)
-SERVICE = {"ours": ["ours"], "ref": ["magnum", "conductor", "rabbitmq", "epmd", "memcached"]}
+SERVICE = {"ours": ["ours", "ours-reconciler"], "ref": ["magnum", "conductor", "rabbitmq", "epmd", "memcached"]}
 
 
 def med(vals):

@@ -32,7 +32,9 @@ import (
 // The driver reaches the management cluster of [capi], reads the clusters'
 // CAs through cond, and creates application credentials and server groups
 // with the user's token, deleting them later with the service credentials
-// of [keystone_authtoken]. Nothing is contacted here: errors are
+// of [keystone_authtoken]. On delete it removes the cluster's Octavia load
+// balancers ([octavia_client], [neutron_client]) with the user's token,
+// waiting up to [cluster]/pre_delete_lb_timeout. Nothing is contacted here: errors are
 // configuration errors, on one line.
 func CAPIDrivers(ctx context.Context, opts *config.Options, cond *conductor.Conductor) ([]driver.Driver, error) {
 	_ = ctx // nothing is contacted while building
@@ -97,6 +99,15 @@ func CAPIDrivers(ctx context.Context, opts *config.Options, cond *conductor.Cond
 	if err != nil {
 		return nil, oneLine(fmt.Errorf("[capi] server groups: %w", err))
 	}
+	lbs, err := openstack.NewLoadBalancers(openstack.LoadBalancerOptions{
+		Octavia:        openstack.ServiceOptions{RegionName: opts.OctaviaClient.RegionName, EndpointType: opts.OctaviaClient.EndpointType},
+		Neutron:        openstack.ServiceOptions{RegionName: opts.NeutronClient.RegionName, EndpointType: opts.NeutronClient.EndpointType},
+		Service:        svc,
+		SessionOptions: session,
+	})
+	if err != nil {
+		return nil, oneLine(fmt.Errorf("[capi] load balancers: %w", err))
+	}
 	drv := capi.New(capi.Options{
 		Client:                kc,
 		Namespace:             opts.CAPI.Namespace,
@@ -104,6 +115,8 @@ func CAPIDrivers(ctx context.Context, opts *config.Options, cond *conductor.Cond
 		AppCredentials:        appCredentials{ac},
 		ServerGroups:          serverGroups{sg},
 		Resolver:              resolver{cond.OpenStack},
+		LoadBalancers:         loadBalancers{lbs},
+		PreDeleteLBTimeout:    seconds(opts.Cluster.PreDeleteLBTimeout),
 		Cloud:                 cloud,
 		DefaultBootVolumeSize: int64(opts.Cinder.DefaultBootVolumeSize),
 		DefaultBootVolumeType: opts.Cinder.DefaultBootVolumeType,
@@ -213,6 +226,37 @@ func (s serverGroups) Ensure(ctx context.Context, cred driver.Credentials, name,
 
 func (s serverGroups) Delete(ctx context.Context, cred driver.Credentials, name string) error {
 	return s.g.Delete(ctx, caller(cred), name)
+}
+
+// loadBalancers adapts openstack.LoadBalancers to capi.LoadBalancers: a
+// load balancer's delete is the floating IPs of its VIP port, then the
+// cascading delete (once Octavia has removed the port, the floating IPs
+// can no longer be found by it).
+type loadBalancers struct{ l *openstack.LoadBalancers }
+
+func (a loadBalancers) List(ctx context.Context, cred driver.Credentials, projectID string) ([]capi.LoadBalancer, error) {
+	found, err := a.l.List(ctx, caller(cred), projectID)
+	if errors.Is(err, openstack.ErrNoLoadBalancerService) {
+		return nil, capi.ErrNoLoadBalancerService
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]capi.LoadBalancer, 0, len(found))
+	for _, lb := range found {
+		out = append(out, capi.LoadBalancer{
+			ID: lb.ID, Name: lb.Name, Description: lb.Description, ProjectID: lb.ProjectID,
+			ProvisioningStatus: lb.ProvisioningStatus, VIPPortID: lb.VIPPortID,
+		})
+	}
+	return out, nil
+}
+
+func (a loadBalancers) Delete(ctx context.Context, cred driver.Credentials, lb capi.LoadBalancer) error {
+	if _, err := a.l.DeleteFloatingIPs(ctx, caller(cred), lb.VIPPortID); err != nil {
+		return err
+	}
+	return a.l.Delete(ctx, caller(cred), lb.ID)
 }
 
 // KubeRESTConfig returns the connection to the management cluster that

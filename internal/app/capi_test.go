@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -9,11 +10,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/openkeel/openkeel-magnum/internal/config"
 	"github.com/openkeel/openkeel-magnum/internal/db"
 	"github.com/openkeel/openkeel-magnum/internal/driver"
 	"github.com/openkeel/openkeel-magnum/internal/driver/capi"
 	"github.com/openkeel/openkeel-magnum/internal/magnum"
+	"github.com/openkeel/openkeel-magnum/internal/openstack"
+	"github.com/openkeel/openkeel-magnum/internal/testutil/osfake"
 )
 
 // unreachableKubeconfig names an API server nothing listens on: building
@@ -204,5 +209,44 @@ func TestCAPICaller(t *testing.T) {
 	}
 	if admin := caller(driver.AdminCredentials()); !admin.Service || admin.Token != "" {
 		t.Errorf("admin caller = %v", admin)
+	}
+}
+
+// TestCAPILoadBalancers drives the driver's load-balancer adapter over the
+// Octavia double: a load balancer's floating IP is deleted before the load
+// balancer (after it the IP could no longer be found by its port), and a
+// cloud without Octavia is the driver's "nothing to clean".
+func TestCAPILoadBalancers(t *testing.T) {
+	fake := osfake.NewOctavia(t)
+	fake.AddToken("user-token", "p1")
+	fake.AddLoadBalancer(osfake.LoadBalancer{ID: "lb-1", Name: "kube_service_c_default_web", ProjectID: "p1",
+		VIPPortID: "port-1", Listeners: []string{"l1"}})
+	fake.AddFloatingIP(osfake.FloatingIP{ID: "fip-1", Address: "203.0.113.10", PortID: "port-1", ProjectID: "p1"})
+	l, err := openstack.NewLoadBalancers(openstack.LoadBalancerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := loadBalancers{l}
+	cred := driver.Credentials{AuthToken: "user-token", UserID: "u1", ProjectID: "p1", ServiceCatalog: fake.Catalog()}
+
+	got, err := a.List(t.Context(), cred, "p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []capi.LoadBalancer{{ID: "lb-1", Name: "kube_service_c_default_web", ProjectID: "p1",
+		ProvisioningStatus: "ACTIVE", VIPPortID: "port-1"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("List (-want +got):\n%s", diff)
+	}
+	if err := a.Delete(t.Context(), cred, got[0]); err != nil {
+		t.Fatal(err)
+	}
+	if lbs, fips := fake.LoadBalancers(), fake.FloatingIPs(); len(lbs) != 0 || len(fips) != 0 {
+		t.Errorf("left: load balancers %+v, floating IPs %+v", lbs, fips)
+	}
+
+	cred.ServiceCatalog = fake.CatalogWithoutLoadBalancer()
+	if _, err := a.List(t.Context(), cred, "p1"); !errors.Is(err, capi.ErrNoLoadBalancerService) {
+		t.Errorf("List without Octavia: %v, want capi.ErrNoLoadBalancerService", err)
 	}
 }

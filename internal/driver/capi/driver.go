@@ -87,6 +87,16 @@ type Options struct {
 	// Resolver resolves flavors, images and networks; nil uses the stored
 	// values unchanged.
 	Resolver Resolver
+	// LoadBalancers deletes the Octavia load balancers of a cluster before
+	// its objects (§ 8.8 step 2); nil skips the step.
+	LoadBalancers LoadBalancers
+	// PreDeleteLBTimeout is how long a delete waits for those load
+	// balancers to go ([cluster]/pre_delete_lb_timeout;
+	// DefaultPreDeleteLBTimeout when zero or negative).
+	PreDeleteLBTimeout time.Duration
+	// LBPollInterval is how often the load balancers are listed meanwhile
+	// (DefaultLBPollInterval when zero or negative).
+	LBPollInterval time.Duration
 	// Cloud is the clouds.yaml configuration.
 	Cloud CloudConfig
 	// DefaultBootVolumeSize, DefaultBootVolumeType and DefaultVolumeType
@@ -143,6 +153,12 @@ func New(opts Options) *Driver {
 	}
 	if opts.Timeout == 0 {
 		opts.Timeout = 30 * time.Second
+	}
+	if opts.PreDeleteLBTimeout <= 0 {
+		opts.PreDeleteLBTimeout = DefaultPreDeleteLBTimeout
+	}
+	if opts.LBPollInterval <= 0 {
+		opts.LBPollInterval = DefaultLBPollInterval
 	}
 	return &Driver{opts: opts}
 }

@@ -690,16 +690,19 @@ var (
 	gvkClust  = schema.GroupVersionKind{Group: groupCluster, Version: "v1beta2", Kind: "Cluster"}
 )
 
-// DeleteCluster implements driver.Driver (§ 8.8): the add-on sets and
-// their Secrets, then the Cluster, which CAPI tears down. Objects that are
+// DeleteCluster implements driver.Driver (§ 8.8): first the Octavia load
+// balancers that the cloud controller manager created for the cluster
+// (with the caller's credentials, waiting up to PreDeleteLBTimeout for
+// them to go; see deleteLoadBalancers), then the add-on sets and their
+// Secrets, then the Cluster, which CAPI tears down. Objects that are
 // already gone are skipped, so a cluster that never got its objects (or
-// lost them) still deletes. The application credential, the remaining
-// Secrets and the server groups are removed by PollStatus once the Cluster
-// has gone, so that CAPO keeps its credentials while it cleans up.
-//
-// Not done here: deleting the Octavia load balancers that the cloud
-// controller manager created (an OpenStack step before the Cluster).
-func (d *Driver) DeleteCluster(ctx context.Context, _ driver.Credentials, st driver.ClusterState) (driver.Update, error) {
+// lost them) still deletes, and a DELETE after a failed one carries on.
+// An error (a load balancer left, Octavia refusing) leaves the Kubernetes
+// objects in place and makes the cluster DELETE_FAILED. The application
+// credential, the remaining Secrets and the server groups are removed by
+// PollStatus once the Cluster has gone, so that CAPO keeps its credentials
+// while it cleans up.
+func (d *Driver) DeleteCluster(ctx context.Context, cred driver.Credentials, st driver.ClusterState) (driver.Update, error) {
 	cl := st.Cluster
 	cl.Status = ptr(magnum.StatusDeleteInProgress)
 	cl.StatusReason = nil
@@ -707,6 +710,9 @@ func (d *Driver) DeleteCluster(ctx context.Context, _ driver.Credentials, st dri
 	stackID := value(st.Cluster.StackID)
 	if stackID == "" {
 		return upd, nil
+	}
+	if err := d.deleteLoadBalancers(ctx, cred, st.Cluster); err != nil {
+		return driver.Update{}, err
 	}
 	ctx, cancel := d.withTimeout(ctx)
 	defer cancel()

@@ -324,24 +324,27 @@ func (c *Conductor) clCheckQuota(ctx context.Context, q *db.Queries, rc *magnum.
 // serialised by the cluster lock row (see clLock).
 func (c *Conductor) CreateCluster(ctx context.Context, rc *magnum.RequestContext, in ClusterCreate) (*magnum.Cluster, error) {
 	t := in.Template
+	cl := clInherit(t, in)
+	// The OpenStack reads of the validation below start now, so that they
+	// overlap the quota check's database reads; their answers are read in
+	// Magnum's order, after it.
+	var cloud OpenStack
+	if c.OpenStack != nil {
+		l := newLookups(c.OpenStack)
+		l.prefetch(ctx, clCreateLookups(t, &cl))
+		cloud = l
+	}
 	if err := c.clCheckQuota(ctx, &c.DB.Queries, rc); err != nil {
 		return nil, err
 	}
 	if clBool(t.Hidden) && !rc.IsAdmin {
 		return nil, magnum.NotAuthorizedDefault()
 	}
-	cl := clInherit(t, in)
 	cl.UUID = c.newUUID()
 	cl.ProjectID = rc.ProjectID
 	cl.UserID = rc.UserID
 	if cl.Name == "" {
 		cl.Name = clGenerateName("cluster")
-	}
-	var cloud OpenStack
-	if c.OpenStack != nil {
-		l := newLookups(c.OpenStack)
-		l.prefetch(ctx, clCreateLookups(t, &cl))
-		cloud = l
 	}
 	if err := clCheckFlavors(ctx, cloud, cl.Labels, cl.FlavorID, cl.MasterFlavorID); err != nil {
 		return nil, err

@@ -108,6 +108,18 @@ func CAPIDrivers(ctx context.Context, opts *config.Options, cond *conductor.Cond
 	if err != nil {
 		return nil, oneLine(fmt.Errorf("[capi] load balancers: %w", err))
 	}
+	vt, err := openstack.NewVolumeTypes(openstack.VolumeTypeOptions{
+		Cinder:         openstack.ServiceOptions{RegionName: opts.CinderClient.RegionName, EndpointType: opts.CinderClient.EndpointType},
+		Service:        svc,
+		SessionOptions: session,
+	})
+	if err != nil {
+		return nil, oneLine(fmt.Errorf("[capi] volume types: %w", err))
+	}
+	addons, err := addonConfig(opts)
+	if err != nil {
+		return nil, err
+	}
 	drv := capi.New(capi.Options{
 		Client:                kc,
 		Namespace:             opts.CAPI.Namespace,
@@ -118,6 +130,8 @@ func CAPIDrivers(ctx context.Context, opts *config.Options, cond *conductor.Cond
 		LoadBalancers:         loadBalancers{lbs},
 		PreDeleteLBTimeout:    seconds(opts.Cluster.PreDeleteLBTimeout),
 		Cloud:                 cloud,
+		Addons:                addons,
+		BlockStorage:          volumeTypes{vt},
 		DefaultBootVolumeSize: int64(opts.Cinder.DefaultBootVolumeSize),
 		DefaultBootVolumeType: opts.Cinder.DefaultBootVolumeType,
 		UpdateGrace:           seconds(opts.CAPI.UpdateGrace),
@@ -125,6 +139,43 @@ func CAPIDrivers(ctx context.Context, opts *config.Options, cond *conductor.Cond
 		Timeout:               seconds(opts.CAPI.RequestTimeout),
 	})
 	return drv.EntryPoints(), nil
+}
+
+// addonConfig reads what the add-on Secrets take from the configuration:
+// [capi]/addons_manifests_dir, the OpenStack CA of [drivers] and the
+// keystone-auth policy file of [kubernetes], which may be absent.
+func addonConfig(opts *config.Options) (capi.AddonConfig, error) {
+	ac := capi.AddonConfig{ManifestsDir: opts.CAPI.AddonsManifestsDir, InsecureTLS: !opts.Drivers.VerifyCA}
+	if f := opts.Drivers.OpenstackCAFile; f != "" {
+		pem, err := os.ReadFile(f)
+		if err != nil {
+			return ac, oneLine(fmt.Errorf("[drivers]/openstack_ca_file: %w", err))
+		}
+		ac.CACert = string(pem)
+	}
+	if f := opts.Kubernetes.KeystoneAuthDefaultPolicy; f != "" {
+		policy, err := os.ReadFile(f)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+		case err != nil:
+			return ac, oneLine(fmt.Errorf("[kubernetes]/keystone_auth_default_policy: %w", err))
+		default:
+			ac.KeystoneAuthPolicy = string(policy)
+		}
+	}
+	return ac, nil
+}
+
+// volumeTypes adapts openstack.VolumeTypes to capi.BlockStorage.
+type volumeTypes struct{ v *openstack.VolumeTypes }
+
+func (v volumeTypes) VolumeTypes(ctx context.Context, cred driver.Credentials) ([]capi.VolumeType, bool, error) {
+	types, ok, err := v.v.List(ctx, caller(cred))
+	out := make([]capi.VolumeType, 0, len(types))
+	for _, t := range types {
+		out = append(out, capi.VolumeType{Name: t.Name, Default: t.Default})
+	}
+	return out, ok, err
 }
 
 // conductorCAs reads a cluster's CAs and admin certificate from the

@@ -321,6 +321,9 @@ type CAPIOptions struct {
 	// AppCredentialRoles are the roles of a cluster's application
 	// credential, among those the user has.
 	AppCredentialRoles []string
+	// AddonsManifestsDir holds operator CNI manifests,
+	// cilium/<cilium_tag>.yaml and calico/<calico_tag>.yaml ("" for none).
+	AddonsManifestsDir string
 }
 
 // ClientOptions is one [<service>_client] group: how the service reaches

@@ -99,6 +99,7 @@ var notInSample = map[string]string{
 	"[capi]/update_grace":                            "ours: the Cluster API management cluster",
 	"[capi]/delete_timeout":                          "ours: the Cluster API management cluster",
 	"[capi]/app_credential_roles":                    "ours: the Cluster API management cluster",
+	"[capi]/addons_manifests_dir":                    "ours: the Cluster API management cluster",
 	"[oslo_middleware]/enable_proxy_headers_parsing": "http_proxy_to_wsgi namespace is not in Magnum's generator",
 	"[oslo_policy]/enforce_scope":                    "removed in oslo.policy 6; accepted with a warning",
 	"[healthcheck]/backends":                         "set in Magnum's api-paste.ini",

@@ -269,6 +269,7 @@ func (o *Options) defs() []*optDef {
 		opt("capi", "update_grace", kindInt, "600", &o.CAPI.UpdateGrace).withMin(1),
 		opt("capi", "delete_timeout", kindInt, "3600", &o.CAPI.DeleteTimeout).withMin(1),
 		opt("capi", "app_credential_roles", kindList, "member,load-balancer_member", &o.CAPI.AppCredentialRoles),
+		opt("capi", "addons_manifests_dir", kindString, "", &o.CAPI.AddonsManifestsDir),
 		// Magnum: etc/magnum/api-paste.ini [app:healthcheck].
 		opt("healthcheck", "backends", kindList, "disable_by_file", &o.Healthcheck.Backends),
 		opt("healthcheck", "detailed", kindBool, "false", &o.Healthcheck.Detailed),

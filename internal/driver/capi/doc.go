@@ -10,7 +10,9 @@
 //     cluster's CAs and its application credential into the exact
 //     Kubernetes objects of driver-capi.md §§ 3–4: the shared ClusterClass
 //     "magnum-v<version>" and its templates, the per-cluster Cluster, CA
-//     Secrets and cloud-config Secret. Output is deterministic;
+//     Secrets and cloud-config Secret, and (addons.go) the two add-on
+//     ClusterResourceSets with their Secrets, rendered from the manifests
+//     embedded in addons/. Output is deterministic;
 //   - the Driver (driver.go, kube.go, operations.go, status.go), which
 //     applies those objects with server-side apply (field manager
 //     "openkeel-magnum"),

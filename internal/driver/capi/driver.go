@@ -63,6 +63,15 @@ type Resolver interface {
 	SubnetID(ctx context.Context, cred driver.Credentials, ref string) (string, error)
 }
 
+// BlockStorage tells whether a project's cloud offers Cinder and lists its
+// volume types, for the Cinder CSI add-on (driver-capi.md § 3.5).
+type BlockStorage interface {
+	// VolumeTypes returns the volume types the caller sees and whether the
+	// catalog has a volumev3 or block-storage service at all (types is
+	// then empty and the error nil when it has none).
+	VolumeTypes(ctx context.Context, cred driver.Credentials) (types []VolumeType, available bool, err error)
+}
+
 // Options configures a Driver.
 type Options struct {
 	// Client reaches the management cluster. Its scheme must know the
@@ -99,6 +108,12 @@ type Options struct {
 	LBPollInterval time.Duration
 	// Cloud is the clouds.yaml configuration.
 	Cloud CloudConfig
+	// Addons configures the add-on Secrets (CNI, cloud.conf, keystone
+	// auth).
+	Addons AddonConfig
+	// BlockStorage finds Cinder and its volume types; nil installs no
+	// Cinder CSI.
+	BlockStorage BlockStorage
 	// DefaultBootVolumeSize, DefaultBootVolumeType and DefaultVolumeType
 	// are [cinder] defaults and Cinder's default volume type.
 	DefaultBootVolumeSize int64

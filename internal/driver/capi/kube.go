@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	addonsv1 "sigs.k8s.io/cluster-api/api/addons/v1beta2"
 	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 	controlplanev1 "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -19,11 +20,12 @@ import (
 )
 
 // AddToScheme registers every typed kind the driver reads or writes: the
-// client-go kinds and the Cluster API v1beta2 core, bootstrap and
-// control-plane kinds. CAPO kinds are unstructured and need no scheme.
+// client-go kinds and the Cluster API v1beta2 core, bootstrap,
+// control-plane and add-on kinds. CAPO kinds are unstructured and need no scheme.
 func AddToScheme(s *runtime.Scheme) error {
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, clusterv1.AddToScheme, bootstrapv1.AddToScheme, controlplanev1.AddToScheme,
+		addonsv1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return err

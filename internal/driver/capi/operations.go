@@ -266,10 +266,11 @@ func (d *Driver) newStackID(ctx context.Context, clusterUUID string) (string, er
 	return "", errors.New("capi driver: no free cluster name after 10 attempts")
 }
 
-// CreateCluster implements driver.Driver (§ 8.1): class objects, the
-// application credential and its Secret, the CA Secrets, the server groups
-// and finally the Cluster. Every step is idempotent, so a retry after a
-// failure converges; a cluster that already has a stack_id keeps it.
+// CreateCluster implements driver.Driver (§ 8.1): class objects, the two
+// add-on ClusterResourceSets, the application credential and its Secret,
+// the CA Secrets, the add-on Secrets, the server groups and finally the
+// Cluster. Every step is idempotent, so a retry after a failure converges;
+// a cluster that already has a stack_id keeps it.
 func (d *Driver) CreateCluster(ctx context.Context, cred driver.Credentials, st driver.ClusterState, _ time.Duration) (driver.Update, error) {
 	if err := ValidateCreate(st); err != nil {
 		return driver.Update{}, err
@@ -277,12 +278,17 @@ func (d *Driver) CreateCluster(ctx context.Context, cred driver.Credentials, st 
 	if d.opts.CAs == nil {
 		return driver.Update{}, errNoCAs
 	}
+	// The CNI manifest is rendered first: a cilium cluster without an
+	// operator manifest fails before anything is created.
+	cni, err := CNIManifest(d.opts.Addons, value(st.Template.NetworkDriver), st.Cluster.Labels)
+	if err != nil {
+		return driver.Update{}, err
+	}
 	ctx, cancel := d.withTimeout(ctx)
 	defer cancel()
 
 	stackID := value(st.Cluster.StackID)
 	if stackID == "" {
-		var err error
 		if stackID, err = d.newStackID(ctx, st.Cluster.UUID); err != nil {
 			return driver.Update{}, err
 		}
@@ -306,6 +312,9 @@ func (d *Driver) CreateCluster(ctx context.Context, cred driver.Credentials, st 
 			return upd, err
 		}
 	}
+	if err := d.applyAddonSets(ctx, stackID, st.Cluster.UUID, false); err != nil {
+		return upd, err
+	}
 	if err := d.ensureCloudConfig(ctx, cred, st.Cluster, stackID); err != nil {
 		return upd, err
 	}
@@ -321,6 +330,9 @@ func (d *Driver) CreateCluster(ctx context.Context, cred driver.Credentials, st 
 		if err := d.apply(ctx, s); err != nil {
 			return upd, err
 		}
+	}
+	if err := d.applyAddonSecrets(ctx, cred, st, stackID, cni); err != nil {
+		return upd, err
 	}
 	if err := d.applyCluster(ctx, cred, st, stackID, false); err != nil {
 		return upd, err
@@ -539,6 +551,14 @@ func (d *Driver) UpgradeCluster(ctx context.Context, cred driver.Credentials, st
 		if err := d.apply(ctx, obj); err != nil {
 			return driver.Update{}, err
 		}
+	}
+	// The reconciled add-on set takes the new version's cloud provider
+	// images (§ 8.3); the apply-once set is left alone.
+	if err := d.applyAddonSets(ctx, stackID, st.Cluster.UUID, true); err != nil {
+		return driver.Update{}, err
+	}
+	if err := d.applyAddonSecrets(ctx, cred, next, stackID, nil); err != nil {
+		return driver.Update{}, err
 	}
 	if err := d.applyCluster(ctx, cred, next, stackID, true); err != nil {
 		return driver.Update{}, err

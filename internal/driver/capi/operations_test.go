@@ -415,10 +415,18 @@ func TestDeleteCluster(t *testing.T) {
 	})
 	t.Run("full delete in order", func(t *testing.T) {
 		d, c, osf, st := created(t)
-		// An add-on set and a finalizer standing for CAPI's teardown.
-		crs := objectRef(schema.GroupVersionKind{Group: groupAddons, Version: "v1beta2", Kind: "ClusterResourceSet"}, DefaultNamespace, testUUID)
-		if err := c.Create(t.Context(), crs); err != nil {
-			t.Fatal(err)
+		// The add-on sets and their Secrets exist; a finalizer stands for
+		// CAPI's teardown.
+		gvkSet := schema.GroupVersionKind{Group: groupAddons, Version: "v1beta2", Kind: "ClusterResourceSet"}
+		gvkSec := schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
+		addons := []*unstructured.Unstructured{
+			objectRef(gvkSet, DefaultNamespace, testUUID), objectRef(gvkSet, DefaultNamespace, testStackID+SuffixCloudProvider),
+			objectRef(gvkSec, DefaultNamespace, testUUID), objectRef(gvkSec, DefaultNamespace, testStackID+SuffixCloudProvider),
+		}
+		for _, o := range addons {
+			if err := c.Get(t.Context(), client.ObjectKeyFromObject(o), o.DeepCopy()); err != nil {
+				t.Fatalf("%s %s after create: %v", o.GetKind(), o.GetName(), err)
+			}
 		}
 		cl := getCAPICluster(t, c)
 		cl.Finalizers = []string{"cluster.cluster.x-k8s.io"}
@@ -430,8 +438,10 @@ func TestDeleteCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		st = applyUpdate(st, upd)
-		if err := c.Get(t.Context(), client.ObjectKeyFromObject(crs), crs); !apierrors.IsNotFound(err) {
-			t.Errorf("ClusterResourceSet still there: %v", err)
+		for _, o := range addons {
+			if err := c.Get(t.Context(), client.ObjectKeyFromObject(o), o.DeepCopy()); !apierrors.IsNotFound(err) {
+				t.Errorf("%s %s still there: %v", o.GetKind(), o.GetName(), err)
+			}
 		}
 		if getCAPICluster(t, c).DeletionTimestamp == nil {
 			t.Fatal("the Cluster was not deleted")

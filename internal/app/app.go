@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -76,6 +77,20 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// poolLimits maps SQLAlchemy's pool options to database/sql's: a pool of
+// maxPoolSize kept connections that may open maxOverflow more under load
+// (-1: without bound) is at most maxPoolSize+maxOverflow open connections,
+// maxPoolSize of them idle. Zero results keep db.Options' defaults.
+func poolLimits(maxPoolSize, maxOverflow int) (open, idle int) {
+	if maxPoolSize <= 0 {
+		return 0, 0
+	}
+	if maxOverflow < 0 {
+		return math.MaxInt32, maxPoolSize
+	}
+	return maxPoolSize + maxOverflow, maxPoolSize
+}
+
 // OpenDatabase connects to [database]/connection. The error names the
 // database (password masked) and the cause on one line.
 func OpenDatabase(ctx context.Context, opts *config.Options) (*db.DB, error) {
@@ -87,9 +102,7 @@ func OpenDatabase(ctx context.Context, opts *config.Options) (*db.DB, error) {
 		return nil, err
 	}
 	dbo := db.Options{}
-	if opts.Database.MaxPoolSize > 0 {
-		dbo.MaxOpenConns = opts.Database.MaxPoolSize
-	}
+	dbo.MaxOpenConns, dbo.MaxIdleConns = poolLimits(opts.Database.MaxPoolSize, opts.Database.MaxOverflow)
 	if opts.Database.ConnectionRecycleTime > 0 {
 		dbo.ConnMaxLifetime = time.Duration(opts.Database.ConnectionRecycleTime) * time.Second
 	}

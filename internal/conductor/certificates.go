@@ -121,7 +121,13 @@ func certIssuer(cl *magnum.Cluster) string {
 // generate_certificates_to_cluster.
 func (c *Conductor) GenerateClusterCertificates(ctx context.Context, cl *magnum.Cluster) error {
 	issuer := certIssuer(cl)
-	cc, err := certs.GenerateClusterCertificatesContext(ctx, issuer, c.x509Options())
+	var cc *certs.ClusterCertificates
+	var err error
+	// Key generation is the one CPU-bound step of a create: it yields to
+	// requests (onLowPriorityThread).
+	c.onLowPriorityThread(func() {
+		cc, err = certs.GenerateClusterCertificatesContext(ctx, issuer, c.x509Options())
+	})
 	if err != nil && ctx.Err() != nil {
 		return err
 	}

@@ -158,12 +158,8 @@ func (c *Conductor) StopCreateJobs(ctx context.Context) error {
 	return nil
 }
 
-// createWorker runs jobs until the queue is closed and empty, on a thread
-// of lower priority than the API's (see lowerThreadPriority).
+// createWorker runs jobs until the queue is closed and empty.
 func (c *Conductor) createWorker(queue <-chan createJob) {
-	if err := lowerThreadPriority(); err != nil {
-		c.log().Warn("create worker keeps the normal thread priority", "error", err)
-	}
 	for job := range queue {
 		if c.jobs.drop.Load() {
 			c.log().WarnContext(job.ctx, "create job dropped at shutdown", "cluster_uuid", job.uuid)
@@ -445,4 +441,22 @@ func (c *Conductor) ResumeCreate(ctx context.Context, cl *magnum.Cluster) bool {
 	owner := &magnum.RequestContext{ProjectID: cl.ProjectID, UserID: cl.UserID}
 	c.runCreateJob(magnum.WithRequestContext(context.WithoutCancel(ctx), owner), nil, cl.UUID)
 	return true
+}
+
+// onLowPriorityThread runs fn on a new OS thread whose scheduling priority
+// is lower than the rest of the process's, and waits for it: generating
+// RSA keys (about a quarter of a second of CPU per cluster) then uses the
+// cores that requests leave idle instead of taking turns with them. The
+// thread ends with fn. Where the priority cannot be lowered, fn runs at
+// the normal one.
+func (c *Conductor) onLowPriorityThread(fn func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := lowerThreadPriority(); err != nil {
+			c.log().Debug("key generation keeps the normal thread priority", "error", err)
+		}
+		fn()
+	}()
+	<-done
 }

@@ -7,17 +7,16 @@ import (
 	"syscall"
 )
 
-// createWorkerNice is how much less the create workers' threads weigh with
-// the kernel's scheduler than the rest of the process (nice +10: about a
+// lowPriorityNice is how much less a low-priority thread weighs with the
+// kernel's scheduler than the rest of the process (nice +10: about a
 // tenth of a busy API thread's share when both want the same core).
-const createWorkerNice = 10
+const lowPriorityNice = 10
 
 // lowerThreadPriority dedicates the calling goroutine's OS thread to it and
-// lowers that thread's scheduling priority by createWorkerNice. Key
-// generation then runs on the cores the API leaves idle instead of taking
-// turns with requests. The goroutine must end locked (never call
-// runtime.UnlockOSThread): the runtime then ends the thread with it, so
-// the lowered priority never reaches another goroutine.
+// lowers that thread's scheduling priority by lowPriorityNice. The
+// goroutine must end locked (never call runtime.UnlockOSThread): the
+// runtime then ends the thread with it, so the lowered priority never
+// reaches another goroutine.
 func lowerThreadPriority() error {
 	runtime.LockOSThread()
 	tid := syscall.Gettid()
@@ -26,6 +25,6 @@ func lowerThreadPriority() error {
 	if err != nil {
 		return err
 	}
-	nice := min(20-raw+createWorkerNice, 19)
+	nice := min(20-raw+lowPriorityNice, 19)
 	return syscall.Setpriority(syscall.PRIO_PROCESS, tid, nice)
 }

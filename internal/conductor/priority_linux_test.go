@@ -4,6 +4,7 @@ package conductor
 
 import (
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,28 +28,26 @@ func threadNice(t *testing.T, tid int) int {
 	return n
 }
 
-func TestLowerThreadPriority(t *testing.T) {
-	before := threadNice(t, syscall.Gettid())
-	type result struct {
-		tid int
-		err error
+// TestLowPriorityThread: fn runs on a thread niced by lowPriorityNice,
+// and the caller's thread keeps its priority.
+func TestLowPriorityThread(t *testing.T) {
+	runtime.LockOSThread() // the caller's thread stays the one measured
+	defer runtime.UnlockOSThread()
+	caller := syscall.Gettid()
+	before := threadNice(t, caller)
+	c := &Conductor{}
+	var tid, nice int
+	c.onLowPriorityThread(func() {
+		tid = syscall.Gettid()
+		nice = threadNice(t, tid)
+	})
+	if tid == caller {
+		t.Fatal("fn ran on the caller's thread")
 	}
-	got := make(chan result)
-	release := make(chan struct{})
-	go func() {
-		err := lowerThreadPriority()
-		got <- result{syscall.Gettid(), err}
-		<-release // ends locked: the runtime ends the thread too
-	}()
-	r := <-got
-	defer close(release)
-	if r.err != nil {
-		t.Fatal(r.err)
+	if want := min(before+lowPriorityNice, 19); nice != want {
+		t.Errorf("fn's thread nice = %d, want %d", nice, want)
 	}
-	if want := min(before+createWorkerNice, 19); threadNice(t, r.tid) != want {
-		t.Errorf("worker thread nice = %d, want %d", threadNice(t, r.tid), want)
-	}
-	if n := threadNice(t, syscall.Gettid()); n != before {
-		t.Errorf("the test's own thread nice changed from %d to %d", before, n)
+	if n := threadNice(t, caller); n != before {
+		t.Errorf("the caller's thread nice changed from %d to %d", before, n)
 	}
 }

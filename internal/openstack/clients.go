@@ -92,11 +92,19 @@ func NewClients(opts Options) (*Clients, error) {
 		}
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.TLSClientConfig = tlsConf
+		// A cluster create reads up to seven resources at once (three from
+		// Neutron, three from Nova), and requests run concurrently: keep
+		// their connections for reuse rather than the default two per host.
+		t.MaxIdleConnsPerHost = maxIdleConnsPerHost
 		rt = t
 	}
 	c.http = http.Client{Transport: rt, Timeout: c.timeout}
 	return c, nil
 }
+
+// maxIdleConnsPerHost is how many idle connections to each OpenStack
+// service the clients keep.
+const maxIdleConnsPerHost = 32
 
 func tlsConfig(opts Options) (*tls.Config, error) {
 	conf := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: opts.Insecure} //nolint:gosec // operator's [keystone_auth]/insecure

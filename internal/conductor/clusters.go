@@ -293,6 +293,12 @@ func (c *Conductor) clQuotaLimit(ctx context.Context, q *db.Queries, projectID s
 // clCheckQuota refuses a create when the caller already has limit
 // clusters (every status counted): 403 ResourceLimitExceeded.
 func (c *Conductor) clCheckQuota(ctx context.Context, q *db.Queries, rc *magnum.RequestContext) error {
+	return c.clCheckQuotaWith(ctx, q, rc, 0)
+}
+
+// clCheckQuotaWith is clCheckQuota when the count already includes own
+// rows of the create being checked (written earlier in its transaction).
+func (c *Conductor) clCheckQuotaWith(ctx context.Context, q *db.Queries, rc *magnum.RequestContext, own int) error {
 	limit, err := c.clQuotaLimit(ctx, q, rc.ProjectID)
 	if err != nil {
 		return err
@@ -301,7 +307,7 @@ func (c *Conductor) clCheckQuota(ctx context.Context, q *db.Queries, rc *magnum.
 	if err != nil {
 		return fmt.Errorf("count clusters: %w", err)
 	}
-	if n >= limit {
+	if n-own >= limit {
 		return magnum.ResourceLimitExceeded(limit)
 	}
 	return nil
@@ -311,8 +317,8 @@ func (c *Conductor) clCheckQuota(ctx context.Context, q *db.Queries, rc *magnum.
 // (cluster.py:521-611 and the conductor's cluster_create): quota (403),
 // hidden template (403), value inheritance (logic.md §1), flavor root disk
 // (400), OpenStack resources, master_count/master_lb_enabled (400); then,
-// in one transaction, the quota again under a lock, the cluster row and
-// its two default nodegroups. Then the create job generates the cluster's
+// in one transaction, the cluster row and its two default nodegroups and
+// the quota again under a lock. Then the create job generates the cluster's
 // certificates and calls the driver (a failure leaves the cluster
 // CREATE_FAILED with the reason, as after Magnum's RPC cast): after the
 // return, on the create-job pool, once StartCreateJobs ran; within the call
@@ -366,13 +372,11 @@ func (c *Conductor) CreateCluster(ctx context.Context, rc *magnum.RequestContext
 	// From before the row is visible until its create job ends, this
 	// process's status poller leaves the new cluster alone.
 	c.busy.Store(cl.UUID, struct{}{})
+	// The rows are written first and the lock row taken last, so that
+	// concurrent creates wait for one another only during the count and
+	// the commit. The count runs after the lock (its snapshot then holds
+	// every create committed before), and includes this create's row.
 	err := c.DB.InTx(ctx, func(tx *db.Tx) error {
-		if err := c.clLock(ctx, tx); err != nil {
-			return err
-		}
-		if err := c.clCheckQuota(ctx, &tx.Queries, rc); err != nil {
-			return err
-		}
 		row := cl
 		if err := tx.CreateCluster(ctx, &row); err != nil {
 			if errors.Is(err, db.ErrDuplicate) {
@@ -385,6 +389,12 @@ func (c *Conductor) CreateCluster(ctx context.Context, rc *magnum.RequestContext
 			return err
 		}
 		if err := tx.CreateNodeGroup(ctx, &w); err != nil {
+			return err
+		}
+		if err := c.clLock(ctx, tx); err != nil {
+			return err
+		}
+		if err := c.clCheckQuotaWith(ctx, &tx.Queries, rc, 1); err != nil {
 			return err
 		}
 		cl = row

@@ -103,9 +103,10 @@ type createJob struct {
 // StartCreateJobs starts the create-job pool: workers goroutines and a
 // bounded queue. 0 means one less than GOMAXPROCS (at least one): key
 // generation is CPU-bound, and a pool that took every core would starve
-// the API of the one it needs to answer while creates are being worked on. From then on CreateCluster answers once
-// the rows are written and the certificates and the driver call follow in
-// the background. Calling it again does nothing.
+// the API of the one it needs to answer while creates are being worked
+// on. From then on CreateCluster answers once the rows are written and the
+// certificates and the driver call follow in the background. Calling it
+// again does nothing.
 func (c *Conductor) StartCreateJobs(workers int) {
 	j := &c.jobs
 	j.mu.Lock()

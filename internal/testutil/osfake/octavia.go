@@ -3,7 +3,6 @@ package osfake
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strconv"
@@ -58,11 +57,7 @@ type FloatingIP struct {
 // never). When it disappears its VIP port goes too, so Neutron
 // disassociates the floating IPs that were on it, as a real cloud does.
 type OctaviaServer struct {
-	// URL is the base URL, http://127.0.0.1:<port>.
-	URL string
-
-	srv     *httptest.Server
-	closing chan struct{}
+	served // URL, Close
 
 	mu       sync.Mutex
 	tokens   map[string]fakeToken
@@ -81,27 +76,9 @@ func NewOctavia(t testing.TB) *OctaviaServer {
 	s := &OctaviaServer{
 		tokens:  map[string]fakeToken{ServiceToken: {project: "service", admin: true}},
 		pending: map[string]int{},
-		closing: make(chan struct{}),
 	}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	s.URL = s.srv.URL
-	t.Cleanup(s.Close)
+	s.start(t, s.serve)
 	return s
-}
-
-// Close stops the server, releasing requests held by a Hang fault; it is
-// safe to call more than once.
-func (s *OctaviaServer) Close() {
-	s.mu.Lock()
-	select {
-	case <-s.closing:
-		s.mu.Unlock()
-		return
-	default:
-		close(s.closing)
-	}
-	s.mu.Unlock()
-	s.srv.Close()
 }
 
 // AddToken makes tok a user token of project.

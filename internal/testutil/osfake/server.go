@@ -146,13 +146,39 @@ type Fault struct {
 	Times int
 }
 
-// Server is a running double. Create it with New.
-type Server struct {
+// served is what every double of this package shares: the test server,
+// its URL, and the channel that releases requests held by a Hang fault when
+// the double closes.
+type served struct {
 	// URL is the base URL, http://127.0.0.1:<port>.
 	URL string
 
 	srv     *httptest.Server
 	closing chan struct{}
+	once    sync.Once
+}
+
+// start serves h and closes the server when the test ends.
+func (s *served) start(t testing.TB, h http.HandlerFunc) {
+	t.Helper()
+	s.closing = make(chan struct{})
+	s.srv = httptest.NewServer(h)
+	s.URL = s.srv.URL
+	t.Cleanup(s.Close)
+}
+
+// Close stops the server, releasing requests held by a Hang fault first.
+// It is safe to call more than once.
+func (s *served) Close() {
+	s.once.Do(func() {
+		close(s.closing)
+		s.srv.Close()
+	})
+}
+
+// Server is a running double. Create it with New.
+type Server struct {
+	served // URL, Close
 
 	mu       sync.Mutex
 	seed     Seed
@@ -165,26 +191,9 @@ type Server struct {
 // New starts a double serving seed and closes it when the test ends.
 func New(t testing.TB, seed Seed) *Server {
 	t.Helper()
-	s := &Server{seed: seed, closing: make(chan struct{})}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
-	s.URL = s.srv.URL
-	t.Cleanup(s.Close)
+	s := &Server{seed: seed}
+	s.start(t, s.serveHTTP)
 	return s
-}
-
-// Close stops the server, releasing requests held by a Hang fault first.
-// It is safe to call more than once.
-func (s *Server) Close() {
-	s.mu.Lock()
-	select {
-	case <-s.closing:
-		s.mu.Unlock()
-		return
-	default:
-		close(s.closing)
-	}
-	s.mu.Unlock()
-	s.srv.Close()
 }
 
 // RequireToken makes the double answer 401 to requests whose X-Auth-Token

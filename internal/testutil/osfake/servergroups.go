@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -31,11 +30,7 @@ type ServerGroup struct {
 // 401. Groups are visible to their project, and to every token when
 // all_projects=true is asked by an admin token.
 type ServerGroupsServer struct {
-	// URL is the base URL, http://127.0.0.1:<port>.
-	URL string
-
-	srv     *httptest.Server
-	closing chan struct{}
+	served // URL, Close
 
 	mu      sync.Mutex
 	tokens  map[string]fakeToken
@@ -59,28 +54,9 @@ const ServiceToken = "service-token"
 // NewServerGroups starts the double and closes it when the test ends.
 func NewServerGroups(t testing.TB) *ServerGroupsServer {
 	t.Helper()
-	s := &ServerGroupsServer{
-		tokens:  map[string]fakeToken{ServiceToken: {project: "service", admin: true}},
-		closing: make(chan struct{}),
-	}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	s.URL = s.srv.URL
-	t.Cleanup(s.Close)
+	s := &ServerGroupsServer{tokens: map[string]fakeToken{ServiceToken: {project: "service", admin: true}}}
+	s.start(t, s.serve)
 	return s
-}
-
-// Close stops the server; it is safe to call more than once.
-func (s *ServerGroupsServer) Close() {
-	s.mu.Lock()
-	select {
-	case <-s.closing:
-		s.mu.Unlock()
-		return
-	default:
-		close(s.closing)
-	}
-	s.mu.Unlock()
-	s.srv.Close()
 }
 
 // AddToken makes tok a user token of project.

@@ -69,11 +69,12 @@ func TestClusterCRUD(t *testing.T) {
 		if labels != `{"boot_volume_size": "40", "kube_tag": "v1.30.4"}` || reason != `{"api": "ok", "node-1.Ready": "True"}` {
 			t.Errorf("stored JSON = %s / %s", labels, reason)
 		}
-		// The clock ticked once for the migration record.
+		// The clock ticked once per migration record, then for the create.
+		at := time.Date(2026, 11, 30, 1, 48, 7+LatestVersion()+1, 123456789, time.UTC)
 		wantCreated := map[string]string{
-			DialectMySQL:    "2026-11-30 01:48:09 +0000 UTC",
-			DialectPostgres: "2026-11-30 01:48:09.123456 +0000 UTC",
-			DialectSQLite:   "2026-11-30 01:48:09.123456",
+			DialectMySQL:    at.Truncate(time.Second).String(),
+			DialectPostgres: at.Truncate(time.Microsecond).String(),
+			DialectSQLite:   at.Format("2006-01-02 15:04:05.000000"),
 		}[dialect]
 		switch v := created.(type) {
 		case time.Time:

@@ -223,15 +223,17 @@ var ErrAlembicRevision = errors.New("unexpected Alembic revision")
 
 // Adopt takes over a database created and migrated by Python Magnum: it
 // checks that alembic_version is AlembicHead and that every Magnum table
-// has the columns we expect, then records our version 1. It changes no row
-// of Magnum's tables. Adopting an adopted database is a no-op.
+// has the columns we expect, records our version 1 (Magnum's schema), then
+// applies our later migrations, which only add indexes. It changes no row
+// of Magnum's tables. Adopting an adopted database applies what is missing
+// of our migrations, if anything.
 func (db *DB) Adopt(ctx context.Context) error {
 	ours, alembic, err := db.Version(ctx)
 	if err != nil {
 		return err
 	}
 	if ours >= 1 {
-		return nil
+		return db.Upgrade(ctx)
 	}
 	if alembic == "" {
 		magnum, err := db.hasMagnumTables(ctx)
@@ -253,7 +255,10 @@ func (db *DB) Adopt(ctx context.Context) error {
 	if _, err := db.write.ExecContext(ctx, db.d.versionTableDDL()); err != nil {
 		return fmt.Errorf("create %s: %w", versionTable, err)
 	}
-	return db.apply(ctx, 1, "adopt", nil)
+	if err := db.apply(ctx, 1, "adopt", nil); err != nil {
+		return err
+	}
+	return db.Upgrade(ctx)
 }
 
 // Column is one column of a table in a dialect-neutral form.

@@ -38,7 +38,9 @@ func TestMigrationVersionsMatchAcrossDialects(t *testing.T) {
 // compares the result with the schema Magnum's own migrations produce (the
 // spec dumps): for MariaDB SHOW CREATE TABLE of both, for PostgreSQL the
 // catalogue (columns, defaults, constraints, sequences, types), for SQLite
-// the columns and unique keys of the MariaDB dump.
+// the columns and unique keys of the MariaDB dump. The spec's schema gets
+// our later migrations (indexes only) applied the same way before the
+// comparison.
 func TestUpgradeCreatesSpecSchema(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
 		ctx := t.Context()
@@ -58,6 +60,7 @@ func TestUpgradeCreatesSpecSchema(t *testing.T) {
 		case DialectMySQL:
 			ref := openFresh(t, dialect, Options{})
 			execScript(t, ref, readSpec(t, "schema-mariadb.sql"), nil)
+			applyAdditions(t, ref, dialect)
 			for _, tbl := range append([]string{"alembic_version"}, MagnumTables...) {
 				if diff := cmp.Diff(showCreate(t, ref, tbl), showCreate(t, db, tbl)); diff != "" {
 					t.Errorf("table %s differs from the spec (-spec +ours):\n%s", tbl, diff)
@@ -66,6 +69,7 @@ func TestUpgradeCreatesSpecSchema(t *testing.T) {
 		case DialectPostgres:
 			ref := openFresh(t, dialect, Options{})
 			execScript(t, ref, readSpec(t, "schema-postgresql.sql"), pgSpecSkip)
+			applyAdditions(t, ref, dialect)
 			spec := pgCatalog(t, ref)
 			if len(spec) < 130 {
 				t.Fatalf("spec catalogue has only %d entries:\n%s", len(spec), strings.Join(spec, "\n"))
@@ -243,12 +247,19 @@ func TestAdopt(t *testing.T) {
 			if dialect == DialectMySQL {
 				checksums = mysqlChecksums(t, db)
 			}
+			if hasIndex(t, db, dialect, "cluster", "okm_cluster0project_id") {
+				t.Fatal("Magnum's schema already has our index")
+			}
 			if err := db.Adopt(ctx); err != nil {
 				t.Fatalf("Adopt: %v", err)
 			}
 			ours, alembic, err := db.Version(ctx)
-			if err != nil || ours != 1 || alembic != AlembicHead {
-				t.Fatalf("Version() after adopt = %d, %q, %v", ours, alembic, err)
+			if err != nil || ours != LatestVersion() || alembic != AlembicHead {
+				t.Fatalf("Version() after adopt = %d, %q, %v; want %d", ours, alembic, err, LatestVersion())
+			}
+			// Our later migrations (indexes only) are applied by adopt.
+			if !hasIndex(t, db, dialect, "cluster", "okm_cluster0project_id") {
+				t.Error("adopt did not add the cluster.project_id index")
 			}
 			if diff := cmp.Diff(before, tableDigest(t, db)); diff != "" {
 				t.Fatalf("adopt changed rows (-before +after):\n%s", diff)
@@ -310,6 +321,63 @@ func TestAdopt(t *testing.T) {
 			}
 		})
 	})
+}
+
+// hasIndex reports whether table has an index named name.
+func hasIndex(t *testing.T, db *DB, dialect, table, name string) bool {
+	t.Helper()
+	q := map[string]string{
+		DialectMySQL:    "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ?",
+		DialectPostgres: "SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() AND tablename = ? AND indexname = ?",
+		DialectSQLite:   "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND name = ?",
+	}[dialect]
+	var n int
+	if err := db.SQL().QueryRowContext(t.Context(), db.d.rebind(q), table, name).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n > 0
+}
+
+// TestLaterMigrationsOnlyAddIndexes: version 1 is Magnum's schema; what we
+// add after it are indexes only, so that Python Magnum still runs on the
+// database (docs/compatibility.md).
+func TestLaterMigrationsOnlyAddIndexes(t *testing.T) {
+	for _, dialect := range []string{DialectMySQL, DialectPostgres, DialectSQLite} {
+		ms, err := migrations(dialect)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			if m.version == 1 {
+				continue
+			}
+			for i, stmt := range m.stmts {
+				if !strings.HasPrefix(stmt, "CREATE INDEX ") {
+					t.Errorf("%s %s statement %d is not a CREATE INDEX: %s", dialect, m.name, i+1, stmt)
+				}
+			}
+		}
+	}
+}
+
+// applyAdditions runs our migrations after version 1 on db (a database
+// loaded from the spec's schema).
+func applyAdditions(t *testing.T, db *DB, dialect string) {
+	t.Helper()
+	ms, err := migrations(dialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.version == 1 {
+			continue
+		}
+		for _, stmt := range m.stmts {
+			if _, err := db.SQL().ExecContext(t.Context(), stmt); err != nil {
+				t.Fatalf("%s: %v", m.name, err)
+			}
+		}
+	}
 }
 
 func mysqlChecksums(t *testing.T, db *DB) map[string]string {

@@ -29,7 +29,7 @@ func TestAdminCommands(t *testing.T) {
 		t.Errorf("upgrade-check on an empty database: exit %d\n%s", code, stdout)
 	}
 
-	if stdout, stderr, code := cmd("db", "upgrade"); code != 0 || !strings.Contains(stdout, "version 1") {
+	if stdout, stderr, code := cmd("db", "upgrade"); code != 0 || !strings.Contains(stdout, "version 2") {
 		t.Fatalf("db upgrade: exit %d\n%s%s", code, stdout, stderr)
 	}
 	stdout, _, code = cmd("db", "version")

@@ -318,7 +318,7 @@ func (c *Conductor) clCheckQuotaWith(ctx context.Context, q *db.Queries, rc *mag
 // hidden template (403), value inheritance (logic.md §1), flavor root disk
 // (400), OpenStack resources, master_count/master_lb_enabled (400); then,
 // in one transaction, the cluster row and its two default nodegroups and
-// the quota again under a lock. Then the create job generates the cluster's
+// the quota under a lock (the only count of an accepted create). Then the create job generates the cluster's
 // certificates and calls the driver (a failure leaves the cluster
 // CREATE_FAILED with the reason, as after Magnum's RPC cast): after the
 // return, on the create-job pool, once StartCreateJobs ran; within the call
@@ -331,34 +331,23 @@ func (c *Conductor) clCheckQuotaWith(ctx context.Context, q *db.Queries, rc *mag
 func (c *Conductor) CreateCluster(ctx context.Context, rc *magnum.RequestContext, in ClusterCreate) (*magnum.Cluster, error) {
 	t := in.Template
 	cl := clInherit(t, in)
-	// The OpenStack reads of the validation below start now, so that they
-	// overlap the quota check's database reads; their answers are read in
-	// Magnum's order, after it.
+	// The OpenStack reads of the validation below start now, together;
+	// their answers are read in Magnum's order.
 	var cloud OpenStack
 	if c.OpenStack != nil {
 		l := newLookups(c.OpenStack)
 		l.prefetch(ctx, clCreateLookups(t, &cl))
 		cloud = l
 	}
-	if err := c.clCheckQuota(ctx, &c.DB.Queries, rc); err != nil {
-		return nil, err
-	}
-	if clBool(t.Hidden) && !rc.IsAdmin {
-		return nil, magnum.NotAuthorizedDefault()
-	}
-	cl.UUID = c.newUUID()
-	cl.ProjectID = rc.ProjectID
-	cl.UserID = rc.UserID
-	if cl.Name == "" {
-		cl.Name = clGenerateName("cluster")
-	}
-	if err := clCheckFlavors(ctx, cloud, cl.Labels, cl.FlavorID, cl.MasterFlavorID); err != nil {
-		return nil, err
-	}
-	if err := clValidateResources(ctx, cloud, t, &cl); err != nil {
-		return nil, err
-	}
-	if err := magnum.ValidateMasterLB(int64(in.MasterCount), clBool(cl.MasterLBEnabled)); err != nil {
+	// Magnum checks the quota first (403 before any validation error).
+	// The count under the lock below refuses an over-quota create anyway,
+	// so the quota is counted here only when the validation fails: its
+	// 403 then comes first, as in Magnum, and an accepted create counts
+	// once.
+	if err := c.clValidateCreate(ctx, cloud, rc, t, &cl, in.MasterCount); err != nil {
+		if qerr := c.clCheckQuota(ctx, &c.DB.Queries, rc); qerr != nil {
+			return nil, qerr
+		}
 		return nil, err
 	}
 	st := magnum.StatusCreateInProgress
@@ -409,6 +398,29 @@ func (c *Conductor) CreateCluster(ctx context.Context, rc *magnum.RequestContext
 	// StartCreateJobs ran, else here (createjobs.go).
 	c.clStartCreate(ctx, rc, cl.UUID)
 	return &cl, nil
+}
+
+// clValidateCreate is the validation of a create after the quota check,
+// in Magnum's order: hidden template (403), flavors' root disk (400),
+// OpenStack resources, master_count against master_lb_enabled (400). It
+// sets the cluster's identity (uuid, project, user, generated name).
+func (c *Conductor) clValidateCreate(ctx context.Context, cloud OpenStack, rc *magnum.RequestContext, t *magnum.ClusterTemplate, cl *magnum.Cluster, masterCount int) error {
+	if clBool(t.Hidden) && !rc.IsAdmin {
+		return magnum.NotAuthorizedDefault()
+	}
+	cl.UUID = c.newUUID()
+	cl.ProjectID = rc.ProjectID
+	cl.UserID = rc.UserID
+	if cl.Name == "" {
+		cl.Name = clGenerateName("cluster")
+	}
+	if err := clCheckFlavors(ctx, cloud, cl.Labels, cl.FlavorID, cl.MasterFlavorID); err != nil {
+		return err
+	}
+	if err := clValidateResources(ctx, cloud, t, cl); err != nil {
+		return err
+	}
+	return magnum.ValidateMasterLB(int64(masterCount), clBool(cl.MasterLBEnabled))
 }
 
 // clInherit computes the cluster row of a create request (logic.md §1).
@@ -668,18 +680,10 @@ func (c *Conductor) clRestoreNodeCount(ctx context.Context, ngUUID, clusterUUID 
 // DELETE_IN_PROGRESS, then the driver's delete. The rows go when the
 // reconciler sees DELETE_COMPLETE.
 func (c *Conductor) DeleteCluster(ctx context.Context, rc *magnum.RequestContext, uuid string) error {
-	err := c.DB.InTx(ctx, func(tx *db.Tx) error {
-		cl, err := tx.ForUpdate().GetClusterByUUID(ctx, uuid, db.AllProjects)
-		if err != nil {
-			return clNotFound(err, uuid)
-		}
-		st := magnum.StatusDeleteInProgress
-		cl.Status = &st
-		cl.StatusReason = nil
-		return tx.UpdateCluster(ctx, cl, "status", "status_reason")
-	})
-	if err != nil {
-		return err
+	// One statement: the status poller's writes compare the status and
+	// updated_at they read (clSave), so none overwrites this one.
+	if err := c.DB.SetClusterStatus(ctx, uuid, magnum.StatusDeleteInProgress, nil); err != nil {
+		return clNotFound(err, uuid)
 	}
 	c.log().InfoContext(ctx, "cluster delete started", "cluster_uuid", uuid)
 	c.clStopCertificates(uuid)

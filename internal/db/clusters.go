@@ -148,6 +148,24 @@ func (q *Queries) UpdateCluster(ctx context.Context, v *magnum.Cluster, cols ...
 	return update(ctx, q, clusterTable, v, cols)
 }
 
+// SetClusterStatus sets the status, status_reason and updated_at of the
+// cluster with uuid in one statement (no read before it); ErrNotFound when
+// there is no such cluster.
+func (q *Queries) SetClusterStatus(ctx context.Context, uuid string, status magnum.Status, reason *string) error {
+	var r any
+	if reason != nil {
+		r = *reason
+	}
+	now := q.d.truncTime(q.now())
+	query := "UPDATE " + quote("cluster") + " SET " + quote("status") + " = ?, " + quote("status_reason") + " = ?, " +
+		quote("updated_at") + " = ? WHERE uuid = ?"
+	res, err := q.ex.ExecContext(ctx, q.d.rebind(query), string(status), r, q.d.timeValue(now), uuid)
+	if err != nil {
+		return q.writeErr("update", "cluster", err)
+	}
+	return affected(res, "update cluster")
+}
+
 // DeleteCluster deletes the cluster with uuid (its nodegroups stay; see
 // DeleteClusterCascade).
 func (q *Queries) DeleteCluster(ctx context.Context, uuid string) error {

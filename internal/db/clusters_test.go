@@ -339,3 +339,36 @@ func TestClusterStats(t *testing.T) {
 		}
 	})
 }
+
+// TestSetClusterStatus: one statement sets status, reason and updated_at;
+// setting the same values again still finds the row; an unknown uuid is
+// ErrNotFound and writes nothing.
+func TestSetClusterStatus(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		ctx := t.Context()
+		db := openMigrated(t, dialect)
+		c := newCluster(1, "p1")
+		c.StatusReason = ptr("Stack CREATE completed successfully")
+		if err := db.CreateCluster(ctx, &c); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if err := db.SetClusterStatus(ctx, c.UUID, magnum.StatusDeleteInProgress, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := db.GetClusterByUUID(ctx, c.UUID, AllProjects)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *got.Status != magnum.StatusDeleteInProgress || got.StatusReason != nil || got.UpdatedAt == nil {
+			t.Errorf("after set: status %v reason %v updated_at %v", *got.Status, got.StatusReason, got.UpdatedAt)
+		}
+		if got.Name != c.Name || got.Labels["kube_tag"] != "v1.30.4" {
+			t.Errorf("other columns changed: %+v", got)
+		}
+		if err := db.SetClusterStatus(ctx, "00000000-0000-4000-8000-999999999999", magnum.StatusDeleteInProgress, ptr("x")); !errors.Is(err, ErrNotFound) {
+			t.Errorf("unknown uuid: %v, want ErrNotFound", err)
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // catalogEndpoint is one endpoint of a catalog entry. Keystone v3 lists one
@@ -175,4 +176,50 @@ func withSlash(s string) string {
 		return s
 	}
 	return s + "/"
+}
+
+// endpointCache remembers the endpoints resolved from service catalogs:
+// every request of a token carries the same catalog, and decoding it for
+// each OpenStack call of a request showed in the profile of cluster
+// creates. Only successful resolutions are kept. The zero value is ready;
+// it is safe for concurrent use and holds at most endpointCacheSize
+// catalogs (it starts over when full).
+type endpointCache struct {
+	mu sync.Mutex
+	m  map[string]map[endpointKey]string
+}
+
+type endpointKey struct{ serviceType, endpointType, region string }
+
+const endpointCacheSize = 256
+
+// resolve is parseCatalog + endpointURL through the cache.
+func (c *endpointCache) resolve(raw []byte, serviceType, endpointType, region string) (string, error) {
+	k := endpointKey{serviceType, endpointType, region}
+	c.mu.Lock()
+	ep, ok := c.m[string(raw)][k]
+	c.mu.Unlock()
+	if ok {
+		return ep, nil
+	}
+	entries, err := parseCatalog(raw)
+	if err != nil {
+		return "", err
+	}
+	ep, err = endpointURL(entries, serviceType, endpointType, region)
+	if err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= endpointCacheSize {
+		c.m = map[string]map[endpointKey]string{}
+	}
+	byKey := c.m[string(raw)]
+	if byKey == nil {
+		byKey = map[endpointKey]string{}
+		c.m[string(raw)] = byKey
+	}
+	byKey[k] = ep
+	return ep, nil
 }

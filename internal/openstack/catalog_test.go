@@ -21,6 +21,10 @@ const v2Catalog = `{"access":{"serviceCatalog":[
 ]}}`
 
 func TestEndpointURL(t *testing.T) {
+	// One cache for every case, each resolved twice through it: the same
+	// catalog asked for another service, interface or region must not get
+	// a remembered answer.
+	var cache endpointCache
 	for _, tc := range []struct {
 		name, raw, service, endpointType, region string
 		want, wantErr                            string
@@ -50,6 +54,9 @@ func TestEndpointURL(t *testing.T) {
 				if err == nil || err.Error() != tc.wantErr {
 					t.Fatalf("error = %v, want %q", err, tc.wantErr)
 				}
+				if _, err := cache.resolve([]byte(tc.raw), tc.service, tc.endpointType, tc.region); err == nil || err.Error() != tc.wantErr {
+					t.Errorf("cached resolve: error = %v, want %q", err, tc.wantErr)
+				}
 				return
 			}
 			if err != nil {
@@ -57,6 +64,12 @@ func TestEndpointURL(t *testing.T) {
 			}
 			if got != tc.want {
 				t.Errorf("url = %q, want %q", got, tc.want)
+			}
+			for pass := 1; pass <= 2; pass++ {
+				got, err := cache.resolve([]byte(tc.raw), tc.service, tc.endpointType, tc.region)
+				if err != nil || got != tc.want {
+					t.Errorf("cached resolve, pass %d: %q, %v; want %q", pass, got, err, tc.want)
+				}
 			}
 		})
 	}

@@ -62,9 +62,10 @@ type Options struct {
 // the caller: the caller's token, endpoints from the caller's catalog.
 // It is safe for concurrent use.
 type Clients struct {
-	opts    Options
-	timeout time.Duration
-	http    http.Client
+	opts      Options
+	timeout   time.Duration
+	http      http.Client
+	endpoints endpointCache
 }
 
 // NewClients validates opts and prepares the shared HTTP client.
@@ -185,11 +186,8 @@ func (c *Clients) serviceClient(ctx context.Context, s service) (*gophercloud.Se
 	so := c.serviceOptions(s)
 	endpoint := so.Endpoint
 	if endpoint == "" {
-		entries, err := parseCatalog(rc.ServiceCatalog)
-		if err != nil {
-			return nil, AuthorizationFailure(s.client, "unexpected client error occurred: "+err.Error())
-		}
-		endpoint, err = endpointURL(entries, s.serviceType, so.EndpointType, so.RegionName)
+		var err error
+		endpoint, err = c.endpoints.resolve(rc.ServiceCatalog, s.serviceType, so.EndpointType, so.RegionName)
 		if err != nil {
 			return nil, AuthorizationFailure(s.client, "unexpected client error occurred: "+err.Error())
 		}

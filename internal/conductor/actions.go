@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/openkeel/openkeel-magnum/internal/db"
 	"github.com/openkeel/openkeel-magnum/internal/driver"
@@ -196,7 +197,9 @@ func (c *Conductor) ClustersInProgress(ctx context.Context) ([]magnum.Cluster, e
 // PollCluster asks the cluster's driver for its status (admin credentials,
 // as Magnum's periodic task) and saves what changed. It returns the
 // cluster as saved, or nil when a driver operation of this process is in
-// flight for it. A driver error is returned and changes nothing.
+// flight for it. A driver error is returned and changes nothing. A cluster
+// the driver reports DELETE_COMPLETE is returned with that status without
+// a write: FinishDelete removes it.
 func (c *Conductor) PollCluster(ctx context.Context, uuid string) (*magnum.Cluster, error) {
 	if _, busy := c.busy.Load(uuid); busy {
 		// A driver operation of this process is in flight: its result is
@@ -207,6 +210,65 @@ func (c *Conductor) PollCluster(ctx context.Context, uuid string) (*magnum.Clust
 	if err != nil {
 		return nil, err
 	}
+	return c.clPoll(ctx, st)
+}
+
+// PollPass is one pass of the status poller: the clusters in progress
+// (ClustersInProgress) with their templates and nodegroups, read in three
+// queries at its start instead of three per cluster.
+type PollPass struct {
+	// Clusters are the clusters to poll, by id.
+	Clusters   []magnum.Cluster
+	templates  map[string]*magnum.ClusterTemplate
+	nodegroups map[string][]magnum.NodeGroup
+}
+
+// StartPollPass reads the clusters in progress, their templates (any
+// project) and their nodegroups.
+func (c *Conductor) StartPollPass(ctx context.Context) (*PollPass, error) {
+	clusters, err := c.ClustersInProgress(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p := &PollPass{Clusters: clusters}
+	if len(clusters) == 0 {
+		return p, nil
+	}
+	uuids := make([]string, 0, len(clusters))
+	var tmplIDs []string
+	for _, cl := range clusters {
+		uuids = append(uuids, cl.UUID)
+		if !slices.Contains(tmplIDs, cl.ClusterTemplateID) {
+			tmplIDs = append(tmplIDs, cl.ClusterTemplateID)
+		}
+	}
+	if p.templates, err = c.DB.GetClusterTemplatesByUUIDs(ctx, tmplIDs, db.TemplateScope{Scope: db.AllProjects}); err != nil {
+		return nil, fmt.Errorf("read the templates of the clusters in progress: %w", err)
+	}
+	if p.nodegroups, err = c.DB.ListNodeGroupsOfClusters(ctx, uuids); err != nil {
+		return nil, fmt.Errorf("read the nodegroups of the clusters in progress: %w", err)
+	}
+	return p, nil
+}
+
+// PollInPass is PollCluster on the rows the pass read (the driver's
+// update is saved only if the rows are unchanged since, see clSave). A
+// cluster whose template the pass did not find is read again, as
+// PollCluster does.
+func (c *Conductor) PollInPass(ctx context.Context, p *PollPass, cl *magnum.Cluster) (*magnum.Cluster, error) {
+	t, ok := p.templates[cl.ClusterTemplateID]
+	if !ok {
+		return c.PollCluster(ctx, cl.UUID)
+	}
+	if _, busy := c.busy.Load(cl.UUID); busy {
+		return nil, nil
+	}
+	return c.clPoll(ctx, driver.ClusterState{Cluster: *cl, Template: *t, NodeGroups: slices.Clone(p.nodegroups[cl.UUID])})
+}
+
+// clPoll is the driver's poll of st and the save of its update.
+func (c *Conductor) clPoll(ctx context.Context, st driver.ClusterState) (*magnum.Cluster, error) {
+	uuid := st.Cluster.UUID
 	drv, err := c.clDriverOf(&st.Template)
 	if err != nil {
 		return nil, err
@@ -214,6 +276,12 @@ func (c *Conductor) PollCluster(ctx context.Context, uuid string) (*magnum.Clust
 	upd, err := drv.PollStatus(ctx, driver.AdminCredentials(), st)
 	if err != nil {
 		return nil, fmt.Errorf("poll cluster %s: %w", uuid, err)
+	}
+	if upd.Cluster != nil && clStatus(upd.Cluster.Status) == magnum.StatusDeleteComplete {
+		// The rows go next (FinishDelete): writing the status first would
+		// only cost a transaction.
+		cl := *upd.Cluster
+		return &cl, nil
 	}
 	before := clStatus(st.Cluster.Status)
 	if err := c.clSave(ctx, upd, &before); err != nil {
@@ -233,18 +301,48 @@ func (c *Conductor) PollCluster(ctx context.Context, uuid string) (*magnum.Clust
 	return &cl, nil
 }
 
-// DestroyCluster removes a deleted cluster's nodegroups and row in one
-// transaction (the end of Magnum's deletion, after DELETE_COMPLETE). A
-// cluster already gone is not an error.
-func (c *Conductor) DestroyCluster(ctx context.Context, uuid string) error {
+// FinishDelete ends the deletion of a cluster PollCluster returned as
+// DELETE_COMPLETE (cl): hook (the certificates' removal), then the
+// cluster's nodegroups and row in one transaction, provided the row is
+// still the one the poll read (a deleting status, the same updated_at;
+// else the next poll sees it again). When the hook fails the cluster is
+// saved DELETE_COMPLETE, which the poller keeps following, and the hook's
+// error is returned. A cluster already gone is not an error.
+func (c *Conductor) FinishDelete(ctx context.Context, cl magnum.Cluster, hook func(context.Context, magnum.Cluster) error) error {
+	var hookErr error
+	if hook != nil {
+		hookErr = hook(ctx, cl)
+	}
+	destroyed := false
 	err := c.DB.InTx(ctx, func(tx *db.Tx) error {
-		return tx.DeleteClusterCascade(ctx, uuid)
+		destroyed = false
+		cur, err := tx.ForUpdate().GetClusterByUUID(ctx, cl.UUID, db.AllProjects)
+		if err != nil {
+			return err
+		}
+		if st := clStatus(cur.Status); (st != magnum.StatusDeleteInProgress && st != magnum.StatusDeleteComplete) ||
+			!sameTime(cur.UpdatedAt, cl.UpdatedAt) {
+			return errStaleUpdate
+		}
+		if hookErr != nil {
+			done := magnum.StatusDeleteComplete
+			cur.Status, cur.StatusReason = &done, cl.StatusReason
+			return tx.UpdateCluster(ctx, cur, "status", "status_reason")
+		}
+		destroyed = true
+		return tx.DeleteClusterCascade(ctx, cl.UUID)
 	})
-	if errors.Is(err, db.ErrNotFound) {
-		return nil
+	switch {
+	case errors.Is(err, db.ErrNotFound), errors.Is(err, errStaleUpdate):
+		destroyed = false
+	case err != nil:
+		return err
 	}
-	if err == nil {
-		c.log().InfoContext(ctx, "cluster destroyed", "cluster_uuid", uuid)
+	if hookErr != nil {
+		return fmt.Errorf("delete hook: %w", hookErr)
 	}
-	return err
+	if destroyed {
+		c.log().InfoContext(ctx, "cluster destroyed", "cluster_uuid", cl.UUID)
+	}
+	return nil
 }

@@ -191,6 +191,65 @@ func TestClusterQuotaIsAtomic(t *testing.T) {
 	}
 }
 
+// TestClusterQuotaBeforeValidation: the quota is Magnum's first check of
+// a create. Over quota, a request that would also fail validation (hidden
+// template, master_count 2 without a load balancer, an unknown image) gets
+// 403 ResourceLimitExceeded; under quota the same requests get their own
+// error, and nothing is written either way.
+func TestClusterQuotaBeforeValidation(t *testing.T) {
+	env := newClusterEnv(t, db.DialectSQLite)
+	env.c.OpenStack = openstack.NewStatic(false) // unknown names fail
+	ctx := t.Context()
+	no, yes := false, true
+	if _, err := env.c.CreateCluster(ctx, clusterCaller("p1"), conductor.ClusterCreate{
+		Template: env.tmpl, MasterCount: 1, NodeCount: 1, CreateTimeout: 60,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	hidden := *env.tmpl
+	hidden.Hidden = &yes
+	badImage := *env.tmpl
+	img := "no-such-image"
+	badImage.ImageID = &img
+	bad := []struct {
+		name   string
+		in     conductor.ClusterCreate
+		status int
+	}{
+		{"hidden template", conductor.ClusterCreate{Template: &hidden, MasterCount: 1, NodeCount: 1}, 403},
+		{"two masters without a load balancer", conductor.ClusterCreate{Template: env.tmpl, MasterCount: 2, NodeCount: 1, MasterLBEnabled: &no}, 400},
+		{"unknown image", conductor.ClusterCreate{Template: &badImage, MasterCount: 1, NodeCount: 1}, 400},
+	}
+	check := func(limit int, wantQuota bool) {
+		t.Helper()
+		if _, err := env.c.UpdateQuota(ctx, "p1", magnum.QuotaResourceCluster, limit); err != nil {
+			if err := env.c.CreateQuota(ctx, &magnum.Quota{ProjectID: "p1", Resource: magnum.QuotaResourceCluster, HardLimit: limit}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, tc := range bad {
+			_, err := env.c.CreateCluster(ctx, clusterCaller("p1"), tc.in)
+			var me *magnum.Error
+			if !errors.As(err, &me) {
+				t.Fatalf("limit %d, %s: error %v, want a Magnum error", limit, tc.name, err)
+			}
+			quota := me.Status == 403 && me.Message == magnum.ResourceLimitExceeded(limit).Message
+			switch {
+			case wantQuota && !quota:
+				t.Errorf("limit %d, %s: %d %q, want 403 ResourceLimitExceeded", limit, tc.name, me.Status, me.Message)
+			case !wantQuota && (quota || me.Status != tc.status):
+				t.Errorf("limit %d, %s: %d %q, want its own %d", limit, tc.name, me.Status, me.Message, tc.status)
+			}
+		}
+		n, err := env.db.CountClusters(ctx, db.ClusterFilter{Scope: db.ProjectScope("p1")})
+		if err != nil || n != 1 {
+			t.Fatalf("limit %d: %d clusters (%v), want the first one only", limit, n, err)
+		}
+	}
+	check(1, true)
+	check(5, false)
+}
+
 // TestCreateClusterInheritance checks the values a create derives from
 // the template (logic.md §1) and the two default nodegroups.
 func TestCreateClusterInheritance(t *testing.T) {
@@ -281,5 +340,100 @@ func TestClusterStateGuards(t *testing.T) {
 	err = env.c.UpgradeCluster(ctx, rc, cl, conductor.ClusterUpgrade{Template: env.tmpl})
 	if !errors.As(err, &me) || me.Status != 400 || me.Message != `Upgrading a cluster when status is "CREATE_IN_PROGRESS" is not supported.` {
 		t.Errorf("upgrade: %v", err)
+	}
+}
+
+// TestFinishDeleteOnlyUnchangedRows: a poll that reads DELETE_COMPLETE
+// writes nothing; FinishDelete then removes the rows only if the cluster
+// is still as the poll read it (here a second DELETE changed it), and the
+// next poll finishes it.
+func TestFinishDeleteOnlyUnchangedRows(t *testing.T) {
+	env := newClusterEnv(t, db.DialectSQLite)
+	ctx := t.Context()
+	cl, err := env.c.CreateCluster(ctx, clusterCaller("p1"), conductor.ClusterCreate{
+		Template: env.tmpl, MasterCount: 1, NodeCount: 1, CreateTimeout: 60,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.c.DeleteCluster(ctx, clusterCaller("p1"), cl.UUID); err != nil {
+		t.Fatal(err)
+	}
+	polled, err := env.c.PollCluster(ctx, cl.UUID)
+	if err != nil || polled == nil || *polled.Status != magnum.StatusDeleteComplete {
+		t.Fatalf("poll: %+v, %v; want DELETE_COMPLETE", polled, err)
+	}
+	row, err := env.db.GetClusterByUUID(ctx, cl.UUID, db.AllProjects)
+	if err != nil || *row.Status != magnum.StatusDeleteInProgress {
+		t.Fatalf("row after the poll: %v, %v; want DELETE_IN_PROGRESS unwritten", row, err)
+	}
+	// A second DELETE meanwhile: the poll's view is stale.
+	if err := env.db.SetClusterStatus(ctx, cl.UUID, magnum.StatusDeleteInProgress, nil); err != nil {
+		t.Fatal(err)
+	}
+	hooked := 0
+	hook := func(context.Context, magnum.Cluster) error { hooked++; return nil }
+	if err := env.c.FinishDelete(ctx, *polled, hook); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.db.GetClusterByUUID(ctx, cl.UUID, db.AllProjects); err != nil {
+		t.Fatalf("a cluster changed since the poll was removed: %v", err)
+	}
+	polled, err = env.c.PollCluster(ctx, cl.UUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.c.FinishDelete(ctx, *polled, hook); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.db.GetClusterByUUID(ctx, cl.UUID, db.AllProjects); !errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("cluster still there: %v", err)
+	}
+	ngs, err := env.db.ListNodeGroups(ctx, db.NodeGroupFilter{ClusterID: cl.UUID}, db.ListOptions{})
+	if err != nil || len(ngs) != 0 {
+		t.Fatalf("nodegroups left: %d, %v", len(ngs), err)
+	}
+	if hooked != 2 {
+		t.Errorf("hook ran %d times, want 2 (once per finish)", hooked)
+	}
+	// Finishing a cluster already gone is not an error.
+	if err := env.c.FinishDelete(ctx, *polled, hook); err != nil {
+		t.Errorf("finish again: %v", err)
+	}
+}
+
+// TestPollPassKeepsLaterChanges: a pass polls the rows it read at its
+// start; a cluster deleted after that is not written back to what the
+// driver made of the older row, and the next pass sees the delete.
+func TestPollPassKeepsLaterChanges(t *testing.T) {
+	env := newClusterEnv(t, db.DialectSQLite)
+	ctx := t.Context()
+	cl, err := env.c.CreateCluster(ctx, clusterCaller("p1"), conductor.ClusterCreate{
+		Template: env.tmpl, MasterCount: 1, NodeCount: 1, CreateTimeout: 60,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass, err := env.c.StartPollPass(ctx)
+	if err != nil || len(pass.Clusters) != 1 || pass.Clusters[0].UUID != cl.UUID {
+		t.Fatalf("pass: %+v, %v; want the new cluster", pass, err)
+	}
+	if err := env.c.DeleteCluster(ctx, clusterCaller("p1"), cl.UUID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.c.PollInPass(ctx, pass, &pass.Clusters[0]); err != nil {
+		t.Fatal(err)
+	}
+	row, err := env.db.GetClusterByUUID(ctx, cl.UUID, db.AllProjects)
+	if err != nil || *row.Status != magnum.StatusDeleteInProgress {
+		t.Fatalf("after the stale poll: %v, %v; want DELETE_IN_PROGRESS kept", row, err)
+	}
+	pass, err = env.c.StartPollPass(ctx)
+	if err != nil || len(pass.Clusters) != 1 {
+		t.Fatalf("second pass: %+v, %v", pass, err)
+	}
+	polled, err := env.c.PollInPass(ctx, pass, &pass.Clusters[0])
+	if err != nil || polled == nil || *polled.Status != magnum.StatusDeleteComplete {
+		t.Fatalf("second poll: %+v, %v; want DELETE_COMPLETE", polled, err)
 	}
 }

@@ -335,13 +335,8 @@ func (r *CAPI) reconcile(ctx context.Context, req ctrlreconcile.Request) (ctrlre
 	if cl.Status == nil || *cl.Status != magnum.StatusDeleteComplete {
 		return ctrlreconcile.Result{}, nil
 	}
-	if r.opts.OnDeleted != nil {
-		if err := r.opts.OnDeleted(ctx, *cl); err != nil {
-			return ctrlreconcile.Result{}, fmt.Errorf("delete hook of cluster %s: %w", uuid, err)
-		}
-	}
-	if err := c.DestroyCluster(ctx, uuid); err != nil {
-		return ctrlreconcile.Result{}, err
+	if err := c.FinishDelete(ctx, *cl, r.opts.OnDeleted); err != nil {
+		return ctrlreconcile.Result{}, fmt.Errorf("finish the deletion of cluster %s: %w", uuid, err)
 	}
 	r.forget(uuid)
 	return ctrlreconcile.Result{}, nil

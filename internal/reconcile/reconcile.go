@@ -97,13 +97,13 @@ func (r *Reconciler) Tick(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	clusters, err := c.ClustersInProgress(ctx)
+	pass, err := c.StartPollPass(ctx)
 	if err != nil {
 		return err
 	}
 	var errs []error
 	renewed := time.Now()
-	for _, cl := range clusters {
+	for _, cl := range pass.Clusters {
 		if ctx.Err() != nil {
 			return errors.Join(append(errs, ctx.Err())...)
 		}
@@ -121,7 +121,7 @@ func (r *Reconciler) Tick(ctx context.Context) error {
 		if c.ResumeCreate(ctx, &cl) {
 			continue
 		}
-		if err := r.reconcile(ctx, cl.UUID); err != nil {
+		if err := r.reconcile(ctx, pass, &cl); err != nil {
 			r.opts.Log.Error("reconcile cluster", "cluster_uuid", cl.UUID, "error", err)
 			errs = append(errs, fmt.Errorf("cluster %s: %w", cl.UUID, err))
 		}
@@ -129,12 +129,12 @@ func (r *Reconciler) Tick(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// reconcile polls one cluster and finishes its deletion.
-func (r *Reconciler) reconcile(ctx context.Context, uuid string) error {
+// reconcile polls one cluster of the pass and finishes its deletion.
+func (r *Reconciler) reconcile(ctx context.Context, pass *conductor.PollPass, listed *magnum.Cluster) error {
 	ctx, cancel := context.WithTimeout(ctx, r.opts.PollTimeout)
 	defer cancel()
 	c := r.opts.Conductor
-	cl, err := c.PollCluster(ctx, uuid)
+	cl, err := c.PollInPass(ctx, pass, listed)
 	if err != nil {
 		var me *magnum.Error
 		if errors.As(err, &me) && me.Status == 404 {
@@ -145,10 +145,5 @@ func (r *Reconciler) reconcile(ctx context.Context, uuid string) error {
 	if cl == nil || cl.Status == nil || *cl.Status != magnum.StatusDeleteComplete {
 		return nil // busy, or not deleted
 	}
-	if r.opts.OnDeleted != nil {
-		if err := r.opts.OnDeleted(ctx, *cl); err != nil {
-			return fmt.Errorf("delete hook: %w", err)
-		}
-	}
-	return c.DestroyCluster(ctx, uuid)
+	return c.FinishDelete(ctx, *cl, r.opts.OnDeleted)
 }

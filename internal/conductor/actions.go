@@ -301,48 +301,69 @@ func (c *Conductor) clPoll(ctx context.Context, st driver.ClusterState) (*magnum
 	return &cl, nil
 }
 
-// FinishDelete ends the deletion of a cluster PollCluster returned as
-// DELETE_COMPLETE (cl): hook (the certificates' removal), then the
-// cluster's nodegroups and row in one transaction, provided the row is
-// still the one the poll read (a deleting status, the same updated_at;
-// else the next poll sees it again). When the hook fails the cluster is
-// saved DELETE_COMPLETE, which the poller keeps following, and the hook's
-// error is returned. A cluster already gone is not an error.
+// FinishDelete is FinishDeletes of one cluster.
 func (c *Conductor) FinishDelete(ctx context.Context, cl magnum.Cluster, hook func(context.Context, magnum.Cluster) error) error {
-	var hookErr error
-	if hook != nil {
-		hookErr = hook(ctx, cl)
+	return c.FinishDeletes(ctx, []magnum.Cluster{cl}, hook)
+}
+
+// FinishDeletes ends the deletion of clusters PollCluster (or PollInPass)
+// returned as DELETE_COMPLETE: the hook of each (the certificates'
+// removal), then, in one transaction, the nodegroups and rows of those
+// still as their poll read them (a deleting status, the same updated_at;
+// the others are seen again by the next poll). A cluster whose hook
+// failed is saved DELETE_COMPLETE instead, which the poller keeps
+// following; the hooks' errors are returned joined. Clusters already gone
+// are not an error.
+func (c *Conductor) FinishDeletes(ctx context.Context, cls []magnum.Cluster, hook func(context.Context, magnum.Cluster) error) error {
+	if len(cls) == 0 {
+		return nil
 	}
-	destroyed := false
+	var errs []error
+	hookFailed := map[string]bool{}
+	polled := make(map[string]*magnum.Cluster, len(cls))
+	uuids := make([]string, 0, len(cls))
+	for i := range cls {
+		cl := &cls[i]
+		polled[cl.UUID] = cl
+		uuids = append(uuids, cl.UUID)
+		if hook == nil {
+			continue
+		}
+		if err := hook(ctx, *cl); err != nil {
+			hookFailed[cl.UUID] = true
+			errs = append(errs, fmt.Errorf("delete hook of cluster %s: %w", cl.UUID, err))
+		}
+	}
+	var destroyed []string
 	err := c.DB.InTx(ctx, func(tx *db.Tx) error {
-		destroyed = false
-		cur, err := tx.ForUpdate().GetClusterByUUID(ctx, cl.UUID, db.AllProjects)
+		destroyed = destroyed[:0]
+		rows, err := tx.ForUpdate().ListClusters(ctx, db.ClusterFilter{Scope: db.AllProjects, UUIDs: uuids}, db.ListOptions{})
 		if err != nil {
 			return err
 		}
-		if st := clStatus(cur.Status); (st != magnum.StatusDeleteInProgress && st != magnum.StatusDeleteComplete) ||
-			!sameTime(cur.UpdatedAt, cl.UpdatedAt) {
-			return errStaleUpdate
+		for i := range rows {
+			cur, cl := &rows[i], polled[rows[i].UUID]
+			if st := clStatus(cur.Status); (st != magnum.StatusDeleteInProgress && st != magnum.StatusDeleteComplete) ||
+				!sameTime(cur.UpdatedAt, cl.UpdatedAt) {
+				continue
+			}
+			if hookFailed[cur.UUID] {
+				done := magnum.StatusDeleteComplete
+				cur.Status, cur.StatusReason = &done, cl.StatusReason
+				if err := tx.UpdateCluster(ctx, cur, "status", "status_reason"); err != nil {
+					return err
+				}
+				continue
+			}
+			destroyed = append(destroyed, cur.UUID)
 		}
-		if hookErr != nil {
-			done := magnum.StatusDeleteComplete
-			cur.Status, cur.StatusReason = &done, cl.StatusReason
-			return tx.UpdateCluster(ctx, cur, "status", "status_reason")
-		}
-		destroyed = true
-		return tx.DeleteClusterCascade(ctx, cl.UUID)
+		return tx.DeleteClustersCascade(ctx, destroyed)
 	})
-	switch {
-	case errors.Is(err, db.ErrNotFound), errors.Is(err, errStaleUpdate):
-		destroyed = false
-	case err != nil:
-		return err
+	if err != nil {
+		return errors.Join(append(errs, fmt.Errorf("remove deleted clusters: %w", err))...)
 	}
-	if hookErr != nil {
-		return fmt.Errorf("delete hook: %w", hookErr)
+	for _, uuid := range destroyed {
+		c.log().InfoContext(ctx, "cluster destroyed", "cluster_uuid", uuid)
 	}
-	if destroyed {
-		c.log().InfoContext(ctx, "cluster destroyed", "cluster_uuid", cl.UUID)
-	}
-	return nil
+	return errors.Join(errs...)
 }

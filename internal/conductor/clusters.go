@@ -291,14 +291,10 @@ func (c *Conductor) clQuotaLimit(ctx context.Context, q *db.Queries, projectID s
 }
 
 // clCheckQuota refuses a create when the caller already has limit
-// clusters (every status counted): 403 ResourceLimitExceeded.
+// clusters (every status counted): 403 ResourceLimitExceeded. The check
+// that holds is the one under the lock (clQuotaUnderLock); this one gives
+// Magnum's error order when the validation fails too.
 func (c *Conductor) clCheckQuota(ctx context.Context, q *db.Queries, rc *magnum.RequestContext) error {
-	return c.clCheckQuotaWith(ctx, q, rc, 0)
-}
-
-// clCheckQuotaWith is clCheckQuota when the count already includes own
-// rows of the create being checked (written earlier in its transaction).
-func (c *Conductor) clCheckQuotaWith(ctx context.Context, q *db.Queries, rc *magnum.RequestContext, own int) error {
 	limit, err := c.clQuotaLimit(ctx, q, rc.ProjectID)
 	if err != nil {
 		return err
@@ -307,7 +303,7 @@ func (c *Conductor) clCheckQuotaWith(ctx context.Context, q *db.Queries, rc *mag
 	if err != nil {
 		return fmt.Errorf("count clusters: %w", err)
 	}
-	if n-own >= limit {
+	if n >= limit {
 		return magnum.ResourceLimitExceeded(limit)
 	}
 	return nil
@@ -364,7 +360,10 @@ func (c *Conductor) CreateCluster(ctx context.Context, rc *magnum.RequestContext
 	// The rows are written first and the lock row taken last, so that
 	// concurrent creates wait for one another only during the count and
 	// the commit. The count runs after the lock (its snapshot then holds
-	// every create committed before), and includes this create's row.
+	// every create committed before), and includes this create's row; it
+	// is skipped while this process knows the project is below the limit
+	// (clQuotaUnderLock).
+	var count, prevSeq, nextSeq int
 	err := c.DB.InTx(ctx, func(tx *db.Tx) error {
 		row := cl
 		if err := tx.CreateCluster(ctx, &row); err != nil {
@@ -380,10 +379,11 @@ func (c *Conductor) CreateCluster(ctx context.Context, rc *magnum.RequestContext
 		if err := tx.CreateNodeGroup(ctx, &w); err != nil {
 			return err
 		}
-		if err := c.clLock(ctx, tx); err != nil {
+		lock, err := c.clLock(ctx, tx)
+		if err != nil {
 			return err
 		}
-		if err := c.clCheckQuotaWith(ctx, &tx.Queries, rc, 1); err != nil {
+		if count, prevSeq, nextSeq, err = c.clQuotaUnderLock(ctx, tx, rc, lock); err != nil {
 			return err
 		}
 		cl = row
@@ -393,6 +393,7 @@ func (c *Conductor) CreateCluster(ctx context.Context, rc *magnum.RequestContext
 		c.busy.Delete(cl.UUID)
 		return nil, err
 	}
+	c.quota.store(rc.ProjectID, count, prevSeq, nextSeq)
 	c.log().InfoContext(ctx, "cluster created", "cluster_uuid", cl.UUID, "project_id", cl.ProjectID)
 	// Certificates, then the driver: on the create-job pool once
 	// StartCreateJobs ran, else here (createjobs.go).

@@ -12,8 +12,9 @@ import (
 
 // The lock row: one magnum_service row, created on first use, that
 // serialises the cluster quota check with the insert and holds the
-// reconciler's lease. No migration is needed and the row is the same on
-// every dialect. Its disabled_reason holds the lease holder and
+// reconciler's lease. Its report_count goes up with every create and
+// every lease renewal (clusters_quota.go). No migration is needed and the
+// row is the same on every dialect. Its disabled_reason holds the lease holder and
 // last_seen_up the last renewal, so GET /v1/mservices shows the reconciler
 // "up" while a leader holds the lease.
 const (
@@ -45,21 +46,22 @@ func (c *Conductor) clEnsureLockRow(ctx context.Context) error {
 	return nil
 }
 
-// clLock takes the lock row FOR UPDATE in tx (MariaDB, PostgreSQL).
-// On SQLite every write transaction already holds the database's write
-// lock (BEGIN IMMEDIATE), so the read is a plain one. Two transactions
-// that take it run one after the other: the count of the second sees the
-// insert of the first.
-func (c *Conductor) clLock(ctx context.Context, tx *db.Tx) error {
-	if _, err := tx.ForUpdate().GetMagnumService(ctx, LockServiceHost, LockServiceBinary); err != nil {
+// clLock takes the lock row FOR UPDATE in tx (MariaDB, PostgreSQL) and
+// returns it. On SQLite every write transaction already holds the
+// database's write lock (BEGIN IMMEDIATE), so the read is a plain one.
+// Two transactions that take it run one after the other: the count of the
+// second sees the insert of the first.
+func (c *Conductor) clLock(ctx context.Context, tx *db.Tx) (*magnum.MagnumService, error) {
+	row, err := tx.ForUpdate().GetMagnumService(ctx, LockServiceHost, LockServiceBinary)
+	if err != nil {
 		if errors.Is(err, db.ErrNotFound) {
 			// Removed since it was seen (a magnum-service row deleted by
 			// hand): the next clEnsureLockRow creates it again.
 			c.lockRowSeen.Store(false)
 		}
-		return fmt.Errorf("lock cluster row: %w", err)
+		return nil, fmt.Errorf("lock cluster row: %w", err)
 	}
-	return nil
+	return row, nil
 }
 
 // AcquireReconcilerLease takes or renews the reconciler lease for holder:

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -186,6 +187,68 @@ func TestClusterQuotaIsAtomic(t *testing.T) {
 			}
 			if count != 10 {
 				t.Fatalf("%d cluster rows, want 10", count)
+			}
+		})
+	}
+}
+
+// TestClusterQuotaAcrossProcesses: two conductors on one database, as two
+// API processes. A process that skips the count because it knows its
+// project is below the limit must notice the other's creates, and a
+// deletion makes room again.
+func TestClusterQuotaAcrossProcesses(t *testing.T) {
+	for _, dialect := range clusterDialects(t) {
+		t.Run(dialect, func(t *testing.T) {
+			env := newClusterEnv(t, dialect)
+			ctx := t.Context()
+			a := env.c
+			b := &conductor.Conductor{DB: env.db, Drivers: a.Drivers, OpenStack: a.OpenStack, Settings: a.Settings, Log: a.Log}
+			if err := env.db.CreateQuota(ctx, &magnum.Quota{ProjectID: "p1", Resource: magnum.QuotaResourceCluster, HardLimit: 3}); err != nil {
+				t.Fatal(err)
+			}
+			var created []string
+			create := func(c *conductor.Conductor, project string) error {
+				t.Helper()
+				cl, err := c.CreateCluster(ctx, clusterCaller(project), conductor.ClusterCreate{
+					Template: env.tmpl, MasterCount: 1, NodeCount: 1, CreateTimeout: 60,
+				})
+				if err == nil && project == "p1" {
+					created = append(created, cl.UUID)
+				}
+				return err
+			}
+			refused := func(err error) bool {
+				var me *magnum.Error
+				return errors.As(err, &me) && me.Status == 403 && me.Message == magnum.ResourceLimitExceeded(3).Message
+			}
+			for i, step := range []struct {
+				c       *conductor.Conductor
+				project string
+				refuse  bool
+			}{
+				{a, "p1", false}, {a, "p1", false}, // a: p1 has at most 2
+				{a, "p2", false}, // another project: p1's bound is kept
+				{b, "p1", false}, // b takes the last place
+				{a, "p1", true}, {b, "p1", true},
+			} {
+				err := create(step.c, step.project)
+				if step.refuse != refused(err) || (!step.refuse && err != nil) {
+					t.Fatalf("create %d (%s): %v, refused = %v", i+1, step.project, err, step.refuse)
+				}
+			}
+			// A cluster goes: there is room for one more, in either process.
+			if err := env.db.InTx(ctx, func(tx *db.Tx) error { return tx.DeleteClusterCascade(ctx, created[0]) }); err != nil {
+				t.Fatal(err)
+			}
+			if err := create(a, "p1"); err != nil {
+				t.Fatalf("create after a deletion: %v", err)
+			}
+			if err := create(b, "p1"); !refused(err) {
+				t.Fatalf("create over the limit: %v", err)
+			}
+			n, err := env.db.CountClusters(ctx, db.ClusterFilter{Scope: db.ProjectScope("p1")})
+			if err != nil || n != 3 {
+				t.Fatalf("p1 has %d clusters (%v), want 3", n, err)
 			}
 		})
 	}
@@ -435,5 +498,57 @@ func TestPollPassKeepsLaterChanges(t *testing.T) {
 	polled, err := env.c.PollInPass(ctx, pass, &pass.Clusters[0])
 	if err != nil || polled == nil || *polled.Status != magnum.StatusDeleteComplete {
 		t.Fatalf("second poll: %+v, %v; want DELETE_COMPLETE", polled, err)
+	}
+}
+
+// TestFinishDeletesBatch: one call for three deleted clusters removes the
+// one unchanged since its poll, leaves the one deleted again meanwhile,
+// and saves DELETE_COMPLETE on the one whose hook failed.
+func TestFinishDeletesBatch(t *testing.T) {
+	env := newClusterEnv(t, db.DialectSQLite)
+	ctx := t.Context()
+	var polled []magnum.Cluster
+	for range 3 {
+		cl, err := env.c.CreateCluster(ctx, clusterCaller("p1"), conductor.ClusterCreate{
+			Template: env.tmpl, MasterCount: 1, NodeCount: 1, CreateTimeout: 60,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := env.c.DeleteCluster(ctx, clusterCaller("p1"), cl.UUID); err != nil {
+			t.Fatal(err)
+		}
+		p, err := env.c.PollCluster(ctx, cl.UUID)
+		if err != nil || p == nil || *p.Status != magnum.StatusDeleteComplete {
+			t.Fatalf("poll: %+v, %v", p, err)
+		}
+		polled = append(polled, *p)
+	}
+	done, stale, failing := polled[0].UUID, polled[1].UUID, polled[2].UUID
+	if err := env.db.SetClusterStatus(ctx, stale, magnum.StatusDeleteInProgress, nil); err != nil {
+		t.Fatal(err)
+	}
+	err := env.c.FinishDeletes(ctx, polled, func(_ context.Context, cl magnum.Cluster) error {
+		if cl.UUID == failing {
+			return errors.New("certificate store down")
+		}
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), failing) {
+		t.Fatalf("error = %v, want the failing hook's", err)
+	}
+	want := map[string]magnum.Status{done: "", stale: magnum.StatusDeleteInProgress, failing: magnum.StatusDeleteComplete}
+	for uuid, st := range want {
+		row, err := env.db.GetClusterByUUID(ctx, uuid, db.AllProjects)
+		switch {
+		case st == "" && !errors.Is(err, db.ErrNotFound):
+			t.Errorf("%s: %v, %v; want removed", uuid, row, err)
+		case st != "" && (err != nil || *row.Status != st):
+			t.Errorf("%s: %v, %v; want %s", uuid, row, err, st)
+		}
+		ngs, err := env.db.ListNodeGroups(ctx, db.NodeGroupFilter{ClusterID: uuid}, db.ListOptions{})
+		if err != nil || (st == "") != (len(ngs) == 0) {
+			t.Errorf("%s: %d nodegroups (%v)", uuid, len(ngs), err)
+		}
 	}
 }

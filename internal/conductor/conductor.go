@@ -69,6 +69,9 @@ type Conductor struct {
 	// lockRowSeen is set once this process has seen the cluster lock row
 	// (clusters_lock.go); clLock clears it when the row has gone.
 	lockRowSeen atomic.Bool
+	// quota spares creates the count of their project's clusters while
+	// this process knows it is below the limit (clusters_quota.go).
+	quota quotaBounds
 }
 
 // now returns the current time in UTC.

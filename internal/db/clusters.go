@@ -36,6 +36,8 @@ type ClusterFilter struct {
 	Statuses []magnum.Status
 	// ClusterTemplateID, when set, keeps clusters of that template uuid.
 	ClusterTemplateID string
+	// UUIDs, when set, keeps the clusters with one of these uuids.
+	UUIDs []string
 }
 
 func (f ClusterFilter) cond() (cond, error) {
@@ -54,6 +56,9 @@ func (f ClusterFilter) cond() (cond, error) {
 	}
 	if f.ClusterTemplateID != "" {
 		c.add("cluster_template_id = ?", f.ClusterTemplateID)
+	}
+	if len(f.UUIDs) > 0 {
+		c.add(inList("uuid", len(f.UUIDs)), anySlice(f.UUIDs)...)
 	}
 	return c, nil
 }
@@ -172,6 +177,22 @@ func (q *Queries) DeleteCluster(ctx context.Context, uuid string) error {
 	var c cond
 	c.add("uuid = ?", uuid)
 	return deleteOne(ctx, q, "cluster", c)
+}
+
+// DeleteClustersCascade deletes the clusters with these uuids and their
+// nodegroups in two statements (none: nothing). Call it inside InTx.
+func (q *Queries) DeleteClustersCascade(ctx context.Context, uuids []string) error {
+	if len(uuids) == 0 {
+		return nil
+	}
+	var ng, cl cond
+	ng.add(inList("cluster_id", len(uuids)), anySlice(uuids)...)
+	cl.add(inList("uuid", len(uuids)), anySlice(uuids)...)
+	if _, err := deleteWhere(ctx, q, "nodegroup", ng); err != nil {
+		return err
+	}
+	_, err := deleteWhere(ctx, q, "cluster", cl)
+	return err
 }
 
 // DeleteClusterCascade deletes the cluster with uuid and its nodegroups,

@@ -102,6 +102,21 @@ func (r *Reconciler) Tick(ctx context.Context) error {
 		return err
 	}
 	var errs []error
+	// The clusters whose deletion completed are removed in batches, each
+	// in one transaction.
+	var deleted []magnum.Cluster
+	finish := func() {
+		if len(deleted) == 0 {
+			return
+		}
+		fctx, cancel := context.WithTimeout(ctx, r.opts.PollTimeout)
+		defer cancel()
+		if err := c.FinishDeletes(fctx, deleted, r.opts.OnDeleted); err != nil {
+			r.opts.Log.Error("finish cluster deletions", "error", err)
+			errs = append(errs, err)
+		}
+		deleted = deleted[:0]
+	}
 	renewed := time.Now()
 	for _, cl := range pass.Clusters {
 		if ctx.Err() != nil {
@@ -121,29 +136,39 @@ func (r *Reconciler) Tick(ctx context.Context) error {
 		if c.ResumeCreate(ctx, &cl) {
 			continue
 		}
-		if err := r.reconcile(ctx, pass, &cl); err != nil {
+		done, err := r.reconcile(ctx, pass, &cl)
+		if err != nil {
 			r.opts.Log.Error("reconcile cluster", "cluster_uuid", cl.UUID, "error", err)
 			errs = append(errs, fmt.Errorf("cluster %s: %w", cl.UUID, err))
 		}
+		if done != nil {
+			if deleted = append(deleted, *done); len(deleted) == finishBatch {
+				finish()
+			}
+		}
 	}
+	finish()
 	return errors.Join(errs...)
 }
 
-// reconcile polls one cluster of the pass and finishes its deletion.
-func (r *Reconciler) reconcile(ctx context.Context, pass *conductor.PollPass, listed *magnum.Cluster) error {
+// finishBatch is how many deleted clusters one transaction removes.
+const finishBatch = 100
+
+// reconcile polls one cluster of the pass; it returns the cluster when its
+// deletion has completed (to be removed, conductor.FinishDeletes).
+func (r *Reconciler) reconcile(ctx context.Context, pass *conductor.PollPass, listed *magnum.Cluster) (*magnum.Cluster, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.opts.PollTimeout)
 	defer cancel()
-	c := r.opts.Conductor
-	cl, err := c.PollInPass(ctx, pass, listed)
+	cl, err := r.opts.Conductor.PollInPass(ctx, pass, listed)
 	if err != nil {
 		var me *magnum.Error
 		if errors.As(err, &me) && me.Status == 404 {
-			return nil // deleted meanwhile
+			return nil, nil // deleted meanwhile
 		}
-		return err
+		return nil, err
 	}
 	if cl == nil || cl.Status == nil || *cl.Status != magnum.StatusDeleteComplete {
-		return nil // busy, or not deleted
+		return nil, nil // busy, or not deleted
 	}
-	return c.FinishDelete(ctx, *cl, r.opts.OnDeleted)
+	return cl, nil
 }

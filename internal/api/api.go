@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/openkeel/openkeel-magnum/internal/conductor"
@@ -128,6 +129,9 @@ type server struct {
 	routes   []*Route
 	handlers map[string]HandlerFunc
 	root     http.Handler
+	// pages admits the cluster list pages read and rendered at once
+	// (clusterList).
+	pages chan struct{}
 }
 
 // New returns the API handler with the full middleware pipeline.
@@ -158,7 +162,7 @@ func newServer(o Options) *server {
 	if o.NewRequestID == nil {
 		o.NewRequestID = newRequestID
 	}
-	s := &server{opts: o, log: o.Logger}
+	s := &server{opts: o, log: o.Logger, pages: make(chan struct{}, max(2, 4*runtime.GOMAXPROCS(0)))}
 	s.routes = buildRoutes()
 	s.handlers = map[string]HandlerFunc{}
 	s.registerHandlers()

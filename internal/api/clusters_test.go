@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openkeel/openkeel-magnum/internal/auth"
 	"github.com/openkeel/openkeel-magnum/internal/conductor"
@@ -436,4 +438,46 @@ func TestClusterPatchRules(t *testing.T) {
 	clusterExpect(t, w, 404)
 	clusterExpect(t, h.Do(t, "DELETE /v1/clusters/c1", "", "", "X-Project-Id: p2"), 404)
 	clusterExpect(t, h.Do(t, "DELETE /v1/clusters/c1", "", "", "X-Project-Id: p2", "X-Roles: admin"), 204)
+}
+
+// TestClusterListPagesWaitTheirTurn: large cluster list pages are read and
+// rendered a few at a time. With every turn taken, a page of 1000 waits
+// (here until its request gives up) and a page of 10 does not; once a turn
+// is free the large page is served.
+func TestClusterListPagesWaitTheirTurn(t *testing.T) {
+	h := newClusterHarness(t)
+	s := h.h.(*server)
+	if cap(s.pages) < 2 {
+		t.Fatalf("%d turns, want at least 2", cap(s.pages))
+	}
+	for range cap(s.pages) {
+		s.pages <- struct{}{}
+	}
+	list := func(ctx context.Context, target string) (int, bool) {
+		r := httptest.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+		r.Header.Set("X-Project-Id", "p1")
+		r.Header.Set("X-User-Id", "u1")
+		r.Header.Set("X-Roles", "member,reader")
+		w := httptest.NewRecorder()
+		done := make(chan struct{})
+		go func() { h.h.ServeHTTP(w, r); close(done) }()
+		select {
+		case <-done:
+			return w.Code, true
+		case <-time.After(300 * time.Millisecond):
+			return 0, false
+		}
+	}
+	if code, served := list(t.Context(), "/v1/clusters?limit=10"); !served || code != http.StatusOK {
+		t.Fatalf("small page: served %v, status %d", served, code)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	if _, served := list(ctx, "/v1/clusters?limit=1000"); served {
+		t.Fatal("a page of 1000 was served with every turn taken")
+	}
+	cancel()
+	<-s.pages
+	if code, served := list(t.Context(), "/v1/clusters/detail"); !served || code != http.StatusOK {
+		t.Fatalf("large page with a free turn: served %v, status %d", served, code)
+	}
 }

@@ -299,9 +299,9 @@ func (c *Conductor) clCheckQuota(ctx context.Context, q *db.Queries, rc *magnum.
 	if err != nil {
 		return err
 	}
-	n, err := q.CountClusters(ctx, db.ClusterFilter{Scope: ScopeFor(rc, false)})
+	n, err := clCountProject(ctx, q, rc)
 	if err != nil {
-		return fmt.Errorf("count clusters: %w", err)
+		return err
 	}
 	if n >= limit {
 		return magnum.ResourceLimitExceeded(limit)
@@ -309,13 +309,23 @@ func (c *Conductor) clCheckQuota(ctx context.Context, q *db.Queries, rc *magnum.
 	return nil
 }
 
+// clCountProject counts the clusters of the caller's project, every
+// status (what the cluster quota limits).
+func clCountProject(ctx context.Context, q *db.Queries, rc *magnum.RequestContext) (int, error) {
+	n, err := q.CountClusters(ctx, db.ClusterFilter{Scope: ScopeFor(rc, false)})
+	if err != nil {
+		return 0, fmt.Errorf("count clusters: %w", err)
+	}
+	return n, nil
+}
+
 // CreateCluster is the body of POST /v1/clusters after the policy check
 // (cluster.py:521-611 and the conductor's cluster_create): quota (403),
 // hidden template (403), value inheritance (logic.md §1), flavor root disk
 // (400), OpenStack resources, master_count/master_lb_enabled (400); then,
 // in one transaction, the cluster row and its two default nodegroups and
-// the quota under a lock (the only count of an accepted create). Then the create job generates the cluster's
-// certificates and calls the driver (a failure leaves the cluster
+// the quota under a lock (clQuotaUnderLock). Then the create job generates
+// the cluster's certificates and calls the driver (a failure leaves the cluster
 // CREATE_FAILED with the reason, as after Magnum's RPC cast): after the
 // return, on the create-job pool, once StartCreateJobs ran; within the call
 // otherwise. The returned cluster is the row as inserted.

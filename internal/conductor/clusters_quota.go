@@ -80,9 +80,9 @@ func (c *Conductor) clQuotaUnderLock(ctx context.Context, tx *db.Tx, rc *magnum.
 	others, known := c.quota.lookup(rc.ProjectID, prev)
 	if !known || others >= limit {
 		// The count includes this create's own row.
-		all, err := tx.CountClusters(ctx, db.ClusterFilter{Scope: ScopeFor(rc, false)})
+		all, err := clCountProject(ctx, &tx.Queries, rc)
 		if err != nil {
-			return 0, 0, 0, fmt.Errorf("count clusters: %w", err)
+			return 0, 0, 0, err
 		}
 		others = all - 1
 	}

@@ -140,6 +140,33 @@ func clusterCaller(project string) *magnum.RequestContext {
 	return &magnum.RequestContext{ProjectID: project, UserID: "u-" + project, Roles: []string{"member"}}
 }
 
+// create makes a cluster of env's template for project through c (a
+// conductor on env's database).
+func (env *clusterEnv) create(ctx context.Context, c *conductor.Conductor, project string) (*magnum.Cluster, error) {
+	return c.CreateCluster(ctx, clusterCaller(project), conductor.ClusterCreate{
+		Template: env.tmpl, MasterCount: 1, NodeCount: 1, CreateTimeout: 60,
+	})
+}
+
+// deletedAndPolled creates a cluster of project p1, deletes it and polls
+// it: the cluster as the poll returns it (DELETE_COMPLETE, not written).
+func (env *clusterEnv) deletedAndPolled(t *testing.T) magnum.Cluster {
+	t.Helper()
+	ctx := t.Context()
+	cl, err := env.create(ctx, env.c, "p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.c.DeleteCluster(ctx, clusterCaller("p1"), cl.UUID); err != nil {
+		t.Fatal(err)
+	}
+	polled, err := env.c.PollCluster(ctx, cl.UUID)
+	if err != nil || polled == nil || *polled.Status != magnum.StatusDeleteComplete {
+		t.Fatalf("poll: %+v, %v; want DELETE_COMPLETE", polled, err)
+	}
+	return *polled
+}
+
 // TestClusterQuotaIsAtomic runs 64 concurrent creates against a limit of
 // 10: exactly 10 succeed, 54 get 403 ResourceLimitExceeded, and exactly 10
 // rows exist.
@@ -161,9 +188,7 @@ func TestClusterQuotaIsAtomic(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					_, err := env.c.CreateCluster(t.Context(), clusterCaller("p1"), conductor.ClusterCreate{
-						Template: env.tmpl, MasterCount: 1, NodeCount: 1, CreateTimeout: 60,
-					})
+					_, err := env.create(t.Context(), env.c, "p1")
 					mu.Lock()
 					defer mu.Unlock()
 					var me *magnum.Error
@@ -209,9 +234,7 @@ func TestClusterQuotaAcrossProcesses(t *testing.T) {
 			var created []string
 			create := func(c *conductor.Conductor, project string) error {
 				t.Helper()
-				cl, err := c.CreateCluster(ctx, clusterCaller(project), conductor.ClusterCreate{
-					Template: env.tmpl, MasterCount: 1, NodeCount: 1, CreateTimeout: 60,
-				})
+				cl, err := env.create(ctx, c, project)
 				if err == nil && project == "p1" {
 					created = append(created, cl.UUID)
 				}
@@ -264,9 +287,7 @@ func TestClusterQuotaBeforeValidation(t *testing.T) {
 	env.c.OpenStack = openstack.NewStatic(false) // unknown names fail
 	ctx := t.Context()
 	no, yes := false, true
-	if _, err := env.c.CreateCluster(ctx, clusterCaller("p1"), conductor.ClusterCreate{
-		Template: env.tmpl, MasterCount: 1, NodeCount: 1, CreateTimeout: 60,
-	}); err != nil {
+	if _, err := env.create(ctx, env.c, "p1"); err != nil {
 		t.Fatal(err)
 	}
 	hidden := *env.tmpl
@@ -413,46 +434,35 @@ func TestClusterStateGuards(t *testing.T) {
 func TestFinishDeleteOnlyUnchangedRows(t *testing.T) {
 	env := newClusterEnv(t, db.DialectSQLite)
 	ctx := t.Context()
-	cl, err := env.c.CreateCluster(ctx, clusterCaller("p1"), conductor.ClusterCreate{
-		Template: env.tmpl, MasterCount: 1, NodeCount: 1, CreateTimeout: 60,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := env.c.DeleteCluster(ctx, clusterCaller("p1"), cl.UUID); err != nil {
-		t.Fatal(err)
-	}
-	polled, err := env.c.PollCluster(ctx, cl.UUID)
-	if err != nil || polled == nil || *polled.Status != magnum.StatusDeleteComplete {
-		t.Fatalf("poll: %+v, %v; want DELETE_COMPLETE", polled, err)
-	}
-	row, err := env.db.GetClusterByUUID(ctx, cl.UUID, db.AllProjects)
+	polled := env.deletedAndPolled(t)
+	uuid := polled.UUID
+	row, err := env.db.GetClusterByUUID(ctx, uuid, db.AllProjects)
 	if err != nil || *row.Status != magnum.StatusDeleteInProgress {
 		t.Fatalf("row after the poll: %v, %v; want DELETE_IN_PROGRESS unwritten", row, err)
 	}
 	// A second DELETE meanwhile: the poll's view is stale.
-	if err := env.db.SetClusterStatus(ctx, cl.UUID, magnum.StatusDeleteInProgress, nil); err != nil {
+	if err := env.db.SetClusterStatus(ctx, uuid, magnum.StatusDeleteInProgress, nil); err != nil {
 		t.Fatal(err)
 	}
 	hooked := 0
 	hook := func(context.Context, magnum.Cluster) error { hooked++; return nil }
-	if err := env.c.FinishDelete(ctx, *polled, hook); err != nil {
+	if err := env.c.FinishDelete(ctx, polled, hook); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.db.GetClusterByUUID(ctx, cl.UUID, db.AllProjects); err != nil {
+	if _, err := env.db.GetClusterByUUID(ctx, uuid, db.AllProjects); err != nil {
 		t.Fatalf("a cluster changed since the poll was removed: %v", err)
 	}
-	polled, err = env.c.PollCluster(ctx, cl.UUID)
+	again, err := env.c.PollCluster(ctx, uuid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := env.c.FinishDelete(ctx, *polled, hook); err != nil {
+	if err := env.c.FinishDelete(ctx, *again, hook); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.db.GetClusterByUUID(ctx, cl.UUID, db.AllProjects); !errors.Is(err, db.ErrNotFound) {
+	if _, err := env.db.GetClusterByUUID(ctx, uuid, db.AllProjects); !errors.Is(err, db.ErrNotFound) {
 		t.Fatalf("cluster still there: %v", err)
 	}
-	ngs, err := env.db.ListNodeGroups(ctx, db.NodeGroupFilter{ClusterID: cl.UUID}, db.ListOptions{})
+	ngs, err := env.db.ListNodeGroups(ctx, db.NodeGroupFilter{ClusterID: uuid}, db.ListOptions{})
 	if err != nil || len(ngs) != 0 {
 		t.Fatalf("nodegroups left: %d, %v", len(ngs), err)
 	}
@@ -460,7 +470,7 @@ func TestFinishDeleteOnlyUnchangedRows(t *testing.T) {
 		t.Errorf("hook ran %d times, want 2 (once per finish)", hooked)
 	}
 	// Finishing a cluster already gone is not an error.
-	if err := env.c.FinishDelete(ctx, *polled, hook); err != nil {
+	if err := env.c.FinishDelete(ctx, *again, hook); err != nil {
 		t.Errorf("finish again: %v", err)
 	}
 }
@@ -471,9 +481,7 @@ func TestFinishDeleteOnlyUnchangedRows(t *testing.T) {
 func TestPollPassKeepsLaterChanges(t *testing.T) {
 	env := newClusterEnv(t, db.DialectSQLite)
 	ctx := t.Context()
-	cl, err := env.c.CreateCluster(ctx, clusterCaller("p1"), conductor.ClusterCreate{
-		Template: env.tmpl, MasterCount: 1, NodeCount: 1, CreateTimeout: 60,
-	})
+	cl, err := env.create(ctx, env.c, "p1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -507,23 +515,7 @@ func TestPollPassKeepsLaterChanges(t *testing.T) {
 func TestFinishDeletesBatch(t *testing.T) {
 	env := newClusterEnv(t, db.DialectSQLite)
 	ctx := t.Context()
-	var polled []magnum.Cluster
-	for range 3 {
-		cl, err := env.c.CreateCluster(ctx, clusterCaller("p1"), conductor.ClusterCreate{
-			Template: env.tmpl, MasterCount: 1, NodeCount: 1, CreateTimeout: 60,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := env.c.DeleteCluster(ctx, clusterCaller("p1"), cl.UUID); err != nil {
-			t.Fatal(err)
-		}
-		p, err := env.c.PollCluster(ctx, cl.UUID)
-		if err != nil || p == nil || *p.Status != magnum.StatusDeleteComplete {
-			t.Fatalf("poll: %+v, %v", p, err)
-		}
-		polled = append(polled, *p)
-	}
+	polled := []magnum.Cluster{env.deletedAndPolled(t), env.deletedAndPolled(t), env.deletedAndPolled(t)}
 	done, stale, failing := polled[0].UUID, polled[1].UUID, polled[2].UUID
 	if err := env.db.SetClusterStatus(ctx, stale, magnum.StatusDeleteInProgress, nil); err != nil {
 		t.Fatal(err)

@@ -343,14 +343,7 @@ func hasIndex(t *testing.T, db *DB, dialect, table, name string) bool {
 // database (docs/compatibility.md).
 func TestLaterMigrationsOnlyAddIndexes(t *testing.T) {
 	for _, dialect := range []string{DialectMySQL, DialectPostgres, DialectSQLite} {
-		ms, err := migrations(dialect)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range ms {
-			if m.version == 1 {
-				continue
-			}
+		for _, m := range laterMigrations(t, dialect) {
 			for i, stmt := range m.stmts {
 				if !strings.HasPrefix(stmt, "CREATE INDEX ") {
 					t.Errorf("%s %s statement %d is not a CREATE INDEX: %s", dialect, m.name, i+1, stmt)
@@ -360,18 +353,22 @@ func TestLaterMigrationsOnlyAddIndexes(t *testing.T) {
 	}
 }
 
-// applyAdditions runs our migrations after version 1 on db (a database
-// loaded from the spec's schema).
-func applyAdditions(t *testing.T, db *DB, dialect string) {
+// laterMigrations are a dialect's migrations after version 1 (Magnum's
+// schema): our additions to it.
+func laterMigrations(t *testing.T, dialect string) []migration {
 	t.Helper()
 	ms, err := migrations(dialect)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range ms {
-		if m.version == 1 {
-			continue
-		}
+	return slices.DeleteFunc(ms, func(m migration) bool { return m.version == 1 })
+}
+
+// applyAdditions runs our migrations after version 1 on db (a database
+// loaded from the spec's schema).
+func applyAdditions(t *testing.T, db *DB, dialect string) {
+	t.Helper()
+	for _, m := range laterMigrations(t, dialect) {
 		for _, stmt := range m.stmts {
 			if _, err := db.SQL().ExecContext(t.Context(), stmt); err != nil {
 				t.Fatalf("%s: %v", m.name, err)

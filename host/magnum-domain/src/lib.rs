@@ -1,0 +1,11 @@
+//! Magnum's vocabulary: resource types, statuses and their guards, the error
+//! catalogue, validation rules and API microversions. No I/O.
+
+pub mod context;
+pub mod error;
+pub mod models;
+pub mod status;
+
+pub use context::RequestContext;
+pub use error::MagnumError;
+pub use status::Status;

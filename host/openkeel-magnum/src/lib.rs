@@ -1,0 +1,1 @@
+//! openkeel-magnum: the Magnum v1 API host.

@@ -72,3 +72,5 @@ FLUSH PRIVILEGES;
 SQL
 log "ready"
 echo "export OPENKEEL_TEST_MYSQL_DSN='$USER_NAME:$USER_PASS@tcp(127.0.0.1:$PORT)/$DB_NAME?parseTime=true&loc=UTC'"
+# The same server as a SQLAlchemy/sqlx URL, for the Rust tests.
+echo "export OKM_TEST_MYSQL_URL='mysql://$USER_NAME:$USER_PASS@127.0.0.1:$PORT/$DB_NAME'"

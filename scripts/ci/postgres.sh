@@ -85,3 +85,5 @@ if ! "${RUN[@]}" "$PSQL" -h 127.0.0.1 -p "$PORT" -U postgres -d postgres -Atqc \
 fi
 log "ready"
 echo "export OPENKEEL_TEST_POSTGRES_DSN='postgres://$USER_NAME:$USER_PASS@127.0.0.1:$PORT/$DB_NAME?sslmode=disable'"
+# The same server as a SQLAlchemy/sqlx URL, for the Rust tests.
+echo "export OKM_TEST_POSTGRES_URL='postgres://$USER_NAME:$USER_PASS@127.0.0.1:$PORT/$DB_NAME'"

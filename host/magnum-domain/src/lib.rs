@@ -1,10 +1,15 @@
 //! Magnum's vocabulary: resource types, statuses and their guards, the error
 //! catalogue, validation rules and API microversions. No I/O.
 
+pub mod catalogue;
 pub mod context;
 pub mod error;
 pub mod models;
 pub mod status;
+pub mod validation;
+
+#[cfg(test)]
+mod testspec;
 
 pub use context::RequestContext;
 pub use error::MagnumError;

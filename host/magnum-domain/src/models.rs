@@ -216,6 +216,35 @@ pub struct MagnumService {
 mod tests {
     use super::*;
 
+    /// Go: `TestRowTypesZeroValues`. The row types are plain data; this
+    /// guards the conventions the database layer relies on: a `None` JSON
+    /// column is NULL, an `Option` is a nullable column.
+    #[test]
+    fn default_rows_have_null_nullable_columns() {
+        let c = Cluster::default();
+        assert!(
+            c.labels.is_none()
+                && c.health_status_reason.is_none()
+                && c.updated_at.is_none()
+                && c.status.is_none(),
+            "{c:?}"
+        );
+        let ng = NodeGroup::default();
+        assert!(
+            ng.node_addresses.is_none()
+                && ng.node_taints.is_none()
+                && ng.node_labels.is_none()
+                && ng.is_default.is_none(),
+            "{ng:?}"
+        );
+        let taint: NodeTaint = [("key", "k"), ("value", "v"), ("effect", "NoSchedule")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(taint.get("effect").map(String::as_str), Some("NoSchedule"));
+        assert_eq!(taint.len(), 3);
+    }
+
     #[test]
     fn debug_of_a_key_pair_redacts_the_key_and_passphrase() {
         let kp = X509KeyPair {

@@ -4,6 +4,7 @@
 pub mod catalogue;
 pub mod context;
 pub mod error;
+pub mod microversion;
 pub mod models;
 pub mod status;
 pub mod validation;

@@ -1046,20 +1046,69 @@ impl MagnumError {
 
     /// The 400 of a non-list where a list is required.
     pub fn not_a_valid_list(field: &str, value: &(impl PyRepr + ?Sized)) -> Self {
+        Self::not_a_valid_list_in(field, value, value)
+    }
+
+    /// [`MagnumError::not_a_valid_list`] of a value inside a body: WSME names
+    /// the body argument and shows the whole body.
+    pub fn not_a_valid_list_in(
+        arg: &str,
+        body: &(impl PyRepr + ?Sized),
+        value: &(impl PyRepr + ?Sized),
+    ) -> Self {
         Self::invalid_input(
-            field,
-            value,
+            arg,
+            body,
             &format!("Value not a valid list: {}", python::str_of(value)),
         )
     }
 
     /// The 400 of a non-dict where a dict is required.
     pub fn not_a_valid_dict(field: &str, value: &(impl PyRepr + ?Sized)) -> Self {
+        Self::not_a_valid_dict_in(field, value, value)
+    }
+
+    /// [`MagnumError::not_a_valid_dict`] of a value inside a body: WSME names
+    /// the body argument and shows the whole body.
+    pub fn not_a_valid_dict_in(
+        arg: &str,
+        body: &(impl PyRepr + ?Sized),
+        value: &(impl PyRepr + ?Sized),
+    ) -> Self {
         Self::invalid_input(
-            field,
-            value,
+            arg,
+            body,
             &format!("Value not a valid dict: {}", python::str_of(value)),
         )
+    }
+
+    /// The 400 of `int()` of a body value beyond 64 bits (CPython's text
+    /// for a C long); WSME names the body argument and shows the whole body.
+    pub fn int_too_large(arg: &str, body: &(impl PyRepr + ?Sized)) -> Self {
+        Self::invalid_input(arg, body, "Python int too large to convert to C long")
+    }
+
+    /// The 400 of `int()` of a body value that is neither a number nor a
+    /// string (CPython's `TypeError` text).
+    pub fn int_argument_type(
+        arg: &str,
+        body: &(impl PyRepr + ?Sized),
+        value: &(impl PyRepr + ?Sized),
+    ) -> Self {
+        Self::invalid_input(
+            arg,
+            body,
+            &format!(
+                "int() argument must be a string, a bytes-like object or a real number, not \
+                 '{}'",
+                value.class_name()
+            ),
+        )
+    }
+
+    /// A `null` label value: Magnum's unhandled `TypeError`, with its text.
+    pub fn label_value_none(key: &str) -> Self {
+        Self::server_error(format!("Field `labels[{key}]' cannot be None"))
     }
 
     /// The 400 of `int()` on a non-numeric string in a body; WSME names the

@@ -236,51 +236,21 @@ pub fn validate_range(field: &str, n: i64, range: IntegerRange) -> Result<(), Ma
 /// `body`). Integers beyond 64 bits are refused as CPython refuses them for
 /// a C long.
 pub fn convert_int(arg: &str, body: &Value, value: &Value) -> Result<i64, MagnumError> {
-    const TOO_LARGE: &str = "Python int too large to convert to C long";
     match value {
         Value::Bool(b) => Ok(i64::from(*b)),
-        Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                Ok(i)
-            } else if n.is_u64() {
-                Err(MagnumError::invalid_input(arg, body, TOO_LARGE))
-            } else {
-                let f = n.as_f64().unwrap_or(f64::NAN);
-                if f.is_infinite() {
-                    Err(MagnumError::invalid_input(
-                        arg,
-                        body,
-                        "cannot convert float infinity to integer",
-                    ))
-                } else if f.is_nan() {
-                    Err(MagnumError::invalid_input(
-                        arg,
-                        body,
-                        "cannot convert float NaN to integer",
-                    ))
-                } else if f.trunc().abs() >= 2f64.powi(63) {
-                    Err(MagnumError::invalid_input(arg, body, TOO_LARGE))
-                } else {
-                    // In range: `as` truncates toward zero like int().
-                    Ok(f as i64)
-                }
-            }
-        }
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => Ok(i),
+            // A JSON number is finite; int() truncates toward zero.
+            (None, Some(f)) if !n.is_u64() && f.trunc().abs() < 2f64.powi(63) => Ok(f as i64),
+            _ => Err(MagnumError::int_too_large(arg, body)),
+        },
         Value::String(s) => match python::parse_int(s) {
             Ok(n) => n
                 .to_i64()
-                .ok_or_else(|| MagnumError::invalid_input(arg, body, TOO_LARGE)),
+                .ok_or_else(|| MagnumError::int_too_large(arg, body)),
             Err(e) => Err(MagnumError::invalid_input(arg, body, e.message())),
         },
-        other => Err(MagnumError::invalid_input(
-            arg,
-            body,
-            &format!(
-                "int() argument must be a string, a bytes-like object or a real number, not \
-                 '{}'",
-                python::PyRepr::class_name(other)
-            ),
-        )),
+        other => Err(MagnumError::int_argument_type(arg, body, other)),
     }
 }
 
@@ -420,19 +390,14 @@ pub fn validate_labels(
     let map = match labels {
         Value::Null => return Ok(None),
         Value::Object(map) => map,
-        other => return Err(not_a_valid_dict(arg, body, other)),
+        other => return Err(MagnumError::not_a_valid_dict_in(arg, body, other)),
     };
     let mut out = StringMap::new();
     for (k, v) in map {
         let s = match v {
             Value::String(s) => s.clone(),
             Value::Number(_) | Value::Bool(_) => python::str_of(v),
-            // Magnum: an unhandled TypeError (500).
-            Value::Null => {
-                return Err(MagnumError::server_error(format!(
-                    "Field `labels[{k}]' cannot be None"
-                )));
-            }
+            Value::Null => return Err(MagnumError::label_value_none(k)),
             other => {
                 return Err(MagnumError::wrong_element_type(
                     "labels",
@@ -447,14 +412,6 @@ pub fn validate_labels(
     Ok(Some(out))
 }
 
-fn not_a_valid_dict(arg: &str, body: &Value, value: &Value) -> MagnumError {
-    MagnumError::invalid_input(
-        arg,
-        body,
-        &format!("Value not a valid dict: {}", python::str_of(value)),
-    )
-}
-
 /// Converts a JSON `DictType(text, text)` value (`health_status_reason`,
 /// `node_labels`, federation `properties`).
 pub fn validate_string_dict(
@@ -466,7 +423,7 @@ pub fn validate_string_dict(
     let map = match value {
         Value::Null => return Ok(None),
         Value::Object(map) => map,
-        other => return Err(not_a_valid_dict(arg, body, other)),
+        other => return Err(MagnumError::not_a_valid_dict_in(arg, body, other)),
     };
     let mut out = StringMap::new();
     for (k, v) in map {
@@ -492,18 +449,12 @@ pub fn validate_taints_input(
     let list = match value {
         Value::Null => return Ok(None),
         Value::Array(list) => list,
-        other => {
-            return Err(MagnumError::invalid_input(
-                arg,
-                body,
-                &format!("Value not a valid list: {}", python::str_of(other)),
-            ));
-        }
+        other => return Err(MagnumError::not_a_valid_list_in(arg, body, other)),
     };
     let mut out = Vec::with_capacity(list.len());
     for item in list {
         if !item.is_object() {
-            return Err(not_a_valid_dict(arg, body, item));
+            return Err(MagnumError::not_a_valid_dict_in(arg, body, item));
         }
         if let Some(taint) = validate_string_dict(arg, body, "node_taints", item)? {
             out.push(taint);

@@ -1,0 +1,129 @@
+//! `federation`: Magnum's federations (stored, never completed by Magnum's
+//! conductor).
+
+use magnum_domain::models::Federation;
+
+use super::Result;
+use super::columns::{self as c, Col, Reader, col};
+use super::exec::{Arg, Kind};
+use super::queries::{Cond, ListOptions, Queries, Scope, Table};
+
+const COLS: &[Col] = &[
+    col("created_at", Kind::Time),
+    col("updated_at", Kind::Time),
+    col("project_id", Kind::Text),
+    col("uuid", Kind::Text),
+    col("name", Kind::Text),
+    col("hostcluster_id", Kind::Text),
+    col("member_ids", Kind::Text),
+    col("status", Kind::Text),
+    col("status_reason", Kind::Text),
+    col("properties", Kind::Text),
+];
+
+fn read(r: &mut Reader) -> Result<Federation> {
+    Ok(Federation {
+        id: r.id()?,
+        created_at: r.time()?,
+        updated_at: r.opt_time()?,
+        project_id: r.string()?,
+        uuid: r.string()?,
+        name: r.string()?,
+        hostcluster_id: r.text()?,
+        member_ids: r.json_list()?,
+        status: r.status()?,
+        status_reason: r.text()?,
+        properties: r.json_map()?,
+    })
+}
+
+fn write(v: &Federation) -> Vec<Arg> {
+    vec![
+        c::time(v.created_at),
+        c::opt_time(v.updated_at),
+        c::string(&v.project_id),
+        c::string(&v.uuid),
+        c::string(&v.name),
+        c::text(&v.hostcluster_id),
+        c::json_list(&v.member_ids),
+        c::status(v.status),
+        c::text(&v.status_reason),
+        c::json_map(&v.properties),
+    ]
+}
+
+static TABLE: Table<Federation> = Table {
+    name: "federation",
+    cols: COLS,
+    marker_col: "uuid",
+    read,
+    write,
+    id: |v| &mut v.id,
+    created_at: |v| &mut v.created_at,
+    updated_at: |v| &mut v.updated_at,
+};
+
+/// Federations have no `user_id`: a caller without a project sees none.
+fn scoped(scope: &Scope) -> Result<Cond> {
+    let mut c = Cond::default();
+    c.scope(scope, false)?;
+    Ok(c)
+}
+
+impl Queries<'_> {
+    /// The federation with `uuid`.
+    pub async fn get_federation_by_uuid(
+        &mut self,
+        uuid: &str,
+        scope: &Scope,
+    ) -> Result<Federation> {
+        let mut c = scoped(scope)?;
+        c.add("uuid = ?", [Arg::from(uuid)]);
+        self.get_one(&TABLE, c).await
+    }
+
+    /// The federations in scope whose name matches (case-insensitively, as
+    /// on MariaDB), by id.
+    pub async fn get_federations_by_name(
+        &mut self,
+        name: &str,
+        scope: &Scope,
+    ) -> Result<Vec<Federation>> {
+        let mut c = scoped(scope)?;
+        c.add(
+            (self.dialect().sql().name_equals)("name"),
+            [Arg::from(name)],
+        );
+        self.all(&TABLE, c, "id ASC", None).await
+    }
+
+    /// Lists federations with Magnum's pagination.
+    pub async fn list_federations(
+        &mut self,
+        scope: &Scope,
+        o: &ListOptions,
+    ) -> Result<Vec<Federation>> {
+        let c = scoped(scope)?;
+        self.list(&TABLE, &TABLE.all(), c, o).await
+    }
+
+    /// Inserts `v` (`member_ids` `[]` and `properties` `{}` when unset) and
+    /// sets its id and `created_at`.
+    pub async fn create_federation(&mut self, v: &mut Federation) -> Result<()> {
+        v.member_ids.get_or_insert_with(Vec::new);
+        v.properties.get_or_insert_with(Default::default);
+        self.insert(&TABLE, v).await
+    }
+
+    /// Writes the named columns of `v` and sets `updated_at`.
+    pub async fn update_federation(&mut self, v: &mut Federation, cols: &[&str]) -> Result<()> {
+        self.update(&TABLE, v, cols).await
+    }
+
+    /// Deletes the federation with `uuid`.
+    pub async fn delete_federation(&mut self, uuid: &str) -> Result<()> {
+        let mut c = Cond::default();
+        c.add("uuid = ?", [Arg::from(uuid)]);
+        self.delete_one("federation", c).await
+    }
+}

@@ -1,0 +1,104 @@
+//! `magnum_service`: the heartbeat rows of conductor (and reconciler)
+//! processes, one per (host, binary).
+
+use magnum_domain::models::MagnumService;
+
+use super::Result;
+use super::columns::{self as c, Col, Reader, col};
+use super::exec::{Arg, Kind};
+use super::queries::{Cond, Queries, Table, default_bool};
+
+const COLS: &[Col] = &[
+    col("created_at", Kind::Time),
+    col("updated_at", Kind::Time),
+    col("report_count", Kind::Int),
+    col("host", Kind::Text),
+    col("binary", Kind::Text),
+    col("disabled", Kind::Bool),
+    col("disabled_reason", Kind::Text),
+    col("last_seen_up", Kind::Time),
+    col("forced_down", Kind::Bool),
+];
+
+fn read(r: &mut Reader) -> Result<MagnumService> {
+    Ok(MagnumService {
+        id: r.id()?,
+        created_at: r.time()?,
+        updated_at: r.opt_time()?,
+        report_count: r.int_or_zero()?,
+        host: r.string()?,
+        binary: r.string()?,
+        disabled: r.bool()?,
+        disabled_reason: r.text()?,
+        last_seen_up: r.opt_time()?,
+        forced_down: r.bool()?,
+    })
+}
+
+fn write(v: &MagnumService) -> Vec<Arg> {
+    vec![
+        c::time(v.created_at),
+        c::opt_time(v.updated_at),
+        c::int(Some(v.report_count)),
+        c::string(&v.host),
+        c::string(&v.binary),
+        c::bool(v.disabled),
+        c::text(&v.disabled_reason),
+        c::opt_time(v.last_seen_up),
+        c::bool(v.forced_down),
+    ]
+}
+
+static TABLE: Table<MagnumService> = Table {
+    name: "magnum_service",
+    cols: COLS,
+    marker_col: "id",
+    read,
+    write,
+    id: |v| &mut v.id,
+    created_at: |v| &mut v.created_at,
+    updated_at: |v| &mut v.updated_at,
+};
+
+impl Queries<'_> {
+    /// Every `magnum_service` row by id, as `GET /v1/mservices` lists them.
+    pub async fn list_magnum_services(&mut self) -> Result<Vec<MagnumService>> {
+        self.all(&TABLE, Cond::default(), "id ASC", None).await
+    }
+
+    /// The row of one (host, binary) pair.
+    pub async fn get_magnum_service(&mut self, host: &str, binary: &str) -> Result<MagnumService> {
+        let mut c = Cond::default();
+        c.add(
+            r#"host = ? AND "binary" = ?"#,
+            [Arg::from(host), Arg::from(binary)],
+        );
+        self.get_one(&TABLE, c).await
+    }
+
+    /// Inserts `v` with Magnum's client-side defaults (`disabled` and
+    /// `forced_down` false when unset) and sets its id and `created_at`. A
+    /// second row for the same (host, binary) → [`super::Error::Duplicate`].
+    pub async fn create_magnum_service(&mut self, v: &mut MagnumService) -> Result<()> {
+        default_bool(&mut v.disabled, false);
+        default_bool(&mut v.forced_down, false);
+        self.insert(&TABLE, v).await
+    }
+
+    /// Writes the named columns of `v` (e.g. `report_count`,
+    /// `last_seen_up`) and sets `updated_at`.
+    pub async fn update_magnum_service(
+        &mut self,
+        v: &mut MagnumService,
+        cols: &[&str],
+    ) -> Result<()> {
+        self.update(&TABLE, v, cols).await
+    }
+
+    /// Deletes the row with `id`.
+    pub async fn delete_magnum_service(&mut self, id: i64) -> Result<()> {
+        let mut c = Cond::default();
+        c.add("id = ?", [Arg::Int(id)]);
+        self.delete_one("magnum_service", c).await
+    }
+}

@@ -284,3 +284,176 @@ impl Queries<'_> {
         Ok(self.count("cluster", c).await? > 0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use magnum_domain::models::ClusterTemplate;
+
+    use crate::db::testing::{
+        Check, dialect_tests, migrated, new_cluster, new_template, string_map,
+    };
+    use crate::db::{Dialect, Error, ListOptions, Scope, TemplateScope};
+
+    dialect_tests!(cluster_templates);
+
+    fn names(ts: &[ClusterTemplate]) -> Vec<&str> {
+        ts.iter().map(|t| t.name.as_str()).collect()
+    }
+
+    /// Go `TestClusterTemplates`.
+    async fn cluster_templates(d: Dialect) {
+        let db = migrated(d).await;
+        let mut own = new_template(1, "p1", false, false);
+        let mut own_hidden = new_template(2, "p1", false, true);
+        let mut public = new_template(3, "admin", true, false);
+        let mut public_hidden = new_template(4, "admin", true, true);
+        let mut foreign = new_template(5, "p2", false, false);
+        for t in [
+            &mut own,
+            &mut own_hidden,
+            &mut public,
+            &mut public_hidden,
+            &mut foreign,
+        ] {
+            db.q().create_cluster_template(t).await.check("create");
+        }
+        assert_eq!(own.server_type.as_deref(), Some("vm"));
+        assert_eq!(
+            (own.floating_ip_enabled, own.tls_disabled),
+            (Some(true), Some(false))
+        );
+        assert_eq!(
+            (own.registry_enabled, own.master_lb_enabled),
+            (Some(false), Some(false))
+        );
+        assert!(
+            own.labels.is_some(),
+            "client-side defaults not applied: {own:?}"
+        );
+        let p1 = TemplateScope::new(Scope::project("p1"));
+        let got = db
+            .q()
+            .get_cluster_template_by_uuid(&own.uuid, &p1)
+            .await
+            .check("get");
+        assert_eq!(got, own, "read back differs");
+
+        for (name, scope, want) in [
+            (
+                "member: own and public-not-hidden",
+                p1.clone(),
+                vec!["tmpl-1", "tmpl-2", "tmpl-3"],
+            ),
+            (
+                "admin without all-projects: also public hidden",
+                TemplateScope {
+                    scope: Scope::project("p1"),
+                    public_hidden: true,
+                },
+                vec!["tmpl-1", "tmpl-2", "tmpl-3", "tmpl-4"],
+            ),
+            (
+                "admin with all-projects",
+                TemplateScope::new(Scope::ALL_PROJECTS),
+                vec!["tmpl-1", "tmpl-2", "tmpl-3", "tmpl-4", "tmpl-5"],
+            ),
+            (
+                "no project: by user",
+                TemplateScope::new(Scope::user("user-p2")),
+                vec!["tmpl-3", "tmpl-5"],
+            ),
+        ] {
+            let rows = db
+                .q()
+                .list_cluster_templates(&scope, &ListOptions::default())
+                .await
+                .check(name);
+            assert_eq!(names(&rows), want, "{name}");
+        }
+        let r = db
+            .q()
+            .get_cluster_template_by_uuid(&foreign.uuid, &p1)
+            .await;
+        assert!(
+            matches!(r, Err(Error::NotFound(_))),
+            "foreign private template: {r:?}"
+        );
+        let p2 = TemplateScope::new(Scope::project("p2"));
+        let got = db
+            .q()
+            .get_cluster_template_by_id(public.id, &p2)
+            .await
+            .check("public by id");
+        assert_eq!(got.uuid, public.uuid);
+
+        // The templates of a page of clusters, in one query.
+        let wanted = [
+            own.uuid.clone(),
+            public.uuid.clone(),
+            foreign.uuid.clone(),
+            "missing".into(),
+        ];
+        let m = db
+            .q()
+            .get_cluster_templates_by_uuids(&wanted, &p1)
+            .await
+            .check("by uuids");
+        let mut keys: Vec<&String> = m.keys().collect();
+        keys.sort();
+        assert_eq!(keys, [&own.uuid, &public.uuid]);
+        assert!(
+            db.q()
+                .get_cluster_templates_by_uuids(&[], &p1)
+                .await
+                .check("none")
+                .is_empty()
+        );
+
+        assert!(
+            !db.q()
+                .cluster_template_in_use(&own.uuid)
+                .await
+                .check("in use")
+        );
+        let mut c = new_cluster(1, "p1");
+        c.cluster_template_id = own.uuid.clone();
+        db.q().create_cluster(&mut c).await.check("cluster");
+        assert!(
+            db.q()
+                .cluster_template_in_use(&own.uuid)
+                .await
+                .check("in use")
+        );
+
+        own.labels = Some(string_map(&[("kube_tag", "v1.31.0")]));
+        own.public = Some(true);
+        db.q()
+            .update_cluster_template(&mut own, &["labels", "public"])
+            .await
+            .check("update");
+        let all = TemplateScope::new(Scope::ALL_PROJECTS);
+        let got = db
+            .q()
+            .get_cluster_template_by_uuid(&own.uuid, &all)
+            .await
+            .check("get");
+        assert_eq!(got.labels, own.labels);
+        assert_eq!(got.public, Some(true));
+        assert!(got.updated_at.is_some());
+        db.q()
+            .delete_cluster_template(&foreign.uuid)
+            .await
+            .check("delete");
+        let r = db.q().delete_cluster_template(&foreign.uuid).await;
+        assert!(matches!(r, Err(Error::NotFound(_))), "second delete: {r:?}");
+        let by_labels = ListOptions {
+            sort_key: Some("labels".into()),
+            sort_dir: Some("desc".into()),
+            ..ListOptions::default()
+        };
+        db.q()
+            .list_cluster_templates(&all, &by_labels)
+            .await
+            .check("sort by a JSON column");
+    }
+}

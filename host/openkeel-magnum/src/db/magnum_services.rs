@@ -102,3 +102,60 @@ impl Queries<'_> {
         self.delete_one("magnum_service", c).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use chrono::NaiveDate;
+    use magnum_domain::models::MagnumService;
+
+    use crate::db::testing::{Check, dialect_tests, migrated};
+    use crate::db::{Dialect, Error};
+
+    dialect_tests!(magnum_services);
+
+    fn service(host: &str) -> MagnumService {
+        MagnumService {
+            host: host.into(),
+            binary: "magnum-conductor".into(),
+            ..MagnumService::default()
+        }
+    }
+
+    /// Go `TestMagnumServices`.
+    async fn magnum_services(d: Dialect) {
+        let db = migrated(d).await;
+        let mut s = service("ctl-0");
+        db.q().create_magnum_service(&mut s).await.check("create");
+        assert_eq!(
+            (s.disabled, s.forced_down, s.report_count),
+            (Some(false), Some(false), 0)
+        );
+        let r = db.q().create_magnum_service(&mut service("ctl-0")).await;
+        assert!(
+            matches!(r, Err(Error::Duplicate { .. })),
+            "duplicate host/binary: {r:?}"
+        );
+        s.report_count += 1;
+        s.last_seen_up = NaiveDate::from_ymd_opt(2026, 11, 30).and_then(|d| d.and_hms_opt(2, 0, 0));
+        db.q()
+            .update_magnum_service(&mut s, &["report_count", "last_seen_up"])
+            .await
+            .check("update");
+        let got = db
+            .q()
+            .get_magnum_service("ctl-0", "magnum-conductor")
+            .await
+            .check("get");
+        assert_eq!(got, s, "read back differs");
+        db.q()
+            .create_magnum_service(&mut service("ctl-1"))
+            .await
+            .check("create");
+        let list = db.q().list_magnum_services().await.check("list");
+        let hosts: Vec<&str> = list.iter().map(|s| s.host.as_str()).collect();
+        assert_eq!(hosts, ["ctl-0", "ctl-1"]);
+        db.q().delete_magnum_service(s.id).await.check("delete");
+        let r = db.q().get_magnum_service("ctl-0", "magnum-conductor").await;
+        assert!(matches!(r, Err(Error::NotFound(_))), "after delete: {r:?}");
+    }
+}

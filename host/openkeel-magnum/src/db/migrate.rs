@@ -617,6 +617,7 @@ mod tests {
         adopt_refuses_tables_that_differ,
         adopt_sends_an_empty_database_to_upgrade,
         check_schema_refuses_what_it_cannot_serve,
+        read_magnum_rows,
     );
 
     /// Our later migrations (indexes only) run on a database loaded from
@@ -1009,5 +1010,163 @@ mod tests {
                 "the database is a Magnum database (Alembic b3e1cf4a2d5e) not yet adopted: run `openkeel-magnum db adopt`"
             );
         }
+    }
+
+    /// Go `TestReadMagnumRows`: the rows Magnum 23.0.0 wrote (the spec's
+    /// sample data) read through the repositories, after adopt.
+    async fn read_magnum_rows(d: Dialect) {
+        use crate::db::testing::string_map;
+        use crate::db::{ClusterFilter, ListOptions, NodeGroupFilter, Scope, TemplateScope};
+        use magnum_domain::Status;
+
+        let Some(db) = magnum_db(d).await else { return };
+        adopt(&db).await.check("adopt");
+        const TENANT: &str = "8c1f4b2ba1c94e5c9a5d1f0e3b7a6d21";
+        let tenant = Scope::project(TENANT);
+        let clusters = db
+            .q()
+            .get_clusters_by_name("K8S-PROD-1", &tenant)
+            .await
+            .check("by name");
+        assert_eq!(clusters.len(), 1);
+        let c = &clusters[0];
+        assert_eq!(
+            (c.id, c.uuid.as_str()),
+            (1, "8a09e93b-302c-4cc5-98c3-e24c1da2f172")
+        );
+        assert_eq!(c.status, Some(Status::UpdateComplete));
+        assert_eq!(
+            (c.floating_ip_enabled, c.master_lb_enabled),
+            (Some(false), Some(true))
+        );
+        assert_eq!(
+            (c.create_timeout, c.container_version.as_deref()),
+            (Some(60), None)
+        );
+        let created =
+            chrono::NaiveDate::from_ymd_opt(2026, 11, 30).and_then(|d| d.and_hms_opt(1, 48, 7));
+        assert_eq!(Some(c.created_at), created);
+        assert_eq!(
+            c.labels,
+            Some(string_map(&[
+                ("kube_tag", "v1.30.4"),
+                ("cinder_csi_enabled", "true"),
+                ("auto_healing_enabled", "true"),
+                ("auto_healing_controller", "magnum-auto-healer"),
+                ("boot_volume_size", "40"),
+                ("min_node_count", "1"),
+                ("max_node_count", "5"),
+            ]))
+        );
+        let reason = c.health_status_reason.clone().unwrap_or_default();
+        assert_eq!(reason.get("api").map(String::as_str), Some("ok"));
+        assert_eq!(
+            reason
+                .get("kube-8a09e-control-plane-x2bz9.Ready")
+                .map(String::as_str),
+            Some("True")
+        );
+
+        let all = db
+            .q()
+            .list_clusters(
+                &ClusterFilter::scope(tenant.clone()),
+                &ListOptions::default(),
+            )
+            .await
+            .check("list");
+        assert_eq!(all.len(), 3);
+        let template_ids: Vec<String> = all.iter().map(|c| c.cluster_template_id.clone()).collect();
+        let templates = db
+            .q()
+            .get_cluster_templates_by_uuids(&template_ids, &TemplateScope::new(tenant.clone()))
+            .await
+            .check("templates");
+        assert_eq!(templates.len(), 2);
+        let public = &templates["78579b4d-8f4c-4006-a2a9-411bdeaeffe9"];
+        assert_eq!(public.public, Some(true));
+        assert_eq!(public.driver.as_deref(), Some("k8s_cluster_api_ubuntu"));
+        assert_eq!(public.server_type.as_deref(), Some("vm"));
+
+        let gpu = db
+            .q()
+            .get_nodegroups_by_name(&c.uuid, "gpu-pool", &tenant)
+            .await
+            .check("gpu");
+        assert_eq!(gpu.len(), 1);
+        assert_eq!(
+            gpu[0].node_taints,
+            Some(vec![string_map(&[
+                ("key", "nvidia.com/gpu"),
+                ("value", "true"),
+                ("effect", "NoSchedule")
+            ])])
+        );
+        assert_eq!(
+            (gpu[0].min_node_count, gpu[0].max_node_count),
+            (Some(0), Some(3))
+        );
+        assert_eq!(gpu[0].is_default, Some(false));
+        let node_labels = gpu[0].node_labels.clone().unwrap_or_default();
+        assert_eq!(
+            node_labels
+                .get("nvidia.com/gpu.present")
+                .map(String::as_str),
+            Some("true")
+        );
+        let masters = db
+            .q()
+            .list_nodegroups(
+                &NodeGroupFilter {
+                    role: Some("master".into()),
+                    ..NodeGroupFilter::cluster(&c.uuid)
+                },
+                &ListOptions::default(),
+            )
+            .await
+            .check("masters");
+        assert_eq!(masters.len(), 1);
+        let addresses = masters[0].node_addresses.clone().unwrap_or_default();
+        assert_eq!(addresses.first().map(String::as_str), Some("10.0.0.11"));
+        assert_eq!(
+            db.q().cluster_stats(Some(TENANT)).await.check("stats"),
+            (3, 8)
+        );
+
+        let services = db.q().list_magnum_services().await.check("services");
+        assert_eq!(services.len(), 1);
+        assert_eq!(
+            (services[0].report_count, services[0].binary.as_str()),
+            (3, "magnum-conductor")
+        );
+        assert!(services[0].last_seen_up.is_some());
+        let feds = db
+            .q()
+            .list_federations(&tenant, &ListOptions::default())
+            .await
+            .check("federations");
+        assert_eq!(feds.len(), 1);
+        let props = feds[0].properties.clone().unwrap_or_default();
+        assert_eq!(
+            props.get("dns-zone").map(String::as_str),
+            Some("example.com.")
+        );
+        assert_eq!(feds[0].member_ids, Some(vec![]));
+        let q = db.q().get_quota(TENANT, "Cluster").await.check("quota");
+        assert_eq!(q.hard_limit, 10);
+        let ca_ref = c.ca_cert_ref.clone().unwrap_or_default();
+        let ca = db
+            .q()
+            .get_x509keypair_by_uuid(&ca_ref, &tenant)
+            .await
+            .check("CA key pair");
+        assert!(ca.certificate.is_some() && ca.private_key_passphrase.is_some());
+        assert!(ca.intermediates.is_none());
+        let kps = db
+            .q()
+            .list_x509keypairs(&tenant, &ListOptions::default())
+            .await
+            .check("key pairs");
+        assert_eq!(kps.len(), 12);
     }
 }

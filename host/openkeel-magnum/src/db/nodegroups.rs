@@ -256,3 +256,222 @@ impl Queries<'_> {
         self.delete_where("nodegroup", c).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use magnum_domain::Status;
+
+    use crate::db::exec::{Arg, Kind};
+    use crate::db::testing::{Check, dialect_tests, migrated, new_nodegroup, string_map};
+    use crate::db::{Dialect, Error, ListOptions, NodeGroupFilter, Scope};
+
+    dialect_tests!(nodegroups);
+
+    /// Go `TestNodeGroups`.
+    async fn nodegroups(d: Dialect) {
+        let db = migrated(d).await;
+        let mut master = new_nodegroup("c1", "default-master", "p1");
+        master.role = Some("master".into());
+        master.is_default = Some(true);
+        let mut worker = new_nodegroup("c1", "default-worker", "p1");
+        worker.is_default = Some(true);
+        worker.node_addresses = Some(vec!["10.0.0.21".into(), "10.0.0.22".into()]);
+        let mut gpu = new_nodegroup("c1", "gpu-pool", "p1");
+        gpu.role = Some("gpu".into());
+        gpu.node_labels = Some(string_map(&[("nvidia.com/gpu.present", "true")]));
+        gpu.node_taints = Some(vec![string_map(&[
+            ("key", "nvidia.com/gpu"),
+            ("value", "true"),
+            ("effect", "NoSchedule"),
+        ])]);
+        let mut elsewhere = new_nodegroup("c2", "default-worker", "p2");
+        for ng in [&mut master, &mut worker, &mut gpu, &mut elsewhere] {
+            db.q().create_nodegroup(ng).await.check("create");
+        }
+        let mut r = db
+            .q()
+            .rows(
+                "raw",
+                "SELECT node_taints, node_addresses, labels FROM nodegroup WHERE id = ?",
+                vec![Arg::Int(gpu.id)],
+                &[Kind::Text; 3],
+            )
+            .await
+            .check("raw");
+        assert_eq!(
+            r.string().check("taints"),
+            r#"[{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]"#
+        );
+        assert_eq!(r.string().check("addresses"), "[]");
+        assert_eq!(r.string().check("labels"), "{}");
+        let p1 = Scope::project("p1");
+        let got = db
+            .q()
+            .get_nodegroup_by_uuid("c1", &gpu.uuid, &p1)
+            .await
+            .check("get");
+        assert_eq!(got, gpu, "read back differs");
+        for (cluster, scope, what) in [
+            ("c2", Scope::ALL_PROJECTS, "another cluster"),
+            ("c1", Scope::project("p2"), "another project"),
+            ("c1", Scope::user("u"), "a caller without project"),
+        ] {
+            let r = db
+                .q()
+                .get_nodegroup_by_uuid(cluster, &gpu.uuid, &scope)
+                .await;
+            assert!(
+                matches!(r, Err(Error::NotFound(_))),
+                "nodegroup of {what}: {r:?}"
+            );
+        }
+        let got = db
+            .q()
+            .get_nodegroup_by_id("c1", worker.id, &Scope::ALL_PROJECTS)
+            .await
+            .check("by id");
+        assert_eq!(got.name, "default-worker");
+        let got = db
+            .q()
+            .get_nodegroups_by_name("c1", "GPU-Pool", &p1)
+            .await
+            .check("by name");
+        assert_eq!(got.len(), 1);
+        let got = db
+            .q()
+            .get_nodegroups_by_name("c1", "gpu-pool", &Scope::project("p2"))
+            .await
+            .check("by name");
+        assert_eq!(got.len(), 0);
+
+        for (name, f, want) in [
+            (
+                "cluster",
+                NodeGroupFilter::cluster("c1"),
+                vec!["default-master", "default-worker", "gpu-pool"],
+            ),
+            (
+                "role",
+                NodeGroupFilter {
+                    role: Some("master".into()),
+                    ..NodeGroupFilter::cluster("c1")
+                },
+                vec!["default-master"],
+            ),
+            (
+                "project",
+                NodeGroupFilter {
+                    project_id: Some("p2".into()),
+                    ..NodeGroupFilter::cluster("c1")
+                },
+                vec![],
+            ),
+            (
+                "non-default",
+                NodeGroupFilter {
+                    is_default: Some(false),
+                    ..NodeGroupFilter::cluster("c1")
+                },
+                vec!["gpu-pool"],
+            ),
+            (
+                "default",
+                NodeGroupFilter {
+                    is_default: Some(true),
+                    ..NodeGroupFilter::cluster("c1")
+                },
+                vec!["default-master", "default-worker"],
+            ),
+        ] {
+            let rows = db
+                .q()
+                .list_nodegroups(&f, &ListOptions::default())
+                .await
+                .check(name);
+            let got: Vec<&str> = rows.iter().map(|n| n.name.as_str()).collect();
+            assert_eq!(got, want, "{name}");
+        }
+        let page = ListOptions {
+            sort_key: Some("role".into()),
+            sort_dir: Some("desc".into()),
+            limit: Some(1),
+            marker: Some(worker.uuid.clone()),
+        };
+        let rows = db
+            .q()
+            .list_nodegroups(&NodeGroupFilter::cluster("c1"), &page)
+            .await
+            .check("page");
+        let got: Vec<&str> = rows.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(got, ["default-master"], "page after worker by role desc");
+        let ids = ["c1", "c2", "c3"].map(String::from);
+        let by_cluster = db
+            .q()
+            .list_nodegroups_of_clusters(&ids)
+            .await
+            .check("of clusters");
+        assert_eq!(
+            (
+                by_cluster["c1"].len(),
+                by_cluster["c2"].len(),
+                by_cluster.contains_key("c3")
+            ),
+            (3, 1, false)
+        );
+
+        // (cluster_id, name) is unique; MariaDB and SQLite compare names
+        // without case, PostgreSQL (Magnum's migrated schema) with case.
+        let mut dup = new_nodegroup("c1", "gpu-pool", "p1");
+        let r = db.q().create_nodegroup(&mut dup).await;
+        assert!(
+            matches!(r, Err(Error::Duplicate { .. })),
+            "duplicate name: {r:?}"
+        );
+        let mut dup_case = new_nodegroup("c1", "GPU-POOL", "p1");
+        let r = db.q().create_nodegroup(&mut dup_case).await;
+        if d == Dialect::Postgres {
+            assert!(
+                r.is_ok(),
+                "PostgreSQL refused a name differing in case: {r:?}"
+            );
+        } else {
+            assert!(
+                matches!(r, Err(Error::Duplicate { .. })),
+                "name differing in case: {r:?}"
+            );
+        }
+
+        gpu.node_count = Some(3);
+        gpu.status = Some(Status::UpdateInProgress);
+        db.q()
+            .update_nodegroup(&mut gpu, &["node_count", "status"])
+            .await
+            .check("update");
+        let got = db
+            .q()
+            .get_nodegroup_by_uuid("c1", &gpu.uuid, &p1)
+            .await
+            .check("get");
+        assert_eq!(
+            (got.node_count, got.status),
+            (Some(3), Some(Status::UpdateInProgress))
+        );
+        assert!(got.updated_at.is_some());
+        assert_eq!(
+            db.q()
+                .count_nodegroups(&NodeGroupFilter::cluster("c1"))
+                .await
+                .check("count"),
+            if d == Dialect::Postgres { 4 } else { 3 }
+        );
+        db.q().delete_nodegroup(&gpu.uuid).await.check("delete");
+        let n = db
+            .q()
+            .delete_nodegroups_of_cluster("c1")
+            .await
+            .check("delete of cluster");
+        assert!(n >= 2, "delete_nodegroups_of_cluster = {n}");
+        let r = db.q().delete_nodegroup(&gpu.uuid).await;
+        assert!(matches!(r, Err(Error::NotFound(_))), "{r:?}");
+    }
+}

@@ -105,3 +105,104 @@ impl Queries<'_> {
             .await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use magnum_domain::models::Quota;
+
+    use crate::db::testing::{Check, dialect_tests, migrated};
+    use crate::db::{Dialect, Error, ListOptions, QuotaFilter};
+
+    dialect_tests!(quotas, create_with_preset_id);
+
+    fn quota(project: &str, limit: i32) -> Quota {
+        Quota {
+            project_id: project.into(),
+            resource: "Cluster".into(),
+            hard_limit: limit,
+            ..Quota::default()
+        }
+    }
+
+    /// Go `TestQuotas`.
+    async fn quotas(d: Dialect) {
+        let db = migrated(d).await;
+        for p in ["p1", "p2", "p3"] {
+            db.q().create_quota(&mut quota(p, 10)).await.check("create");
+        }
+        let r = db.q().create_quota(&mut quota("p1", 1)).await;
+        assert!(
+            matches!(r, Err(Error::Duplicate { .. })),
+            "duplicate quota: {r:?}"
+        );
+        let mut q = db.q().get_quota("p2", "Cluster").await.check("get");
+        assert_eq!(q.hard_limit, 10);
+        assert!(
+            q.updated_at.is_none() && q.created_at != Default::default(),
+            "{q:?}"
+        );
+        q.hard_limit = 3;
+        db.q()
+            .update_quota(&mut q, &["hard_limit"])
+            .await
+            .check("update");
+        let got = db.q().get_quota_by_id(q.id).await.check("by id");
+        assert_eq!(got.hard_limit, 3);
+        assert!(got.updated_at.is_some());
+        let after_1 = ListOptions {
+            marker: Some("1".into()),
+            limit: Some(1),
+            ..ListOptions::default()
+        };
+        let page = db
+            .q()
+            .list_quotas(&QuotaFilter::default(), &after_1)
+            .await
+            .check("list");
+        assert_eq!(page.len(), 1);
+        assert_eq!(page[0].project_id, "p2");
+        for marker in ["99", "not-a-number"] {
+            let o = ListOptions {
+                marker: Some(marker.into()),
+                ..ListOptions::default()
+            };
+            let r = db.q().list_quotas(&QuotaFilter::default(), &o).await;
+            assert!(
+                matches!(r, Err(Error::NotFound(_))),
+                "marker {marker}: {r:?}"
+            );
+        }
+        let own = QuotaFilter {
+            project_id: Some("p3".into()),
+        };
+        let rows = db
+            .q()
+            .list_quotas(&own, &ListOptions::default())
+            .await
+            .check("own");
+        assert_eq!(rows.len(), 1);
+        db.q().delete_quota("p3", "Cluster").await.check("delete");
+        let r = db.q().delete_quota("p3", "Cluster").await;
+        assert!(matches!(r, Err(Error::NotFound(_))), "second delete: {r:?}");
+    }
+
+    /// Go `TestCreateWithPresetID`: an id given in a create body is the
+    /// row's primary key, and later generated ids do not collide with it.
+    async fn create_with_preset_id(d: Dialect) {
+        let db = migrated(d).await;
+        let mut q = Quota {
+            id: 42,
+            ..quota("p1", 10)
+        };
+        db.q().create_quota(&mut q).await.check("create");
+        let got = db.q().get_quota_by_id(42).await.check("by id");
+        assert_eq!(got.project_id, "p1");
+        let mut next = quota("p2", 1);
+        db.q().create_quota(&mut next).await.check("next");
+        assert!(
+            next.id > 42,
+            "generated id {} after a preset id of 42",
+            next.id
+        );
+    }
+}

@@ -230,6 +230,15 @@ pub(crate) async fn fresh(d: Dialect) -> TestDb {
     fresh_with(d, Hooks::default(), |_| {}).await
 }
 
+/// An empty database with a clock.
+pub(crate) async fn fresh_clocked(d: Dialect, clock: super::Clock) -> TestDb {
+    let hooks = Hooks {
+        clock: Some(clock),
+        on_retry: None,
+    };
+    fresh_with(d, hooks, |_| {}).await
+}
+
 /// An empty database upgraded to our schema.
 pub(crate) async fn migrated(d: Dialect) -> TestDb {
     let db = fresh(d).await;
@@ -250,6 +259,55 @@ pub(crate) fn new_cluster(i: u32, project: &str) -> magnum_domain::models::Clust
             ("kube_tag", "v1.30.4"),
             ("boot_volume_size", "40"),
         ])),
+        ..Default::default()
+    }
+}
+
+/// A clock that advances one second per call, from 2026-11-30 01:48:07.123456789.
+pub(crate) fn ticking_clock() -> super::Clock {
+    let start = chrono::NaiveDate::from_ymd_opt(2026, 11, 30)
+        .and_then(|d| d.and_hms_nano_opt(1, 48, 7, 123_456_789))
+        .unwrap_or_default();
+    let ticks = std::sync::atomic::AtomicI64::new(0);
+    std::sync::Arc::new(move || {
+        let n = ticks.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        start + chrono::TimeDelta::seconds(n)
+    })
+}
+
+/// Go `newTemplate`.
+pub(crate) fn new_template(
+    i: u32,
+    project: &str,
+    public: bool,
+    hidden: bool,
+) -> magnum_domain::models::ClusterTemplate {
+    magnum_domain::models::ClusterTemplate {
+        uuid: format!("10000000-0000-4000-8000-{i:012}"),
+        name: format!("tmpl-{i}"),
+        project_id: project.into(),
+        user_id: format!("user-{project}"),
+        coe: Some("kubernetes".into()),
+        image_id: Some("ubuntu".into()),
+        public: Some(public),
+        hidden: Some(hidden),
+        ..Default::default()
+    }
+}
+
+/// Go `newNodeGroup`: a worker nodegroup of one node with a fresh uuid.
+pub(crate) fn new_nodegroup(
+    cluster_id: &str,
+    name: &str,
+    project: &str,
+) -> magnum_domain::models::NodeGroup {
+    magnum_domain::models::NodeGroup {
+        uuid: uuid::Uuid::new_v4().to_string(),
+        name: name.into(),
+        cluster_id: cluster_id.into(),
+        project_id: project.into(),
+        role: Some("worker".into()),
+        node_count: Some(1),
         ..Default::default()
     }
 }

@@ -1,6 +1,6 @@
-//! The one way to run a transaction: run a function in a transaction and run it
-//! again when the database aborted it for a deadlock, a lock wait timeout,
-//! a serialisation failure or a busy SQLite database.
+//! The one way to run a transaction: run a function in a transaction, and
+//! run it again when the database aborted it for a deadlock, a lock wait
+//! timeout, a serialisation failure or a busy SQLite database.
 
 use std::fmt;
 use std::future::Future;
@@ -58,16 +58,20 @@ impl Db {
     /// Any other error rolls back and is returned as it is. This is the only
     /// place that retries database errors.
     ///
-    /// ```ignore
-    /// let uuid = &cluster.uuid;
+    /// ```no_run
+    /// # use openkeel_magnum::db::{Db, Error, NodeGroupFilter, Scope};
+    /// # async fn example(db: &Db, uuid: &str) -> Result<i64, Error> {
     /// let n = db
     ///     .in_tx(|tx| {
     ///         Box::pin(async move {
-    ///             let c = tx.for_update().get_cluster_by_uuid(uuid, &Scope::ALL_PROJECTS).await?;
+    ///             let all = Scope::ALL_PROJECTS;
+    ///             let c = tx.for_update().get_cluster_by_uuid(uuid, &all).await?;
     ///             tx.q().count_nodegroups(&NodeGroupFilter::cluster(&c.uuid)).await
     ///         })
     ///     })
     ///     .await?;
+    /// # Ok(n)
+    /// # }
     /// ```
     pub async fn in_tx<'a, T, E, F>(&'a self, mut f: F) -> Result<T, E>
     where

@@ -50,14 +50,14 @@ pub use clusters::ClusterFilter;
 pub use clusters_list::ClusterView;
 pub use error::{Error, Result, Retryable};
 pub use migrate::{
-    ALEMBIC_HEAD, Column, MAGNUM_TABLES, Report, SchemaVersion, VERSION_TABLE, adopt, check_schema,
-    expected_columns, latest_version, live_columns, upgrade, version,
+    ALEMBIC_HEAD, Applied, Column, MAGNUM_TABLES, Report, SchemaVersion, VERSION_TABLE, adopt,
+    check_schema, expected_columns, latest_version, live_columns, upgrade, version,
 };
 pub use nodegroups::NodeGroupFilter;
 pub use queries::{ListOptions, Queries, Scope};
 pub use quotas::QuotaFilter;
-pub use target::{DbTarget, Dialect, PoolLimits, pool_limits};
-pub use tx::Tx;
+pub use target::{DbTarget, Dialect, PoolLimits, UNBOUNDED_POOL, pool_limits};
+pub use tx::{Tx, TxFuture};
 
 use exec::Pools;
 

@@ -1,0 +1,500 @@
+//! The cluster list views: the same filter, pagination, order and errors
+//! as [`Queries::list_clusters`], selecting only the columns a list shows.
+
+use magnum_domain::models::Cluster;
+
+use super::Result;
+use super::clusters::{ClusterFilter, TABLE};
+use super::columns::{Col, Reader, col};
+use super::exec::Kind;
+use super::queries::{ListOptions, Projection, Queries};
+
+/// The columns a cluster list reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ClusterView {
+    /// What `GET /v1/clusters` shows: uuid, name, cluster_template_id,
+    /// keypair, docker_volume_size, labels, master_flavor_id, flavor_id,
+    /// create_timeout, stack_id, status and health_status.
+    Summary,
+    /// What `GET /v1/clusters/detail` shows: every column but the four
+    /// certificate references.
+    Detail,
+}
+
+const SUMMARY_COLS: &[Col] = &[
+    col("uuid", Kind::Text),
+    col("name", Kind::Text),
+    col("cluster_template_id", Kind::Text),
+    col("stack_id", Kind::Text),
+    col("status", Kind::Text),
+    col("create_timeout", Kind::Int),
+    col("keypair", Kind::Text),
+    col("docker_volume_size", Kind::Int),
+    col("labels", Kind::Text),
+    col("master_flavor_id", Kind::Text),
+    col("flavor_id", Kind::Text),
+    col("health_status", Kind::Text),
+];
+
+fn read_summary(r: &mut Reader) -> Result<Cluster> {
+    Ok(Cluster {
+        id: r.id()?,
+        uuid: r.string()?,
+        name: r.string()?,
+        cluster_template_id: r.string()?,
+        stack_id: r.text()?,
+        status: r.status()?,
+        create_timeout: r.int()?,
+        keypair: r.text()?,
+        docker_volume_size: r.int()?,
+        labels: r.json_map()?,
+        master_flavor_id: r.text()?,
+        flavor_id: r.text()?,
+        health_status: r.text()?,
+        ..Cluster::default()
+    })
+}
+
+const DETAIL_COLS: &[Col] = &[
+    col("created_at", Kind::Time),
+    col("updated_at", Kind::Time),
+    col("uuid", Kind::Text),
+    col("name", Kind::Text),
+    col("cluster_template_id", Kind::Text),
+    col("api_address", Kind::Text),
+    col("stack_id", Kind::Text),
+    col("project_id", Kind::Text),
+    col("user_id", Kind::Text),
+    col("status", Kind::Text),
+    col("discovery_url", Kind::Text),
+    col("status_reason", Kind::Text),
+    col("create_timeout", Kind::Int),
+    col("coe_version", Kind::Text),
+    col("container_version", Kind::Text),
+    col("keypair", Kind::Text),
+    col("docker_volume_size", Kind::Int),
+    col("labels", Kind::Text),
+    col("master_flavor_id", Kind::Text),
+    col("flavor_id", Kind::Text),
+    col("health_status", Kind::Text),
+    col("health_status_reason", Kind::Text),
+    col("fixed_network", Kind::Text),
+    col("fixed_subnet", Kind::Text),
+    col("floating_ip_enabled", Kind::Bool),
+    col("master_lb_enabled", Kind::Bool),
+];
+
+fn read_detail(r: &mut Reader) -> Result<Cluster> {
+    Ok(Cluster {
+        id: r.id()?,
+        created_at: r.time()?,
+        updated_at: r.opt_time()?,
+        uuid: r.string()?,
+        name: r.string()?,
+        cluster_template_id: r.string()?,
+        api_address: r.text()?,
+        stack_id: r.text()?,
+        project_id: r.string()?,
+        user_id: r.string()?,
+        status: r.status()?,
+        discovery_url: r.text()?,
+        status_reason: r.text()?,
+        create_timeout: r.int()?,
+        coe_version: r.text()?,
+        container_version: r.text()?,
+        keypair: r.text()?,
+        docker_volume_size: r.int()?,
+        labels: r.json_map()?,
+        master_flavor_id: r.text()?,
+        flavor_id: r.text()?,
+        health_status: r.text()?,
+        health_status_reason: r.json_map()?,
+        fixed_network: r.text()?,
+        fixed_subnet: r.text()?,
+        floating_ip_enabled: r.bool()?,
+        master_lb_enabled: r.bool()?,
+        ..Cluster::default()
+    })
+}
+
+static SUMMARY: Projection<Cluster> = Projection {
+    cols: SUMMARY_COLS,
+    read: read_summary,
+};
+
+static DETAIL: Projection<Cluster> = Projection {
+    cols: DETAIL_COLS,
+    read: read_detail,
+};
+
+impl Queries<'_> {
+    /// [`Queries::list_clusters`] (same filter, pagination, order and
+    /// errors) reading only the columns of `view`: the other fields of the
+    /// returned clusters are left at their defaults.
+    pub async fn list_clusters_view(
+        &mut self,
+        f: &ClusterFilter,
+        o: &ListOptions,
+        view: ClusterView,
+    ) -> Result<Vec<Cluster>> {
+        let p = match view {
+            ClusterView::Summary => &SUMMARY,
+            ClusterView::Detail => &DETAIL,
+        };
+        let c = f.cond()?;
+        self.list(&TABLE, p, c, o).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use magnum_domain::models::{Cluster, NodeGroup};
+
+    use crate::db::exec::Arg;
+    use crate::db::testing::{
+        Check, dialect_tests, fresh_clocked, migrated, new_cluster, string_map, ticking_clock,
+    };
+    use crate::db::{ClusterFilter, ClusterView, Dialect, Error, ListOptions, Scope, upgrade};
+
+    dialect_tests!(list_clusters_view, list_nodegroup_sizes_of_clusters);
+
+    fn summary(c: &Cluster) -> Cluster {
+        Cluster {
+            id: c.id,
+            uuid: c.uuid.clone(),
+            name: c.name.clone(),
+            cluster_template_id: c.cluster_template_id.clone(),
+            keypair: c.keypair.clone(),
+            docker_volume_size: c.docker_volume_size,
+            labels: c.labels.clone(),
+            master_flavor_id: c.master_flavor_id.clone(),
+            flavor_id: c.flavor_id.clone(),
+            create_timeout: c.create_timeout,
+            stack_id: c.stack_id.clone(),
+            status: c.status,
+            health_status: c.health_status.clone(),
+            ..Cluster::default()
+        }
+    }
+
+    fn detail(c: &Cluster) -> Cluster {
+        Cluster {
+            ca_cert_ref: None,
+            magnum_cert_ref: None,
+            etcd_ca_cert_ref: None,
+            front_proxy_ca_cert_ref: None,
+            ..c.clone()
+        }
+    }
+
+    fn same_error(a: &Error, b: &Error) -> bool {
+        std::mem::discriminant(a) == std::mem::discriminant(b)
+    }
+
+    /// Go `TestListClustersView`: the view reads return the full reads'
+    /// rows, order, pagination and errors, with exactly the view's fields
+    /// set.
+    async fn list_clusters_view(d: Dialect) {
+        let db = fresh_clocked(d, ticking_clock()).await;
+        upgrade(&db).await.check("upgrade");
+        let mut uuids = Vec::new();
+        for i in 0..7u32 {
+            let mut c = new_cluster(i, ["p1", "p2"][i as usize % 2]);
+            c.name = format!("c-{}", 7 - i);
+            c.keypair = Some("kp".into());
+            c.api_address = Some("https://10.0.0.1:6443".into());
+            c.health_status_reason = Some(string_map(&[("api", "ok"), ("i", &i.to_string())]));
+            c.ca_cert_ref = Some("ca-ref".into());
+            c.docker_volume_size = Some(i as i32);
+            if i == 3 {
+                c.labels = Some(string_map(&[("é", "\u{2028}"), ("q", "\"")]));
+                c.keypair = None;
+            }
+            db.q().create_cluster(&mut c).await.check("create");
+            if i == 5 {
+                db.q()
+                    .update_cluster(&mut c, &["status"])
+                    .await
+                    .check("update");
+            }
+            uuids.push(c.uuid);
+        }
+        db.q()
+            .write(
+                "raw".into(),
+                "UPDATE cluster SET labels = ? WHERE uuid = ?",
+                vec![Arg::from(r#"{"n": 1, "b": false}"#), Arg::from(&uuids[4])],
+            )
+            .await
+            .check("raw update");
+        let all = ClusterFilter::scope(Scope::ALL_PROJECTS);
+        let o = |marker: Option<&String>,
+                 limit: Option<u64>,
+                 key: Option<&str>,
+                 dir: Option<&str>| ListOptions {
+            marker: marker.cloned(),
+            limit,
+            sort_key: key.map(String::from),
+            sort_dir: dir.map(String::from),
+        };
+        let no_such = "no-such-uuid".to_string();
+        let cases = [
+            (all.clone(), o(None, None, None, None)),
+            (
+                ClusterFilter::scope(Scope::project("p1")),
+                o(None, Some(2), None, None),
+            ),
+            (all.clone(), o(Some(&uuids[2]), Some(3), None, None)),
+            (
+                all.clone(),
+                o(Some(&uuids[5]), None, Some("name"), Some("desc")),
+            ),
+            (all.clone(), o(None, None, Some("labels"), None)),
+            (
+                all.clone(),
+                o(Some(&uuids[3]), None, Some("keypair"), Some("asc")),
+            ),
+            (all.clone(), o(None, None, Some("node_count"), None)),
+            (all.clone(), o(None, None, None, Some("up"))),
+            (all.clone(), o(Some(&no_such), None, None, None)),
+            (ClusterFilter::default(), o(None, None, None, None)),
+        ];
+        for (f, opts) in &cases {
+            let full = db.q().list_clusters(f, opts).await;
+            for (view, project) in [
+                (ClusterView::Summary, summary as fn(&Cluster) -> Cluster),
+                (ClusterView::Detail, detail),
+            ] {
+                let got = db.q().list_clusters_view(f, opts, view).await;
+                match (&full, got) {
+                    (Ok(full), Ok(got)) => {
+                        let want: Vec<Cluster> = full.iter().map(project).collect();
+                        assert_eq!(got, want, "{f:?} {opts:?} {view:?}");
+                    }
+                    (Err(fe), Err(ge)) => {
+                        assert!(same_error(fe, &ge), "{f:?} {opts:?} {view:?}: {ge} vs {fe}")
+                    }
+                    (full, got) => panic!("{f:?} {opts:?} {view:?}: {got:?} vs {full:?}"),
+                }
+            }
+        }
+        // The cases read rows and refused bad options both.
+        assert!(matches!(db.q().list_clusters(&all, &cases[0].1).await, Ok(v) if v.len() == 7));
+    }
+
+    /// Go `TestListNodeGroupSizesOfClusters`: the view read of nodegroups
+    /// against `list_nodegroups_of_clusters`, with nodegroups of several
+    /// clusters interleaved in id order.
+    async fn list_nodegroup_sizes_of_clusters(d: Dialect) {
+        let db = migrated(d).await;
+        let add = async |cluster: &str,
+                         name: &str,
+                         role: Option<&str>,
+                         count: Option<i32>,
+                         addrs: Option<Vec<&str>>| {
+            let mut ng = NodeGroup {
+                uuid: format!("{cluster}-{name}"),
+                name: name.into(),
+                cluster_id: cluster.into(),
+                project_id: "p1".into(),
+                role: role.map(String::from),
+                node_count: count,
+                node_addresses: addrs.map(|a| a.into_iter().map(String::from).collect()),
+                labels: Some(string_map(&[("a", "b")])),
+                node_labels: Some(string_map(&[("x", "y")])),
+                ..NodeGroup::default()
+            };
+            db.q().create_nodegroup(&mut ng).await.check("create");
+        };
+        add(
+            "c1",
+            "master",
+            Some("master"),
+            Some(1),
+            Some(vec!["10.0.0.1"]),
+        )
+        .await;
+        add(
+            "c2",
+            "master",
+            Some("master"),
+            Some(3),
+            Some(vec!["10.1.0.1", "10.1.0.2", "10.1.0.3"]),
+        )
+        .await;
+        add(
+            "c1",
+            "worker",
+            Some("worker"),
+            Some(2),
+            Some(vec!["10.0.1.1", "é\u{2028}"]),
+        )
+        .await;
+        add("c3", "odd", None, None, None).await;
+        add("c2", "worker", Some("worker"), Some(0), Some(vec![])).await;
+        add("c1", "extra", Some("gpu"), Some(4), None).await;
+        db.q()
+            .write(
+                "raw".into(),
+                "UPDATE nodegroup SET node_addresses = ? WHERE uuid = ?",
+                vec![Arg::from(r#"["x", 1]"#), Arg::from("c1-extra")],
+            )
+            .await
+            .check("raw update");
+        let ids = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        for clusters in [
+            ids(&["c1", "c2", "c3", "c4"]),
+            ids(&["c2"]),
+            ids(&[]),
+            ids(&["none"]),
+        ] {
+            let full = db
+                .q()
+                .list_nodegroups_of_clusters(&clusters)
+                .await
+                .check("full");
+            for with_addresses in [false, true] {
+                let got = db
+                    .q()
+                    .list_nodegroup_sizes_of_clusters(&clusters, with_addresses)
+                    .await
+                    .check("sizes");
+                let want: HashMap<String, Vec<NodeGroup>> = full
+                    .iter()
+                    .map(|(id, ngs)| {
+                        let v = ngs
+                            .iter()
+                            .map(|ng| NodeGroup {
+                                cluster_id: ng.cluster_id.clone(),
+                                role: ng.role.clone(),
+                                node_count: ng.node_count,
+                                node_addresses: if with_addresses {
+                                    ng.node_addresses.clone()
+                                } else {
+                                    None
+                                },
+                                ..NodeGroup::default()
+                            })
+                            .collect();
+                        (id.clone(), v)
+                    })
+                    .collect();
+                assert_eq!(got, want, "{clusters:?} addresses {with_addresses}");
+            }
+        }
+        let full = db
+            .q()
+            .list_nodegroups_of_clusters(&ids(&["c1"]))
+            .await
+            .check("full");
+        let c1: Vec<&str> = full["c1"].iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(c1, ["master", "worker", "extra"]);
+        let extra = full["c1"][2].node_addresses.clone();
+        assert_eq!(extra, Some(vec!["x".to_string(), "1".to_string()]));
+    }
+
+    /// Go `TestFastJSONColumnsMatchEncodingJSON` (the reference half): our
+    /// JSON reader agrees with serde_json on what is JSON and on the values,
+    /// on the column spellings and on generated token soup.
+    #[test]
+    fn json_reader_agrees_with_serde_json() {
+        use magnum_jsonpatch::pyjson::{self, Value};
+        fn same(ours: &Value, theirs: &serde_json::Value) -> bool {
+            match (ours, theirs) {
+                (Value::Null, serde_json::Value::Null) => true,
+                (Value::Bool(a), serde_json::Value::Bool(b)) => a == b,
+                (Value::Number(a), serde_json::Value::Number(b)) => {
+                    a.parse::<f64>().ok() == b.as_f64()
+                }
+                (Value::String(a), serde_json::Value::String(b)) => a == b,
+                (Value::Array(a), serde_json::Value::Array(b)) => {
+                    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y))
+                }
+                (Value::Object(a), serde_json::Value::Object(b)) => {
+                    a.len() == b.len()
+                        && a.iter().all(|(k, v)| b.get(k).is_some_and(|w| same(v, w)))
+                }
+                _ => false,
+            }
+        }
+        let mut inputs: Vec<String> = [
+            "{}",
+            " { } ",
+            r#"{"a": "b"}"#,
+            r#"{"k": "1", "k": "2"}"#,
+            r#"{"a": 1}"#,
+            r#"{"a": true, "b": null}"#,
+            r#"{"a": "\u00e9"}"#,
+            r#"{"a": "x\"y"}"#,
+            r#"{"a": ["x"]}"#,
+            r#"{"a": {"b": "c"}}"#,
+            "null",
+            "[]",
+            r#"["a", 1, null, true]"#,
+            r#"["\ud83d\ude80"]"#,
+            "[1.5e3]",
+            "[-0.0, 10E-2, 3e+1]",
+            r#"{"a": "b"} trailing"#,
+            r#"{"a": "b",}"#,
+            "{",
+            "[",
+            r#"["a",]"#,
+            r#""str""#,
+            "12",
+            "",
+            " ",
+            "\t[\"a\"]\r\n",
+            "{\"a\": \"tab\tinside\"}",
+            "01",
+            "1.",
+            ".5",
+            "-",
+            "tru",
+            "nul",
+            r#""\x""#,
+            r#""\u12g4""#,
+            "[1 2]",
+            r#"{"a":1 "b":2}"#,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let tokens = [
+            "{", "}", "[", "]", r#""a""#, r#""é""#, r#""\n""#, ":", ",", " ", "1", "-2.5e3",
+            "null", "true", r#""""#,
+        ];
+        let mut state: u64 = 0x5eed;
+        for _ in 0..5000 {
+            let mut s = String::new();
+            let mut next = || {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state
+            };
+            for _ in 0..next() % 10 {
+                s.push_str(tokens[(next() % tokens.len() as u64) as usize]);
+            }
+            inputs.push(s);
+        }
+        let mut values = 0;
+        for s in &inputs {
+            let ours = pyjson::parse(s);
+            let theirs = serde_json::from_str::<serde_json::Value>(s);
+            match (&ours, &theirs) {
+                (Ok(a), Ok(b)) => {
+                    assert!(same(a, b), "{s:?}: {a:?} vs {b:?}");
+                    values += 1;
+                }
+                (Err(_), Err(_)) => {}
+                // Numbers keep their text (as Go's json.Number does), so a
+                // number beyond f64 is read; serde_json refuses it.
+                (Ok(_), Err(e)) if e.to_string().contains("number out of range") => {}
+                _ => panic!("{s:?}: ours {ours:?}, serde_json {theirs:?}"),
+            }
+        }
+        assert!(values > 100, "only {values} inputs were JSON");
+    }
+}

@@ -1,0 +1,508 @@
+//! The statements every table shares: reads with Magnum's scoping and
+//! keyset pagination, inserts, partial updates, deletes and counts. The
+//! repository methods of each table (one file per table) are built on them.
+
+use chrono::NaiveDateTime;
+
+use super::columns::{Col, Reader};
+use super::exec::{Arg, Done, Kind, Target};
+use super::{Clock, Dialect, Error, Result};
+
+/// The repository methods, bound to the pool ([`super::Db::q`]) or to a
+/// transaction ([`super::Tx::q`], [`super::Tx::for_update`]).
+pub struct Queries<'a> {
+    target: Target<'a>,
+    clock: &'a Clock,
+    pub(crate) lock: bool,
+}
+
+impl<'a> Queries<'a> {
+    pub(crate) fn new(target: Target<'a>, clock: &'a Clock) -> Queries<'a> {
+        Queries {
+            target,
+            clock,
+            lock: false,
+        }
+    }
+
+    /// These queries with row locks: reads add `FOR UPDATE` on MariaDB and
+    /// PostgreSQL (SQLite transactions already hold the write lock).
+    pub(crate) fn locked(mut self) -> Queries<'a> {
+        self.lock = true;
+        self
+    }
+
+    /// The dialect of the database.
+    pub fn dialect(&self) -> Dialect {
+        self.target.dialect()
+    }
+
+    /// Now, cut to what the dialect's datetime columns keep.
+    pub(crate) fn now(&self) -> NaiveDateTime {
+        self.dialect().trunc_time((self.clock)())
+    }
+
+    /// Runs a read; `what` names it in errors.
+    pub(crate) async fn rows(
+        &mut self,
+        what: &'static str,
+        sql: &str,
+        args: Vec<Arg>,
+        kinds: &[Kind],
+    ) -> Result<Reader> {
+        let d = self.dialect();
+        let cells = self
+            .target
+            .fetch(sql, args, kinds)
+            .await
+            .map_err(|e| d.err(format!("select {what}"), e))?;
+        Ok(Reader::new(cells, what))
+    }
+
+    /// Runs a write; a unique-constraint violation is [`Error::Duplicate`].
+    pub(crate) async fn write(&mut self, what: String, sql: &str, args: Vec<Arg>) -> Result<Done> {
+        let d = self.dialect();
+        self.target
+            .execute(sql, args)
+            .await
+            .map_err(|e| d.write_err(what, e))
+    }
+
+    /// Runs a statement as it is, with the simple query protocol (DDL).
+    pub(crate) async fn execute_raw(&mut self, what: String, sql: &str) -> Result<()> {
+        let d = self.dialect();
+        self.target
+            .execute_raw(sql)
+            .await
+            .map_err(|e| d.err(what, e))
+    }
+
+    /// Reads one integer (a count, a sum).
+    pub(crate) async fn scalar(
+        &mut self,
+        what: &'static str,
+        sql: &str,
+        args: Vec<Arg>,
+    ) -> Result<i64> {
+        let mut r = self.rows(what, sql, args, &[Kind::Int]).await?;
+        if r.is_empty() {
+            return Ok(0);
+        }
+        Ok(r.int64()?.unwrap_or_default())
+    }
+}
+
+/// The rows a caller may see.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Scope {
+    /// Disables the project/user filter.
+    pub all_projects: bool,
+    /// Filters on `project_id`.
+    pub project_id: String,
+    /// Filters on `user_id` when `project_id` is empty (a token without a
+    /// project, as Magnum's `_add_tenant_filters` does).
+    pub user_id: String,
+}
+
+impl Scope {
+    /// The scope of internal callers (conductor, reconciler).
+    pub const ALL_PROJECTS: Scope = Scope {
+        all_projects: true,
+        project_id: String::new(),
+        user_id: String::new(),
+    };
+
+    /// The scope of one project.
+    pub fn project(project_id: impl Into<String>) -> Scope {
+        Scope {
+            project_id: project_id.into(),
+            ..Scope::default()
+        }
+    }
+
+    /// The scope of a user without a project.
+    pub fn user(user_id: impl Into<String>) -> Scope {
+        Scope {
+            user_id: user_id.into(),
+            ..Scope::default()
+        }
+    }
+
+    /// The scope's condition (`None` for all projects). `has_user` says
+    /// whether the table has a `user_id` column.
+    pub(crate) fn condition(&self, has_user: bool) -> Result<Option<(String, Vec<Arg>)>> {
+        if self.all_projects {
+            Ok(None)
+        } else if !self.project_id.is_empty() {
+            Ok(Some((
+                "project_id = ?".into(),
+                vec![Arg::from(&self.project_id)],
+            )))
+        } else if !self.user_id.is_empty() && has_user {
+            Ok(Some(("user_id = ?".into(), vec![Arg::from(&self.user_id)])))
+        } else if !self.user_id.is_empty() {
+            // A table without user_id: Magnum filters on project_id = NULL,
+            // which matches no row.
+            Ok(Some(("1 = 0".into(), vec![])))
+        } else {
+            Err(Error::EmptyScope)
+        }
+    }
+}
+
+/// The pagination parameters of a list (Magnum's `marker`, `limit`,
+/// `sort_key`, `sort_dir`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ListOptions {
+    /// The uuid of the last row of the previous page (for quotas: the
+    /// decimal id). Unknown → [`Error::NotFound`].
+    pub marker: Option<String>,
+    /// Caps the rows returned.
+    pub limit: Option<u64>,
+    /// A column of the table (default `id`); others →
+    /// [`Error::InvalidSortKey`].
+    pub sort_key: Option<String>,
+    /// `asc` (default) or `desc`; others → [`Error::InvalidSortDir`].
+    pub sort_dir: Option<String>,
+}
+
+/// WHERE conditions and their arguments.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Cond {
+    parts: Vec<String>,
+    pub(crate) args: Vec<Arg>,
+}
+
+impl Cond {
+    pub(crate) fn add(&mut self, part: impl Into<String>, args: impl IntoIterator<Item = Arg>) {
+        self.parts.push(format!("({})", part.into()));
+        self.args.extend(args);
+    }
+
+    /// Adds a scope's condition, if any.
+    pub(crate) fn scope(&mut self, scope: &Scope, has_user: bool) -> Result<()> {
+        if let Some((part, args)) = scope.condition(has_user)? {
+            self.add(part, args);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn sql(&self) -> String {
+        if self.parts.is_empty() {
+            String::new()
+        } else {
+            format!(" WHERE {}", self.parts.join(" AND "))
+        }
+    }
+}
+
+/// `col IN (?, ?, …)` for the values.
+pub(crate) fn in_list<S: AsRef<str>>(col: &str, values: &[S]) -> (String, Vec<Arg>) {
+    let marks = vec!["?"; values.len()].join(", ");
+    (
+        format!("{col} IN ({marks})"),
+        values.iter().map(|v| Arg::from(v.as_ref())).collect(),
+    )
+}
+
+/// Quotes an identifier in the neutral form the dialects rewrite.
+pub(crate) fn quote(ident: &str) -> String {
+    format!("\"{ident}\"")
+}
+
+fn quote_all(cols: &[Col]) -> String {
+    cols.iter()
+        .map(|c| quote(c.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One Magnum table: its columns (every one but `id`, in the order `read`
+/// consumes and `write` produces them) and how its rows map to a row type.
+pub(crate) struct Table<T> {
+    pub name: &'static str,
+    pub cols: &'static [Col],
+    /// The column a pagination marker names (`uuid`, or `id` for quotas and
+    /// services).
+    pub marker_col: &'static str,
+    /// Reads `id` then `cols`.
+    pub read: fn(&mut Reader) -> Result<T>,
+    /// The values of `cols`.
+    pub write: fn(&T) -> Vec<Arg>,
+    pub id: fn(&mut T) -> &mut i64,
+    pub created_at: fn(&mut T) -> &mut NaiveDateTime,
+    pub updated_at: fn(&mut T) -> &mut Option<NaiveDateTime>,
+}
+
+/// The columns a read selects and how it decodes them (a whole table, or a
+/// list view of it).
+pub(crate) struct Projection<T> {
+    pub cols: &'static [Col],
+    pub read: fn(&mut Reader) -> Result<T>,
+}
+
+impl<T> Table<T> {
+    pub(crate) fn all(&self) -> Projection<T> {
+        Projection {
+            cols: self.cols,
+            read: self.read,
+        }
+    }
+}
+
+impl Queries<'_> {
+    /// SELECT id and the projection's columns of `table` with the
+    /// condition, order and limit (and FOR UPDATE when locked).
+    pub(crate) async fn select<T>(
+        &mut self,
+        table: &'static str,
+        p: &Projection<T>,
+        c: Cond,
+        order: &str,
+        limit: Option<u64>,
+    ) -> Result<Vec<T>> {
+        let mut sql = format!(
+            "SELECT id, {} FROM {}{}",
+            quote_all(p.cols),
+            quote(table),
+            c.sql()
+        );
+        if !order.is_empty() {
+            sql.push_str(" ORDER BY ");
+            sql.push_str(order);
+        }
+        if let Some(n) = limit {
+            sql.push_str(&format!(" LIMIT {n}"));
+        }
+        if self.lock {
+            sql.push_str(self.dialect().sql().for_update);
+        }
+        let mut kinds = Vec::with_capacity(p.cols.len() + 1);
+        kinds.push(Kind::Int);
+        kinds.extend(p.cols.iter().map(|c| c.kind));
+        let mut r = self.rows(table, &sql, c.args, &kinds).await?;
+        let mut out = Vec::new();
+        while !r.is_empty() {
+            out.push((p.read)(&mut r)?);
+        }
+        Ok(out)
+    }
+
+    /// Every row of `t` matching the condition, in order.
+    pub(crate) async fn all<T>(
+        &mut self,
+        t: &Table<T>,
+        c: Cond,
+        order: &str,
+        limit: Option<u64>,
+    ) -> Result<Vec<T>> {
+        self.select(t.name, &t.all(), c, order, limit).await
+    }
+
+    /// The single row of `t` matching the condition.
+    pub(crate) async fn get_one<T>(&mut self, t: &Table<T>, c: Cond) -> Result<T> {
+        let mut rows = self.all(t, c, "", Some(2)).await?;
+        match rows.len() {
+            0 => Err(Error::NotFound(format!("select {}", t.name))),
+            1 => Ok(rows.remove(0)),
+            n => Err(Error::Decode(format!(
+                "select {}: {n} rows match a unique key",
+                t.name
+            ))),
+        }
+    }
+
+    /// A paginated read of `t`: Magnum's sort keys `[sort_key, id]` in one
+    /// direction and keyset pagination after the marker row (oslo.db
+    /// `paginate_query`), with NULLs sorting first as in MariaDB.
+    pub(crate) async fn list<T>(
+        &mut self,
+        t: &Table<T>,
+        p: &Projection<T>,
+        mut c: Cond,
+        o: &ListOptions,
+    ) -> Result<Vec<T>> {
+        let key = o.sort_key.as_deref().unwrap_or("id");
+        if key != "id" && !t.cols.iter().any(|c| c.name == key) {
+            return Err(Error::InvalidSortKey(key.to_string()));
+        }
+        let desc = match o.sort_dir.as_deref().unwrap_or("asc") {
+            "asc" => false,
+            "desc" => true,
+            other => return Err(Error::InvalidSortDir(other.to_string())),
+        };
+        let col = quote(key);
+        if let Some(marker) = &o.marker {
+            let marker_arg = if t.marker_col == "id" {
+                match marker.parse::<i64>() {
+                    Ok(n) => Arg::Int(n),
+                    Err(_) => return Err(Error::NotFound(format!("marker {marker}"))),
+                }
+            } else {
+                Arg::from(marker)
+            };
+            let sql = format!(
+                "SELECT id, CASE WHEN {col} IS NULL THEN 1 ELSE 0 END FROM {} WHERE {} = ?",
+                quote(t.name),
+                quote(t.marker_col)
+            );
+            let mut r = self
+                .rows(t.name, &sql, vec![marker_arg], &[Kind::Int, Kind::Int])
+                .await?;
+            if r.is_empty() {
+                return Err(Error::NotFound(format!("marker {marker}")));
+            }
+            let mid = r.id()?;
+            let mnull = r.int64()? == Some(1);
+            let mv = format!("(SELECT m.{col} FROM {} m WHERE m.id = ?)", quote(t.name));
+            let id = || Arg::Int(mid);
+            match (key == "id", desc, mnull) {
+                (true, false, _) => c.add("id > ?", [id()]),
+                (true, true, _) => c.add("id < ?", [id()]),
+                (false, false, true) => c.add(format!("{col} IS NOT NULL OR id > ?"), [id()]),
+                (false, false, false) => c.add(
+                    format!("{col} > {mv} OR ({col} = {mv} AND id > ?)"),
+                    [id(), id(), id()],
+                ),
+                (false, true, true) => c.add(format!("{col} IS NULL AND id < ?"), [id()]),
+                (false, true, false) => c.add(
+                    format!("{col} < {mv} OR {col} IS NULL OR ({col} = {mv} AND id < ?)"),
+                    [id(), id(), id()],
+                ),
+            }
+        }
+        let order_term = self.dialect().sql().order_term;
+        let mut order = order_term(&col, desc);
+        if key != "id" {
+            order.push_str(", ");
+            order.push_str(&order_term("id", desc));
+        }
+        self.select(t.name, p, c, &order, o.limit).await
+    }
+
+    /// Inserts `v`, setting `created_at` (now, unless set) and `id`. A
+    /// preset id is written as the primary key (Magnum stores an `id` given
+    /// in a create body of nodegroups and quotas).
+    pub(crate) async fn insert<T>(&mut self, t: &Table<T>, v: &mut T) -> Result<()> {
+        let d = self.dialect();
+        let created = (t.created_at)(v);
+        if *created == NaiveDateTime::default() {
+            *created = self.now();
+        } else {
+            *created = d.trunc_time(*created);
+        }
+        let updated = (t.updated_at)(v);
+        *updated = updated.map(|u| d.trunc_time(u));
+        let mut args = (t.write)(v);
+        let preset = *(t.id)(v);
+        let mut cols = quote_all(t.cols);
+        if preset != 0 {
+            cols = format!("{}, {cols}", quote("id"));
+            args.insert(0, Arg::Int(preset));
+        }
+        let marks = vec!["?"; args.len()].join(", ");
+        let sql = format!("INSERT INTO {} ({cols}) VALUES ({marks})", quote(t.name));
+        let what = format!("insert {}", t.name);
+        if preset != 0 {
+            self.write(what, &sql, args).await?;
+            if d == Dialect::Postgres {
+                // Keep the serial ahead of the explicit id.
+                let sql = format!(
+                    "SELECT setval(pg_get_serial_sequence('{0}', 'id'), (SELECT MAX(id) FROM {1}))",
+                    t.name,
+                    quote(t.name)
+                );
+                self.scalar(t.name, &sql, vec![]).await?;
+            }
+            return Ok(());
+        }
+        let id = if d.sql().returning_id {
+            let sql = format!("{sql} RETURNING id");
+            let mut r = self
+                .target
+                .fetch(&sql, args, &[Kind::Int])
+                .await
+                .map_err(|e| d.write_err(what, e))?
+                .into_iter();
+            match r.next() {
+                Some(super::exec::Cell::Int(id)) => id,
+                other => {
+                    return Err(Error::Decode(format!(
+                        "insert {}: RETURNING id gave {other:?}",
+                        t.name
+                    )));
+                }
+            }
+        } else {
+            let done = self.write(what, &sql, args).await?;
+            done.last_insert_id
+                .ok_or_else(|| Error::Decode(format!("insert {}: no last insert id", t.name)))?
+        };
+        *(t.id)(v) = id;
+        Ok(())
+    }
+
+    /// Writes the named columns of `v` (by id) and sets `updated_at` to now.
+    /// No row with that id → [`Error::NotFound`].
+    pub(crate) async fn update<T>(&mut self, t: &Table<T>, v: &mut T, cols: &[&str]) -> Result<()> {
+        let values = (t.write)(v);
+        let mut sets = Vec::new();
+        let mut args = Vec::new();
+        for c in cols.iter().filter(|c| **c != "updated_at") {
+            let i =
+                t.cols
+                    .iter()
+                    .position(|tc| tc.name == *c)
+                    .ok_or_else(|| Error::UnknownColumn {
+                        table: t.name,
+                        column: c.to_string(),
+                    })?;
+            sets.push(format!("{} = ?", quote(c)));
+            args.push(values[i].clone());
+        }
+        let now = self.now();
+        *(t.updated_at)(v) = Some(now);
+        sets.push(format!("{} = ?", quote("updated_at")));
+        args.push(Arg::Time(now));
+        args.push(Arg::Int(*(t.id)(v)));
+        let sql = format!(
+            "UPDATE {} SET {} WHERE id = ?",
+            quote(t.name),
+            sets.join(", ")
+        );
+        let done = self.write(format!("update {}", t.name), &sql, args).await?;
+        if done.rows_affected == 0 {
+            return Err(Error::NotFound(format!("update {}", t.name)));
+        }
+        Ok(())
+    }
+
+    /// Deletes the rows of `table` matching the condition and returns how
+    /// many there were.
+    pub(crate) async fn delete_where(&mut self, table: &'static str, c: Cond) -> Result<u64> {
+        let sql = format!("DELETE FROM {}{}", quote(table), c.sql());
+        let done = self.write(format!("delete {table}"), &sql, c.args).await?;
+        Ok(done.rows_affected)
+    }
+
+    /// Deletes the rows matching the condition; none → [`Error::NotFound`].
+    pub(crate) async fn delete_one(&mut self, table: &'static str, c: Cond) -> Result<()> {
+        if self.delete_where(table, c).await? == 0 {
+            return Err(Error::NotFound(format!("delete {table}")));
+        }
+        Ok(())
+    }
+
+    /// `SELECT COUNT(*)` over `table` with the condition.
+    pub(crate) async fn count(&mut self, table: &'static str, c: Cond) -> Result<i64> {
+        let sql = format!("SELECT COUNT(*) FROM {}{}", quote(table), c.sql());
+        self.scalar(table, &sql, c.args).await
+    }
+}
+
+/// `Some(v)` unless set: Magnum's client-side boolean defaults.
+pub(crate) fn default_bool(v: &mut Option<bool>, default: bool) {
+    if v.is_none() {
+        *v = Some(default);
+    }
+}

@@ -1,1 +1,2 @@
 //! openkeel-magnum: the Magnum v1 API host.
+pub mod options;

@@ -2,10 +2,11 @@
 //!
 //! The modules follow a request: [`api`] (HTTP pipeline and handlers) calls
 //! the use cases, which read and write the database ([`db`]) and call
-//! drivers.
+//! drivers. [`options`] is the configuration every part is given.
 
 pub mod api;
 pub mod db;
+pub mod options;
 
 #[cfg(test)]
 pub(crate) mod testing;

@@ -1,12 +1,14 @@
 //! openkeel-magnum: the Magnum v1 API host.
 //!
-//! The modules follow a request: [`api`] (HTTP pipeline and handlers) calls
-//! the use cases, which read and write the database ([`db`]) and call
-//! drivers. [`options`] is the configuration every part is given.
+//! The modules follow a request: [`api`] (HTTP pipeline and handlers) checks
+//! [`policy`] and calls the use cases, which read and write the database
+//! ([`db`]) and call drivers. [`options`] is the configuration every part is
+//! given.
 
 pub mod api;
 pub mod db;
 pub mod options;
+pub mod policy;
 
 #[cfg(test)]
 pub(crate) mod testing;

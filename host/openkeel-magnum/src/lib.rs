@@ -1,1 +1,3 @@
 //! openkeel-magnum: the Magnum v1 API host.
+
+pub mod auth;

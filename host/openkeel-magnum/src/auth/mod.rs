@@ -61,6 +61,10 @@ mod token;
 #[cfg(test)]
 mod fake_keystone;
 #[cfg(test)]
+mod integration_tests;
+#[cfg(test)]
+pub(crate) mod keystonetest;
+#[cfg(test)]
 pub(crate) mod testing;
 
 use std::sync::Arc;

@@ -1,11 +1,12 @@
 //! openkeel-magnum: the Magnum v1 API host.
 //!
-//! The modules follow a request: [`api`] (HTTP pipeline and handlers) checks
-//! [`policy`] and calls the use cases, which read and write the database
-//! ([`db`]) and call drivers. [`options`] is the configuration every part is
-//! given.
+//! The modules follow a request: [`api`] (HTTP pipeline and handlers)
+//! authenticates the caller ([`auth`]), checks [`policy`] and calls the use
+//! cases, which read and write the database ([`db`]) and call drivers.
+//! [`options`] is the configuration every part is given.
 
 pub mod api;
+pub mod auth;
 pub mod db;
 pub mod options;
 pub mod policy;

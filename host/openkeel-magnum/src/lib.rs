@@ -6,10 +6,14 @@
 //! [`options`] is the configuration every part is given.
 
 pub mod api;
+pub mod app;
 pub mod auth;
+pub mod cli;
+pub mod conductor;
 pub mod db;
 pub mod options;
 pub mod policy;
+pub mod telemetry;
 
 #[cfg(test)]
 pub(crate) mod testing;

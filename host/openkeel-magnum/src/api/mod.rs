@@ -11,9 +11,12 @@ pub mod accept;
 pub mod errors;
 pub mod json;
 pub mod middleware;
+pub mod mservices;
 pub mod params;
+pub mod policy;
 pub mod routes;
 pub mod versions;
+pub mod views;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;

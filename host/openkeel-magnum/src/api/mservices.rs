@@ -1,0 +1,127 @@
+//! `GET /v1/mservices` (magnum/api/controllers/v1/magnum_services.py): the
+//! declared attributes of every `magnum_service` row, plus its state.
+
+use std::sync::Arc;
+
+use chrono::NaiveDateTime;
+use http::StatusCode;
+use magnum_domain::models::MagnumService;
+use serde::Serialize;
+
+use super::errors::json_response;
+use super::views::isoformat;
+use super::{ApiError, Call, Handlers};
+use crate::conductor::Conductor;
+use crate::policy::Enforcer;
+
+#[derive(Serialize)]
+struct View {
+    binary: String,
+    created_at: String,
+    disabled: Option<bool>,
+    disabled_reason: Option<String>,
+    host: String,
+    id: i64,
+    report_count: i32,
+    state: &'static str,
+    updated_at: Option<String>,
+}
+
+#[derive(Serialize)]
+struct List {
+    mservices: Vec<View>,
+}
+
+/// Registers the handler; `down_time` is `[DEFAULT]/service_down_time`.
+pub fn register(
+    h: &mut Handlers,
+    conductor: Conductor,
+    enforcer: Arc<Enforcer>,
+    down_time: chrono::Duration,
+) {
+    h.register("magnum_service.get_all", move |call: Call| {
+        let (conductor, enforcer) = (conductor.clone(), enforcer.clone());
+        async move {
+            super::policy::enforce(&enforcer, &call.ctx, "magnum-service:get_all", None)?;
+            let rows = conductor
+                .list_services()
+                .await
+                .map_err(|e| ApiError::Internal(e.into()))?;
+            let now = conductor.now();
+            let mservices = rows
+                .into_iter()
+                .map(|r| View {
+                    state: if is_up(&r, now, down_time) {
+                        "up"
+                    } else {
+                        "down"
+                    },
+                    binary: r.binary,
+                    created_at: isoformat(r.created_at),
+                    disabled: r.disabled,
+                    disabled_reason: r.disabled_reason,
+                    host: r.host,
+                    id: r.id,
+                    report_count: r.report_count,
+                    updated_at: r.updated_at.map(isoformat),
+                })
+                .collect();
+            Ok(json_response(StatusCode::OK, &List { mservices }))
+        }
+    });
+}
+
+/// magnum/servicegroup: forced down is down; otherwise the last heartbeat
+/// (`last_seen_up`, else `updated_at`, else `created_at`) must be within
+/// `down_time` of now, in either direction.
+fn is_up(row: &MagnumService, now: NaiveDateTime, down_time: chrono::Duration) -> bool {
+    if row.forced_down == Some(true) {
+        return false;
+    }
+    let last = row
+        .last_seen_up
+        .or(row.updated_at)
+        .unwrap_or(row.created_at);
+    (now - last).abs() <= down_time
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::NaiveDate;
+
+    fn at(h: u32, m: u32) -> NaiveDateTime {
+        NaiveDate::from_ymd_opt(2026, 11, 30)
+            .unwrap()
+            .and_hms_opt(h, m, 0)
+            .unwrap()
+    }
+
+    #[test]
+    fn state_follows_the_last_heartbeat() {
+        let down = chrono::Duration::seconds(180);
+        let now = at(12, 0);
+        let recent = MagnumService {
+            created_at: at(11, 0),
+            last_seen_up: Some(at(11, 59)),
+            ..Default::default()
+        };
+        let old = MagnumService {
+            created_at: at(11, 0),
+            updated_at: Some(at(11, 0)),
+            ..Default::default()
+        };
+        let forced = MagnumService {
+            forced_down: Some(true),
+            ..recent.clone()
+        };
+        let future = MagnumService {
+            created_at: at(12, 2),
+            ..Default::default()
+        };
+        assert!(is_up(&recent, now, down));
+        assert!(!is_up(&old, now, down));
+        assert!(!is_up(&forced, now, down));
+        assert!(is_up(&future, now, down), "either direction");
+    }
+}

@@ -1,0 +1,33 @@
+//! What every resource view shares.
+
+use chrono::NaiveDateTime;
+
+/// A time as Magnum renders it (Python `isoformat` of an aware UTC
+/// datetime): `2006-01-02T15:04:05[.ffffff]+00:00`.
+pub fn isoformat(t: NaiveDateTime) -> String {
+    let us = t.and_utc().timestamp_subsec_micros();
+    if us == 0 {
+        format!("{}+00:00", t.format("%Y-%m-%dT%H:%M:%S"))
+    } else {
+        format!("{}.{us:06}+00:00", t.format("%Y-%m-%dT%H:%M:%S"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::NaiveDate;
+
+    #[test]
+    fn microseconds_only_when_present() {
+        let t = NaiveDate::from_ymd_opt(2026, 11, 30)
+            .unwrap()
+            .and_hms_opt(11, 0, 0)
+            .unwrap();
+        assert_eq!(super::isoformat(t), "2026-11-30T11:00:00+00:00");
+        let t = NaiveDate::from_ymd_opt(2026, 11, 30)
+            .unwrap()
+            .and_hms_micro_opt(11, 0, 0, 42)
+            .unwrap();
+        assert_eq!(super::isoformat(t), "2026-11-30T11:00:00.000042+00:00");
+    }
+}

@@ -1,0 +1,330 @@
+//! The composition root: from the options to a database, a policy
+//! enforcer, an authenticator and the HTTP application, and serving it.
+//! Nothing else builds these parts.
+
+use std::fmt;
+use std::future::IntoFuture;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::api::{self, Api, ApiOptions, CorsOptions};
+use crate::auth;
+use crate::conductor::{Conductor, Heartbeat};
+use crate::db::{self, Db, DbTarget, Dialect};
+use crate::options::{AuthStrategy, Options};
+use crate::policy::{self, Enforcer, PolicySettings};
+
+/// How long a graceful stop waits for requests in flight.
+const DRAIN: Duration = Duration::from_secs(15);
+
+/// How the process runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `openkeel-magnum api`: configured entirely by the files.
+    Api,
+    /// `openkeel-magnum all-in-one`: the embedded default (SQLite file,
+    /// fake driver, no Keystone), schema created on start.
+    AllInOne,
+}
+
+/// A start-up failure: one line naming its cause (never a secret).
+#[derive(Debug)]
+pub struct StartError(String);
+
+impl StartError {
+    /// A failure with `message`, made one line.
+    pub fn new(message: impl fmt::Display) -> StartError {
+        let text = message.to_string();
+        StartError(text.split_whitespace().collect::<Vec<_>>().join(" "))
+    }
+}
+
+impl fmt::Display for StartError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for StartError {}
+
+/// `[database]` as the database layer's target: the translated URL, the
+/// SQLAlchemy pool options and oslo.db's retries.
+pub fn database_target(options: &Options) -> Result<DbTarget, StartError> {
+    if options
+        .database
+        .connection
+        .as_ref()
+        .is_none_or(|c| c.expose().trim().is_empty())
+    {
+        return Err(StartError::new("[database]/connection is not set"));
+    }
+    let url = options.database_url().map_err(StartError::new)?;
+    let dialect = match url.dialect() {
+        oslo_config::database::Dialect::MySql => Dialect::MySql,
+        oslo_config::database::Dialect::Postgres => Dialect::Postgres,
+        oslo_config::database::Dialect::Sqlite => Dialect::Sqlite,
+    };
+    let d = &options.database;
+    let mut target = DbTarget::new(dialect, url.sqlx_url())
+        .with_pool_limits(db::pool_limits(d.max_pool_size, d.max_overflow));
+    target.acquire_timeout = url.connect_timeout();
+    if d.connection_recycle_time > 0 {
+        target.max_lifetime = Some(Duration::from_secs(
+            d.connection_recycle_time.unsigned_abs(),
+        ));
+    }
+    if d.db_max_retries > 0 {
+        target.max_attempts = u32::try_from(d.db_max_retries + 1).unwrap_or(u32::MAX);
+    }
+    Ok(target)
+}
+
+/// Connects to `[database]/connection`. The error names the database
+/// (password masked) and the cause on one line.
+pub async fn open_database(options: &Options) -> Result<Db, StartError> {
+    let target = database_target(options)?;
+    Db::open(&target)
+        .await
+        .map_err(|e| StartError::new(format!("database {}: {e}", target.redacted_url())))
+}
+
+/// The `[oslo_policy]` options, with the configuration files' directories
+/// searched first for relative policy files.
+pub fn policy_settings(options: &Options) -> PolicySettings {
+    let p = &options.oslo_policy;
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for f in &options.files {
+        if let Some(parent) = f.parent()
+            && !dirs.iter().any(|d| d == parent)
+        {
+            dirs.push(parent.to_path_buf());
+        }
+    }
+    PolicySettings {
+        policy_file: p.policy_file.clone(),
+        policy_dirs: p.policy_dirs.clone(),
+        enforce_scope: options
+            .lookup("oslo_policy", "enforce_scope")
+            .is_some_and(|v| {
+                matches!(
+                    v.trim().to_ascii_lowercase().as_str(),
+                    "true" | "1" | "on" | "yes"
+                )
+            }),
+        enforce_new_defaults: p.enforce_new_defaults,
+        policy_default_rule: p.policy_default_rule.clone(),
+        config_dirs_for_search: dirs,
+    }
+}
+
+/// Loads Magnum's default rules and the configured overrides.
+pub fn load_policy(options: &Options) -> Result<Enforcer, StartError> {
+    policy::load(&policy_settings(options)).map_err(|e| StartError::new(format!("policy: {e}")))
+}
+
+/// What the HTTP layer takes from the options.
+pub fn api_options(options: &Options) -> ApiOptions {
+    let c = &options.cors;
+    let disable_file = &options.healthcheck.disable_by_file_path;
+    ApiOptions {
+        max_limit: options.api.max_limit,
+        cors: CorsOptions {
+            allowed_origin: c.allowed_origin.clone(),
+            allow_credentials: c.allow_credentials,
+            expose_headers: c.expose_headers.clone(),
+            max_age: c.max_age.max(0).unsigned_abs(),
+            allow_methods: c.allow_methods.clone(),
+            allow_headers: c.allow_headers.clone(),
+        },
+        proxy_headers: options.oslo_middleware.enable_proxy_headers_parsing,
+        healthcheck_disable_file: (options
+            .healthcheck
+            .backends
+            .iter()
+            .any(|b| b == "disable_by_file")
+            && !disable_file.is_empty())
+        .then(|| PathBuf::from(disable_file)),
+        ..ApiOptions::default()
+    }
+}
+
+/// The listen address of `[api]`.
+pub fn listen_address(options: &Options) -> Result<SocketAddr, StartError> {
+    let host: IpAddr = options.api.host.parse().map_err(|_| {
+        StartError::new(format!(
+            "[api]/host: {:?} is not an IP address",
+            options.api.host
+        ))
+    })?;
+    Ok(SocketAddr::new(host, options.api.port))
+}
+
+/// The HTTP application with every handler of this build.
+pub fn application(
+    options: &Options,
+    auth: Arc<dyn api::Authenticator>,
+    conductor: Conductor,
+    enforcer: Arc<Enforcer>,
+) -> axum::Router {
+    let mut handlers = api::builtin_handlers();
+    let down_time = chrono::Duration::seconds(options.default.service_down_time);
+    api::mservices::register(&mut handlers, conductor, enforcer, down_time);
+    Api::new(api_options(options), auth, handlers).into_router()
+}
+
+/// The heartbeat of this process's `magnum-conductor` row, every
+/// `min(periodic_interval_max, service_down_time / 3)` seconds as Magnum's
+/// conductor reports.
+pub fn heartbeat(options: &Options, conductor: Conductor) -> Heartbeat {
+    let d = &options.default;
+    let secs = d.periodic_interval_max.min(d.service_down_time / 3).max(1);
+    Heartbeat {
+        conductor,
+        host: d.host.clone().unwrap_or_else(host_name),
+        binary: "magnum-conductor".into(),
+        interval: Duration::from_secs(secs.unsigned_abs()),
+    }
+}
+
+/// The machine's host name, as Magnum's `[DEFAULT]/host` default.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// Serves `app` on the `[api]` address until SIGINT or SIGTERM, then drains
+/// requests in flight for at most 15 seconds.
+pub async fn serve(options: &Options, app: axum::Router) -> Result<(), StartError> {
+    let addr = listen_address(options)?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| StartError::new(format!("listen on {addr}: {e}")))?;
+    tracing::info!(address = %addr, "serving the Magnum API");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let mut server = tokio::spawn(
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = stopped.await;
+            })
+            .into_future(),
+    );
+    tokio::select! {
+        done = &mut server => return served(done),
+        () = shutdown_signal() => {}
+    }
+    tracing::info!("stopping: draining requests in flight");
+    let _ = stop.send(());
+    match tokio::time::timeout(DRAIN, server).await {
+        Ok(done) => served(done),
+        Err(_) => {
+            tracing::warn!("requests still in flight after the drain period: stopping anyway");
+            Ok(())
+        }
+    }
+}
+
+fn served(done: Result<std::io::Result<()>, tokio::task::JoinError>) -> Result<(), StartError> {
+    match done {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(StartError::new(format!("serve: {e}"))),
+        Err(e) => Err(StartError::new(format!("serve: {e}"))),
+    }
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}
+
+/// The authenticator `[DEFAULT]/auth_strategy` asks for. With Keystone, it
+/// checks that the service obtains its own token, so that a wrong URL or
+/// password fails at start.
+pub async fn authenticator(
+    options: &Options,
+    enforcer: Arc<Enforcer>,
+) -> Result<Arc<dyn api::Authenticator>, StartError> {
+    let is_admin: auth::IsAdmin = Arc::new(move |ctx| policy::is_admin(&enforcer, ctx));
+    if options.default.auth_strategy == AuthStrategy::NoAuth {
+        return Ok(Arc::new(auth::Authenticator::NoAuth(auth::NoAuth::new(
+            is_admin,
+        ))));
+    }
+    let keystone =
+        auth::Keystone::new(keystone_settings(options), is_admin).map_err(StartError::new)?;
+    keystone.check().await.map_err(StartError::new)?;
+    Ok(Arc::new(auth::Authenticator::Keystone(keystone)))
+}
+
+/// `[keystone_authtoken]` as the authenticator's settings.
+pub fn keystone_settings(options: &Options) -> auth::KeystoneSettings {
+    let k = &options.keystone_authtoken;
+    let c = &k.credentials;
+    auth::KeystoneSettings {
+        auth_url: c.auth_url.clone().unwrap_or_default(),
+        www_authenticate_uri: k.www_authenticate_uri.clone(),
+        username: c.username.clone().unwrap_or_default(),
+        password: c
+            .password
+            .as_ref()
+            .map(|p| p.expose().to_owned())
+            .unwrap_or_default(),
+        project_id: c.project_id.clone(),
+        project_name: c.project_name.clone(),
+        user_domain_id: c.user_domain_id.clone(),
+        user_domain_name: c.user_domain_name.clone(),
+        project_domain_id: c.project_domain_id.clone(),
+        project_domain_name: c.project_domain_name.clone(),
+        cafile: k.cafile.as_ref().map(PathBuf::from),
+        insecure: k.insecure,
+        token_cache_time: k.token_cache_time,
+        timeout: k
+            .http_connect_timeout
+            .filter(|t| *t > 0)
+            .map(|t| Duration::from_secs(t.unsigned_abs())),
+        delay_auth_decision: k.delay_auth_decision,
+    }
+}
+
+impl api::Authenticator for auth::Authenticator {
+    fn authenticate<'a>(
+        &'a self,
+        headers: &'a http::HeaderMap,
+    ) -> futures::future::BoxFuture<
+        'a,
+        Result<magnum_domain::RequestContext, axum::response::Response>,
+    > {
+        Box::pin(async move {
+            auth::Authenticator::authenticate(self, headers)
+                .await
+                .map_err(|e| {
+                    if e.kind() == auth::AuthErrorKind::KeystoneUnavailable {
+                        tracing::warn!(error = %e, "token validation unavailable");
+                    }
+                    e.into_response(headers)
+                })
+        })
+    }
+}

@@ -1,0 +1,157 @@
+//! The service's foundation driven from outside: the version documents of
+//! `all-in-one` against Magnum's recorded answers, and start-up errors.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::harness::{Server, okm, spec_dir};
+
+/// The answer Magnum 23.0.0 gave for `GET path` in the recorded exchanges
+/// (the magnum-app records): its body with the host rewritten to `base`, and
+/// its headers.
+fn reference(path: &str, base: &str) -> (Value, serde_json::Map<String, Value>) {
+    let file = spec_dir().join("exchanges/exchanges.json");
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let records: Vec<Value> = serde_json::from_str(&text).expect("exchanges.json");
+    for r in records {
+        if r["app"] == "magnum-app"
+            && r["request"]["method"] == "GET"
+            && r["request"]["path"] == path
+            && r["response"]["status"] == 200
+        {
+            let body = serde_json::to_string(&r["response"]["body"]).expect("body");
+            let body = serde_json::from_str(&body.replace("http://localhost", base)).expect("body");
+            let headers = r["response"]["headers"]
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+            return (body, headers);
+        }
+    }
+    panic!("no reference exchange for GET {path}");
+}
+
+#[test]
+fn all_in_one_serves_the_version_documents_as_magnum() {
+    let s = Server::start("", &["all-in-one"]);
+    // The reference answered for http://localhost: the same host length
+    // makes the same Content-Length.
+    let host_len_delta = s.url.len() as i64 - "http://localhost".len() as i64;
+    for (path, ref_path) in [("/", "/"), ("/v1", "/v1/"), ("/v1/", "/v1/")] {
+        let a = crate::harness::get(&format!("{}{path}", s.url), &[]).expect("GET");
+        assert_eq!(
+            a.status,
+            200,
+            "GET {path}: {}",
+            String::from_utf8_lossy(&a.body)
+        );
+        let (want_body, want_headers) = reference(ref_path, &s.url);
+        assert_eq!(
+            a.json(),
+            want_body,
+            "GET {path}: body differs from the reference"
+        );
+        assert!(
+            a.header("x-openstack-request-id").starts_with("req-"),
+            "GET {path}: request id"
+        );
+        for (name, value) in &want_headers {
+            let value = value.as_str().unwrap_or("");
+            let got = a.header(name);
+            match name.to_ascii_lowercase().as_str() {
+                "x-openstack-request-id" => {}
+                "content-length" => {
+                    let links = want_body.to_string().matches(&s.url).count() as i64;
+                    let want: i64 = value.parse().expect("length");
+                    assert_eq!(
+                        got.parse::<i64>().ok(),
+                        Some(want + links * host_len_delta),
+                        "GET {path}: Content-Length"
+                    );
+                }
+                _ => assert_eq!(got, value, "GET {path}: header {name}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn start_up_errors_are_one_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).expect("write");
+        p.display().to_string()
+    };
+    let ks_db = dir.path().join("ks.db").display().to_string();
+    let cases = [
+        (
+            "malformed config file",
+            write(
+                "bad.conf",
+                "[api]\nport = 9511\nthis line is not an option\n",
+            ),
+            "bad.conf:3",
+            2,
+        ),
+        (
+            "wrong option value",
+            write("badvalue.conf", "[api]\nport = abc\n"),
+            "[api]/port",
+            2,
+        ),
+        (
+            "unreachable database",
+            write(
+                "nodb.conf",
+                "[DEFAULT]\nauth_strategy = noauth\n[database]\nconnection = mysql+pymysql://magnum:secretpw@127.0.0.1:1/magnum\n",
+            ),
+            "127.0.0.1:1",
+            1,
+        ),
+        (
+            "unreachable keystone",
+            write(
+                "noks.conf",
+                &format!(
+                    "[database]\nconnection = sqlite:///{ks_db}\n[keystone_authtoken]\nauth_url = http://127.0.0.1:1/v3\n\
+                     www_authenticate_uri = http://127.0.0.1:1/v3\nauth_type = password\nusername = magnum\npassword = secretpw\n\
+                     project_name = service\nuser_domain_name = Default\nproject_domain_name = Default\n"
+                ),
+            ),
+            "127.0.0.1:1",
+            1,
+        ),
+    ];
+    for (name, conf, want, want_code) in cases {
+        if name == "unreachable keystone" {
+            // The schema must exist so that the failure is Keystone's.
+            let o = okm(&["db", "upgrade", "--config-file", &conf]);
+            assert_eq!(o.code, 0, "db upgrade: {}", o.stderr);
+        }
+        let o = crate::harness::run(
+            &crate::harness::binary(),
+            &["api", "--config-file", &conf],
+            Duration::from_secs(120),
+        );
+        assert_eq!(o.code, want_code, "{name}: exit code; stderr {}", o.stderr);
+        let lines: Vec<&str> = o.stderr.trim().lines().collect();
+        let last = lines.last().copied().unwrap_or("");
+        assert!(
+            last.contains(want),
+            "{name}: last stderr line {last:?} does not name {want:?} (stderr: {})",
+            o.stderr
+        );
+        assert!(
+            !o.stderr.contains("panicked") && !o.stderr.contains("RUST_BACKTRACE"),
+            "{name}: a panic: {}",
+            o.stderr
+        );
+        assert!(
+            !o.stderr.contains("secretpw"),
+            "{name}: password leaked: {}",
+            o.stderr
+        );
+    }
+}

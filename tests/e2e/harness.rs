@@ -1,0 +1,254 @@
+//! Starting the binary as an operator would, and talking to it over HTTP.
+//!
+//! The binary is `$OKM_BINARY` when set, else the one cargo built for this
+//! test run. No test here links the service's code.
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The binary under test.
+pub fn binary() -> PathBuf {
+    match std::env::var_os("OKM_BINARY") {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => PathBuf::from(env!("CARGO_BIN_EXE_openkeel-magnum")),
+    }
+}
+
+/// Whether this run is CI, where no test may skip for a missing service.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+/// The value of an environment variable naming an external service, or
+/// `None` (with a message) when it is unset outside CI.
+pub fn service_env(name: &str) -> Option<String> {
+    match std::env::var(name) {
+        Ok(v) if !v.is_empty() => Some(v),
+        _ if !in_ci() => {
+            eprintln!("skipped: {name} is not set");
+            None
+        }
+        _ => panic!("{name} must be set when CI=true"),
+    }
+}
+
+/// `${OKM_SPEC_DIR:-../shared/spec}` relative to the repository root.
+pub fn spec_dir() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    match std::env::var("OKM_SPEC_DIR") {
+        Ok(d) if !d.is_empty() => root.join(d),
+        _ => root.join("../shared/spec"),
+    }
+}
+
+/// A free loopback port.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// What a finished command printed.
+#[derive(Debug)]
+pub struct Output {
+    pub stdout: String,
+    pub stderr: String,
+    pub code: i32,
+}
+
+/// Runs `program args…` with a timeout.
+pub fn run(program: &Path, args: &[&str], timeout: Duration) -> Output {
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("run {}: {e}", program.display()));
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!(
+                "{} {args:?} did not finish within {timeout:?}",
+                program.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        stdout: t_out.join().unwrap_or_default(),
+        stderr: t_err.join().unwrap_or_default(),
+        code: status.code().unwrap_or(-1),
+    }
+}
+
+/// Runs the binary under test.
+pub fn okm(args: &[&str]) -> Output {
+    run(&binary(), args, Duration::from_secs(120))
+}
+
+/// One running server process, stopped (SIGTERM, then kill) on drop.
+pub struct Server {
+    pub url: String,
+    /// The working directory, removed with the server.
+    _dir: tempfile::TempDir,
+    child: Child,
+    log: PathBuf,
+}
+
+impl Server {
+    /// Runs `openkeel-magnum <args…> --config-file <conf>` in a fresh
+    /// directory, where conf holds `conf_text` plus the `[api]` host and
+    /// port, and waits until `GET /` answers.
+    pub fn start(conf_text: &str, args: &[&str]) -> Server {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let port = free_port();
+        let conf = dir.path().join("magnum.conf");
+        std::fs::write(
+            &conf,
+            format!("[api]\nhost = 127.0.0.1\nport = {port}\n\n{conf_text}\n"),
+        )
+        .expect("write conf");
+        let log = dir.path().join("server.log");
+        let logfile = std::fs::File::create(&log).expect("log file");
+        let child = Command::new(binary())
+            .args(args)
+            .arg("--config-file")
+            .arg(&conf)
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(logfile.try_clone().expect("log"))
+            .stderr(logfile)
+            .spawn()
+            .expect("start the server");
+        let mut s = Server {
+            url: format!("http://127.0.0.1:{port}"),
+            _dir: dir,
+            child,
+            log,
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if get(&format!("{}/", s.url), &[]).is_ok() {
+                return s;
+            }
+            if let Ok(Some(status)) = s.child.try_wait() {
+                panic!("server exited with {status}:\n{}", s.output());
+            }
+            assert!(
+                Instant::now() < deadline,
+                "server did not start:\n{}",
+                s.output()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// What the server printed so far.
+    pub fn output(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // A graceful stop first: std has no signal API, the kill command
+        // sends SIGTERM.
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                if std::thread::panicking() {
+                    eprintln!("server output:\n{}", self.output());
+                }
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An HTTP answer.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Answer {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    pub fn header(&self, name: &str) -> &str {
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+    }
+}
+
+fn client() -> reqwest::blocking::Client {
+    reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("client")
+}
+
+/// `GET url` with headers.
+pub fn get(url: &str, headers: &[(&str, &str)]) -> reqwest::Result<Answer> {
+    request("GET", url, headers, None)
+}
+
+/// Any request.
+pub fn request(
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> reqwest::Result<Answer> {
+    let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+    let mut req = client().request(method, url);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    if let Some(b) = body {
+        req = req.body(b.to_string());
+    }
+    let resp = req.send()?;
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let body = resp.bytes()?.to_vec();
+    Ok(Answer {
+        status,
+        headers,
+        body,
+    })
+}

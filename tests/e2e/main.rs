@@ -1,0 +1,8 @@
+//! Black-box suite: the built binary driven as an operator and a client
+//! would. See docs/testing.md.
+
+mod admin;
+mod cli;
+mod foundation;
+mod harness;
+mod keystone;

@@ -1374,3 +1374,47 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod depth_tests {
+    use super::*;
+
+    /// The deepest rule that parses evaluates on a test thread's stack
+    /// (2 MiB) without overflowing; deeper evaluations raise.
+    #[test]
+    fn deep_rules_stay_on_the_stack() {
+        let e = match Enforcer::new(Options {
+            defaults: vec![Rule::new("a", "rule:b"), Rule::new("b", "@")],
+            ..Options::default()
+        }) {
+            Ok(e) => e,
+            Err(e) => panic!("{e}"),
+        };
+        let t = Target::new();
+        let c = Credentials::new();
+        let nots = format!("{}rule:a", "not ".repeat(990));
+        assert_eq!(e.check(&nots, &t, &c), Ok(true));
+        // Each level adds an and and an or.
+        let nest = |levels: u32| {
+            let mut nested = "rule:a".to_owned();
+            for _ in 0..levels {
+                nested = format!("(! or ({nested} and @))");
+            }
+            nested
+        };
+        let fits = nest(crate::check::MAX_NESTING / 2 - 10);
+        assert_eq!(crate::check::parse_rule(&fits).error, None);
+        assert_eq!(e.check(&fits, &t, &c), Ok(true));
+        let deeper = nest(crate::check::MAX_NESTING / 2 + 1);
+        assert_eq!(crate::check::parse_rule(&deeper).canonical, "!");
+        assert!(matches!(
+            e.check(&deeper, &t, &c),
+            Err(CheckError::Parse(_))
+        ));
+        let too_deep = format!("{}@", "not ".repeat(1000));
+        assert!(matches!(
+            e.check(&too_deep, &t, &c),
+            Err(CheckError::Eval(_))
+        ));
+    }
+}

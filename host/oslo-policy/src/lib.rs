@@ -21,6 +21,8 @@ mod enforcer;
 mod eval;
 mod file;
 mod format;
+#[doc(hidden)]
+pub mod fuzzing;
 mod literal;
 mod python;
 pub mod sample;

@@ -195,13 +195,10 @@ fn wrap(text: &str) -> Vec<String> {
                 line.push(cs[..end].iter().collect());
                 chunks.push(cs[end..].iter().collect());
             }
-            line_len = line.iter().map(|c| len(c)).sum();
         }
         if line.last().is_some_and(|c| c.trim().is_empty()) {
-            line_len -= line.last().map_or(0, |c| len(c));
             line.pop();
         }
-        let _ = line_len;
         if !line.is_empty() {
             lines.push(format!("{indent}{}", line.concat()));
         }

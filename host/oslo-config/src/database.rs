@@ -315,6 +315,12 @@ impl<'a> SqlaUrl<'a> {
     }
 }
 
+/// The raw password of an SQLAlchemy URL, as the pattern splits it (for the
+/// fuzz target's leak check).
+pub(crate) fn raw_password(raw: &str) -> Option<&str> {
+    SqlaUrl::parse(raw).and_then(|m| m.password.map(|(p, _, _)| p))
+}
+
 /// Masks the password of an SQLAlchemy URL, so that even a URL we refuse can
 /// be named in an error. The mask runs from the password's start to the
 /// last `@` of the URL: SQLAlchemy ends the password at the first `@`, but

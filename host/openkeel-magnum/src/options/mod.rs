@@ -76,9 +76,21 @@ impl std::error::Error for ConfigError {
 /// Reads the configuration files (in order) and then, for each directory of
 /// `config_dirs`, its `*.conf` files (hidden files excepted) in sorted
 /// order, the way oslo.config handles `--config-file` and `--config-dir`.
+/// As in oslo.config, an option's `OS_<GROUP>__<NAME>` environment variable
+/// (`OS_DATABASE__CONNECTION`) wins over the files.
 pub fn load(config_files: &[PathBuf], config_dirs: &[PathBuf]) -> Result<Loaded, ConfigError> {
+    load_with_environment(config_files, config_dirs, std::env::vars())
+}
+
+/// [`load`] with the given environment instead of the process's.
+pub fn load_with_environment(
+    config_files: &[PathBuf],
+    config_dirs: &[PathBuf],
+    environment: impl IntoIterator<Item = (String, String)>,
+) -> Result<Loaded, ConfigError> {
+    let schema = Arc::new(schema::schema());
     let (config, warnings) =
-        oslo_config::load(Arc::new(schema::schema()), config_files, config_dirs)
+        oslo_config::load_with_environment(schema, config_files, config_dirs, environment)
             .map_err(ConfigError)?;
     Ok(Loaded {
         options: Options::from_config(Arc::new(config)),

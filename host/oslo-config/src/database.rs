@@ -203,6 +203,13 @@ impl fmt::Display for DatabaseUrlError {
     }
 }
 
+impl DatabaseUrlError {
+    /// The redacted URL and the reason.
+    pub(crate) fn parts(&self) -> (Option<&str>, &str) {
+        (self.redacted.as_deref(), &self.reason)
+    }
+}
+
 impl std::error::Error for DatabaseUrlError {}
 
 /// An SQLAlchemy URL split the way `sqlalchemy.engine.url._parse_url`'s

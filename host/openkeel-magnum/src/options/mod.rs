@@ -13,7 +13,21 @@
 //!
 //! Options that are not modelled as fields are still readable through
 //! [`Options::lookup`]; [`Options::effective`] lists the effective
-//! configuration with secrets masked (`config check`).
+//! configuration with secrets masked (`config check`). The option table
+//! also generates `config/magnum.conf.sample` ([`sample`]).
+//!
+//! # Deviations from oslo.config and Magnum
+//!
+//! `${DEFAULT.name}` names `[DEFAULT]` (oslo.config has no group called
+//! DEFAULT and fails). Unknown options and groups produce warnings, which
+//! oslo.config does not emit. Every modelled option is validated at load
+//! time. `[database]/connection` has no default (Magnum's is an SQLite file
+//! inside its Python package). `[DEFAULT]/auth_strategy` and `[capi]` are
+//! ours; `[healthcheck]` carries the settings Magnum puts in api-paste.ini,
+//! which is not read. Integers are 64-bit. An integer or float option with a
+//! default that a file sets to an empty value (oslo.config's none) reads as
+//! 0. Error messages never repeat a malformed line nor a secret option's
+//! value.
 
 mod known;
 mod schema;
@@ -921,7 +935,10 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn client(&self, g: &str, tls: bool) -> Client {
+    fn client(&self, g: &str) -> Client {
+        let tls = schema::CLIENT_GROUPS
+            .iter()
+            .any(|&(group, tls)| group == g && tls);
         let (ca_file, cert_file, key_file, insecure) = if tls {
             (
                 self.opt_string(g, "ca_file"),
@@ -950,20 +967,6 @@ impl<'a> Reader<'a> {
     }
 
     fn options(&self, raw: Arc<Config>) -> Options {
-        let clients: Vec<Client> = schema::CLIENT_GROUPS
-            .iter()
-            .map(|&(g, tls)| self.client(g, tls))
-            .collect();
-        let [
-            glance_client,
-            nova_client,
-            neutron_client,
-            cinder_client,
-            barbican_client,
-            magnum_client,
-            octavia_client,
-        ] = <[Client; 7]>::try_from(clients)
-            .unwrap_or_else(|_| unreachable!("seven client groups"));
         Options {
             default: DefaultGroup {
                 debug: self.bool("DEFAULT", "debug"),
@@ -1148,13 +1151,13 @@ impl<'a> Reader<'a> {
                 app_credential_roles: self.list("capi", "app_credential_roles"),
                 addons_manifests_dir: self.string("capi", "addons_manifests_dir"),
             },
-            glance_client,
-            nova_client,
-            neutron_client,
-            cinder_client,
-            barbican_client,
-            magnum_client,
-            octavia_client,
+            glance_client: self.client("glance_client"),
+            nova_client: self.client("nova_client"),
+            neutron_client: self.client("neutron_client"),
+            cinder_client: self.client("cinder_client"),
+            barbican_client: self.client("barbican_client"),
+            magnum_client: self.client("magnum_client"),
+            octavia_client: self.client("octavia_client"),
             files: raw.files().map(PathBuf::from).collect(),
             raw,
             overrides: Vec::new(),

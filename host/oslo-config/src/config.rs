@@ -17,18 +17,21 @@ pub struct ValueError {
     pub key: Key,
     /// What is wrong; it quotes the value unless the option is secret.
     pub reason: String,
-    /// The file and line of the value; `None` for a default.
-    pub location: Option<(String, usize)>,
+    /// Where the value comes from; `None` for a default.
+    pub location: Option<Source>,
 }
 
 /// `invalid value for [group]/name: reason (file:line)`.
 impl fmt::Display for ValueError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "invalid value for {}: {}", self.key, self.reason)?;
-        if let Some((file, line)) = &self.location {
-            write!(f, " ({file}:{line})")?;
+        match &self.location {
+            None | Some(Source::Default) => Ok(()),
+            Some(Source::Environment { variable }) => {
+                write!(f, " (environment variable {variable})")
+            }
+            Some(source) => write!(f, " ({source})"),
         }
-        Ok(())
     }
 }
 
@@ -96,15 +99,29 @@ pub enum Source {
         /// The 1-based line.
         line: usize,
     },
+    /// An environment variable (`OS_<GROUP>__<NAME>`), which oslo.config
+    /// reads before the files.
+    Environment {
+        /// The variable.
+        variable: String,
+    },
 }
 
+/// `default`, `file:line` or `OS_GROUP__NAME`.
 impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Source::Default => f.write_str("default"),
             Source::File { file, line } => write!(f, "{file}:{line}"),
+            Source::Environment { variable } => f.write_str(variable),
         }
     }
+}
+
+/// The environment variable oslo.config reads for an option:
+/// `OS_<GROUP>__<NAME>`, upper-cased.
+pub fn environment_variable(group: &str, name: &str) -> String {
+    format!("OS_{}__{}", group.to_uppercase(), name.to_uppercase())
 }
 
 /// One assignment kept for resolution.
@@ -137,6 +154,8 @@ struct Resolved {
 pub struct Config {
     schema: Arc<Schema>,
     files: Vec<Parsed>,
+    /// By option index: the environment variable that sets it, and its value.
+    env: HashMap<usize, (String, String)>,
     resolved: Vec<Resolved>,
 }
 
@@ -152,6 +171,30 @@ impl Config {
         schema: Arc<Schema>,
         files: Vec<ini::File>,
     ) -> Result<(Config, Vec<Warning>), Vec<ValueError>> {
+        Config::from_sources(schema, files, std::iter::empty())
+    }
+
+    /// Like [`Config::from_files`], with environment variables: an
+    /// option's `OS_<GROUP>__<NAME>` variable (its current name only) wins
+    /// over the files, as in oslo.config. Other variables are ignored.
+    pub fn from_sources(
+        schema: Arc<Schema>,
+        files: Vec<ini::File>,
+        environment: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<(Config, Vec<Warning>), Vec<ValueError>> {
+        let vars: HashMap<String, String> = environment
+            .into_iter()
+            .filter(|(k, _)| k.starts_with("OS_"))
+            .collect();
+        let mut env = HashMap::new();
+        if !vars.is_empty() {
+            for (i, o) in schema.opts().iter().enumerate() {
+                let variable = environment_variable(&o.group, &o.name);
+                if let Some(v) = vars.get(&variable) {
+                    env.insert(i, (variable, v.clone()));
+                }
+            }
+        }
         let mut warnings = Vec::new();
         let mut seen_groups = HashSet::new();
         let mut parsed = Vec::with_capacity(files.len());
@@ -179,6 +222,7 @@ impl Config {
         let mut resolver = Resolver {
             schema: &schema,
             files: &parsed,
+            env: &env,
             done: vec![None; schema.opts().len()],
             busy: vec![false; schema.opts().len()],
         };
@@ -211,6 +255,7 @@ impl Config {
             Config {
                 schema,
                 files: parsed,
+                env,
                 resolved,
             },
             warnings,
@@ -247,24 +292,38 @@ impl Config {
     /// Deprecated names are followed. `None` when no file sets it.
     pub fn lookup(&self, group: &str, name: &str) -> Option<String> {
         let group = ini::normalize_group(group);
-        let names = self.names_of(&Key::new(group.clone(), name));
-        let (raw, _) = last_value(&self.files, &names)?;
+        let key = Key::new(group.clone(), name);
         let subst = Substitution {
             config: self,
             group: &group,
         };
+        if let Some((_, v)) = self.env_of(&key) {
+            return Some(subst.apply(v).unwrap_or_else(|| v.clone()));
+        }
+        let names = self.names_of(&key);
+        let (raw, _) = last_value(&self.files, &names)?;
         Some(subst.apply(&raw.value).unwrap_or_else(|| raw.value.clone()))
+    }
+
+    /// The environment variable setting the option `key` names, if any.
+    fn env_of(&self, key: &Key) -> Option<&(String, String)> {
+        let (i, _) = self.schema.resolve(key)?;
+        self.env.get(&i)
     }
 
     /// Every value the files set for `group`/`name`, in the order a
     /// multi-valued option sees them, substituted like [`Config::lookup`].
     pub fn lookup_all(&self, group: &str, name: &str) -> Vec<String> {
         let group = ini::normalize_group(group);
-        let names = self.names_of(&Key::new(group.clone(), name));
+        let key = Key::new(group.clone(), name);
         let subst = Substitution {
             config: self,
             group: &group,
         };
+        if let Some((_, v)) = self.env_of(&key) {
+            return vec![subst.apply(v).unwrap_or_else(|| v.clone())];
+        }
+        let names = self.names_of(&key);
         all_values(&self.files, &names)
             .into_iter()
             .map(|(a, _)| subst.apply(&a.value).unwrap_or_else(|| a.value.clone()))
@@ -444,6 +503,7 @@ impl Texts for &Config {
 struct Resolver<'a> {
     schema: &'a Schema,
     files: &'a [Parsed],
+    env: &'a HashMap<usize, (String, String)>,
     done: Vec<Option<Resolved>>,
     busy: Vec<bool>,
 }
@@ -491,7 +551,10 @@ impl<'a> Resolver<'a> {
             };
         }
         self.busy[i] = true;
-        let r = self.compute_unguarded(opt, key);
+        let r = match self.env.get(&i) {
+            Some((variable, value)) => self.environment_value(opt, key, variable, value),
+            None => self.compute_unguarded(opt, key),
+        };
         self.busy[i] = false;
         r
     }
@@ -520,7 +583,15 @@ impl<'a> Resolver<'a> {
                     }
                     Err(f) => {
                         return Resolved {
-                            value: Err(substitution_error(opt, key, f, Some((file, a.line)))),
+                            value: Err(substitution_error(
+                                opt,
+                                key,
+                                f,
+                                Some(Source::File {
+                                    file: file.to_owned(),
+                                    line: a.line,
+                                }),
+                            )),
                             source,
                             secret,
                         };
@@ -540,12 +611,12 @@ impl<'a> Resolver<'a> {
             file: file.to_owned(),
             line: a.line,
         };
-        let location = Some((file.to_owned(), a.line));
+        let location = Some(source.clone());
         let (text, secret) = match substitute(self, &a.value, &group) {
             Ok(t) => t,
             Err(f) => {
                 return Resolved {
-                    value: Err(substitution_error(opt, key, f, Some((file, a.line)))),
+                    value: Err(substitution_error(opt, key, f, location)),
                     source,
                     secret: opt.secret,
                 };
@@ -558,6 +629,45 @@ impl<'a> Resolver<'a> {
                 key,
                 reason,
                 location,
+            });
+        Resolved {
+            value,
+            source,
+            secret,
+        }
+    }
+
+    /// The value of an environment variable, substituted and converted like
+    /// a file value.
+    // Deviation: oslo.config turns a multi-valued option's variable into
+    // one item per character (it iterates the string); here it is one item.
+    fn environment_value(
+        &mut self,
+        opt: &'a Opt,
+        key: Key,
+        variable: &str,
+        value: &str,
+    ) -> Resolved {
+        let source = Source::Environment {
+            variable: variable.to_owned(),
+        };
+        let (text, secret) = match substitute(self, value, &opt.group) {
+            Ok(t) => t,
+            Err(f) => {
+                return Resolved {
+                    value: Err(substitution_error(opt, key, f, Some(source.clone()))),
+                    source,
+                    secret: opt.secret,
+                };
+            }
+        };
+        let value = opt
+            .ty
+            .convert(&text, opt.secret || secret)
+            .map_err(|reason| ValueError {
+                key,
+                reason,
+                location: Some(source.clone()),
             });
         Resolved {
             value,
@@ -602,12 +712,7 @@ impl<'a> Resolver<'a> {
 /// option's own error as is, else the template error — without the
 /// template when the option is secret, since the template is part of the
 /// secret.
-fn substitution_error(
-    opt: &Opt,
-    key: Key,
-    failure: Failure,
-    at: Option<(&str, usize)>,
-) -> ValueError {
+fn substitution_error(opt: &Opt, key: Key, failure: Failure, at: Option<Source>) -> ValueError {
     match failure {
         Failure::Value(e) => e,
         Failure::Template(reason) => ValueError {
@@ -618,7 +723,7 @@ fn substitution_error(
             } else {
                 reason
             },
-            location: at.map(|(f, l)| (f.to_owned(), l)),
+            location: at,
         },
     }
 }

@@ -203,6 +203,13 @@ impl fmt::Display for DatabaseUrlError {
     }
 }
 
+impl DatabaseUrlError {
+    /// The redacted URL and the reason.
+    pub(crate) fn parts(&self) -> (Option<&str>, &str) {
+        (self.redacted.as_deref(), &self.reason)
+    }
+}
+
 impl std::error::Error for DatabaseUrlError {}
 
 /// An SQLAlchemy URL split the way `sqlalchemy.engine.url._parse_url`'s
@@ -313,6 +320,12 @@ impl<'a> SqlaUrl<'a> {
     fn has_credentials(&self) -> bool {
         self.user.is_some_and(|u| !u.is_empty()) || self.password.is_some()
     }
+}
+
+/// The raw password of an SQLAlchemy URL, as the pattern splits it (for the
+/// fuzz target's leak check).
+pub(crate) fn raw_password(raw: &str) -> Option<&str> {
+    SqlaUrl::parse(raw).and_then(|m| m.password.map(|(p, _, _)| p))
 }
 
 /// Masks the password of an SQLAlchemy URL, so that even a URL we refuse can

@@ -86,8 +86,8 @@ impl ParseErrorKind {
 }
 
 /// A malformed line. Its message names the file and line and never repeats
-/// the line, which may be part of a secret (`password hunter2`, a continued
-/// PEM block) — except a section header, which is shown.
+/// any part of the line, which may be part of a secret (`password hunter2`,
+/// a continued PEM block).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseError {
     /// The file name given to [`parse`].
@@ -96,18 +96,11 @@ pub struct ParseError {
     pub line: usize,
     /// What is wrong.
     pub kind: ParseErrorKind,
-    /// The key of an assignment before any section, or the header of a
-    /// malformed section; `None` otherwise.
-    pub text: Option<String>,
 }
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {}", self.file, self.line, self.kind.message())?;
-        match &self.text {
-            Some(text) => write!(f, ": {text:?}"),
-            None => Ok(()),
-        }
+        write!(f, "{}:{}: {}", self.file, self.line, self.kind.message())
     }
 }
 
@@ -154,18 +147,17 @@ struct Pending {
 /// Parses one configuration file; `name` is used in error messages and
 /// recorded in the [`File`].
 pub fn parse(name: &str, data: &[u8]) -> Result<File, ParseError> {
-    let error = |line: usize, kind: ParseErrorKind, text: Option<String>| ParseError {
+    let error = |line: usize, kind: ParseErrorKind| ParseError {
         file: name.to_owned(),
         line,
         kind,
-        text,
     };
     let text = match std::str::from_utf8(data) {
         Ok(text) => text,
         Err(e) => {
             let before = &data[..e.valid_up_to()];
             let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
-            return Err(error(line, ParseErrorKind::InvalidUtf8, None));
+            return Err(error(line, ParseErrorKind::InvalidUtf8));
         }
     };
     let mut file = File {
@@ -179,7 +171,7 @@ pub fn parse(name: &str, data: &[u8]) -> Result<File, ParseError> {
             return Ok(());
         };
         let Some(section) = section else {
-            return Err(error(p.line, ParseErrorKind::NoSection, Some(p.key)));
+            return Err(error(p.line, ParseErrorKind::NoSection));
         };
         file.entries.push(Entry {
             section: section.clone(),
@@ -200,27 +192,19 @@ pub fn parse(name: &str, data: &[u8]) -> Result<File, ParseError> {
         if line.starts_with([' ', '\t']) {
             match pending.as_mut() {
                 Some(p) => p.value.push(python::lstrip(line).to_owned()),
-                None => return Err(error(lineno, ParseErrorKind::UnexpectedContinuation, None)),
+                None => return Err(error(lineno, ParseErrorKind::UnexpectedContinuation)),
             }
             continue;
         }
         flush(&mut pending, &section, &mut file)?;
         if line.starts_with('[') {
             if !line.ends_with(']') {
-                return Err(error(
-                    lineno,
-                    ParseErrorKind::UnclosedSection,
-                    Some(line.to_owned()),
-                ));
+                return Err(error(lineno, ParseErrorKind::UnclosedSection));
             }
             // Python's len() counts characters: "[]" is the only header
             // this short, as the line starts with '[' and ends with ']'.
             if line.len() <= 2 {
-                return Err(error(
-                    lineno,
-                    ParseErrorKind::EmptySectionName,
-                    Some(line.to_owned()),
-                ));
+                return Err(error(lineno, ParseErrorKind::EmptySectionName));
             }
             let name = &line[1..line.len() - 1];
             file.sections.push(name.to_owned());
@@ -229,10 +213,10 @@ pub fn parse(name: &str, data: &[u8]) -> Result<File, ParseError> {
             // A comment.
         } else {
             let Some((key, value)) = split_key_value(line) else {
-                return Err(error(lineno, ParseErrorKind::NoSeparator, None));
+                return Err(error(lineno, ParseErrorKind::NoSeparator));
             };
             if key.is_empty() {
-                return Err(error(lineno, ParseErrorKind::EmptyKey, None));
+                return Err(error(lineno, ParseErrorKind::EmptyKey));
             }
             pending = Some(Pending {
                 key: key.to_owned(),
@@ -436,9 +420,11 @@ mod tests {
             }
         }
         let e = parse("f.conf", b"[hunter").expect_err("unclosed");
+        assert_eq!(e.to_string(), "f.conf:1: invalid section (must end with ])");
+        let e = parse("f.conf", b"hunter2 = x\n").expect_err("no section");
         assert_eq!(
             e.to_string(),
-            "f.conf:1: invalid section (must end with ]): \"[hunter\""
+            "f.conf:1: section must be started before assignment"
         );
     }
 

@@ -13,7 +13,9 @@
 //!   `${group.name}` substitution with `$$` (or `\$`) for a literal dollar;
 //! - several `--config-file`s then `--config-dir`s (sorted `*.conf`), later
 //!   files winning, and **no `[DEFAULT]` fallback** for options of other
-//!   groups ([`load`]).
+//!   groups ([`load`]);
+//! - `OS_<GROUP>__<NAME>` environment variables winning over the files
+//!   ([`load_with_environment`]).
 //!
 //! Unlike oslo.config it validates every checked option at load time,
 //! returns [`Warning`]s for unknown groups and options, deprecated names and
@@ -35,18 +37,26 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#![warn(missing_docs)]
+
 mod config;
 pub mod database;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod ini;
 mod load;
+#[cfg(test)]
+mod proptests;
 mod python;
 pub mod sample;
 mod schema;
 mod secret;
 mod types;
 
-pub use config::{Config, EffectiveOption, MASK, Source, ValueError, Warning, WarningKind};
-pub use load::{LoadError, config_paths, load};
+pub use config::{
+    Config, EffectiveOption, MASK, Source, ValueError, Warning, WarningKind, environment_variable,
+};
+pub use load::{LoadError, config_paths, load, load_with_environment};
 pub use schema::{DuplicateOpt, Key, Opt, Schema};
 pub use secret::Secret;
 pub use types::{OptType, Value};

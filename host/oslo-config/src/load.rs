@@ -109,6 +109,18 @@ pub fn load(
     files: &[PathBuf],
     dirs: &[PathBuf],
 ) -> Result<(Config, Vec<Warning>), LoadError> {
+    load_with_environment(schema, files, dirs, std::iter::empty())
+}
+
+/// Like [`load`], with environment variables (`OS_<GROUP>__<NAME>`, which
+/// win over the files, as in oslo.config): pass `std::env::vars()` to read
+/// the process's.
+pub fn load_with_environment(
+    schema: Arc<Schema>,
+    files: &[PathBuf],
+    dirs: &[PathBuf],
+    environment: impl IntoIterator<Item = (String, String)>,
+) -> Result<(Config, Vec<Warning>), LoadError> {
     let mut parsed = Vec::new();
     for path in config_paths(files, dirs)? {
         let data = std::fs::read(&path).map_err(|source| {
@@ -124,5 +136,5 @@ pub fn load(
         let name = path.display().to_string();
         parsed.push(ini::parse(&name, &data).map_err(LoadError::Parse)?);
     }
-    Config::from_files(schema, parsed).map_err(LoadError::Invalid)
+    Config::from_sources(schema, parsed, environment).map_err(LoadError::Invalid)
 }

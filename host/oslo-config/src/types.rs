@@ -129,20 +129,33 @@ impl OptType {
                 }
                 Ok(Value::String(s.to_owned()))
             }
-            OptType::Integer { min, max } => convert_int(s, *min, *max, show),
-            OptType::Port => convert_int(s, Some(0), Some(65535), show),
+            OptType::Integer { min, max } => convert_int(s, *min, *max, secret),
+            OptType::Port => convert_int(s, Some(0), Some(65535), secret),
             OptType::Float { min, max } => {
                 if python::strip(s).is_empty() {
                     return Ok(Value::None);
                 }
                 let f = python::float(s).ok_or_else(|| format!("{} is not a number", show()))?;
+                let shown = || {
+                    if secret {
+                        "the value".to_owned()
+                    } else {
+                        python::float_str(f)
+                    }
+                };
                 if let Some(lo) = min.filter(|lo| f < *lo) {
-                    let (f, lo) = (python::float_str(f), bound_str(lo));
-                    return Err(format!("{f} is less than the minimum {lo}"));
+                    return Err(format!(
+                        "{} is less than the minimum {}",
+                        shown(),
+                        bound_str(lo)
+                    ));
                 }
                 if let Some(hi) = max.filter(|hi| f > *hi) {
-                    let (f, hi) = (python::float_str(f), bound_str(hi));
-                    return Err(format!("{f} is greater than the maximum {hi}"));
+                    return Err(format!(
+                        "{} is greater than the maximum {}",
+                        shown(),
+                        bound_str(hi)
+                    ));
                 }
                 Ok(Value::Float(f))
             }
@@ -205,34 +218,42 @@ fn bound_str(b: f64) -> String {
     }
 }
 
-fn convert_int(
-    s: &str,
-    min: Option<i64>,
-    max: Option<i64>,
-    show: impl Fn() -> String,
-) -> Result<Value, String> {
+fn convert_int(s: &str, min: Option<i64>, max: Option<i64>, secret: bool) -> Result<Value, String> {
     if python::strip(s).is_empty() {
         // oslo.config: an empty integer is none.
         return Ok(Value::None);
     }
+    let show = |text: &str| {
+        if secret {
+            "the value".to_owned()
+        } else {
+            text.to_owned()
+        }
+    };
     let n = match python::int(s) {
-        None => return Err(format!("{} is not an integer", show())),
+        None => return Err(format!("{} is not an integer", show(&format!("{s:?}")))),
         Some(python::PyInt::Small(n)) => n,
         Some(python::PyInt::Huge { negative }) => {
-            let shown = python::strip(s);
+            let shown = show(python::strip(s));
             return Err(match (negative, min, max) {
                 (false, _, Some(hi)) => format!("{shown} is greater than the maximum {hi}"),
                 (true, Some(lo), _) => format!("{shown} is less than the minimum {lo}"),
                 // Deviation: Python's integers have no bound; ours are 64-bit.
-                _ => format!("{} is outside the 64-bit integer range", show()),
+                _ => format!("{shown} is outside the 64-bit integer range"),
             });
         }
     };
     if let Some(lo) = min.filter(|lo| n < *lo) {
-        return Err(format!("{n} is less than the minimum {lo}"));
+        return Err(format!(
+            "{} is less than the minimum {lo}",
+            show(&n.to_string())
+        ));
     }
     if let Some(hi) = max.filter(|hi| n > *hi) {
-        return Err(format!("{n} is greater than the maximum {hi}"));
+        return Err(format!(
+            "{} is greater than the maximum {hi}",
+            show(&n.to_string())
+        ));
     }
     Ok(Value::Integer(n))
 }
@@ -684,6 +705,34 @@ mod tests {
         assert_eq!(
             Value::List(vec!["GET".into(), "it's".into()]).python_str(),
             "['GET', \"it's\"]"
+        );
+    }
+
+    #[test]
+    fn secret_numbers_stay_out_of_messages() {
+        let t = OptType::Integer {
+            min: Some(0),
+            max: Some(5),
+        };
+        assert_eq!(
+            t.convert("12345678", true),
+            Err("the value is greater than the maximum 5".into())
+        );
+        assert_eq!(
+            t.convert("x1234", true),
+            Err("the value is not an integer".into())
+        );
+        let t = OptType::Float {
+            min: Some(0.0),
+            max: Some(1.0),
+        };
+        assert_eq!(
+            t.convert("-4321.5", true),
+            Err("the value is less than the minimum 0".into())
+        );
+        assert_eq!(
+            OptType::Port.convert("99999999999999999999", true),
+            Err("the value is greater than the maximum 65535".into())
         );
     }
 

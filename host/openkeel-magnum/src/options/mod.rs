@@ -13,7 +13,21 @@
 //!
 //! Options that are not modelled as fields are still readable through
 //! [`Options::lookup`]; [`Options::effective`] lists the effective
-//! configuration with secrets masked (`config check`).
+//! configuration with secrets masked (`config check`). The option table
+//! also generates `config/magnum.conf.sample` ([`sample`]).
+//!
+//! # Deviations from oslo.config and Magnum
+//!
+//! `${DEFAULT.name}` names `[DEFAULT]` (oslo.config has no group called
+//! DEFAULT and fails). Unknown options and groups produce warnings, which
+//! oslo.config does not emit. Every modelled option is validated at load
+//! time. `[database]/connection` has no default (Magnum's is an SQLite file
+//! inside its Python package). `[DEFAULT]/auth_strategy` and `[capi]` are
+//! ours; `[healthcheck]` carries the settings Magnum puts in api-paste.ini,
+//! which is not read. Integers are 64-bit. An integer or float option with a
+//! default that a file sets to an empty value (oslo.config's none) reads as
+//! 0. Error messages never repeat a malformed line nor a secret option's
+//! value.
 
 mod known;
 mod schema;
@@ -76,9 +90,21 @@ impl std::error::Error for ConfigError {
 /// Reads the configuration files (in order) and then, for each directory of
 /// `config_dirs`, its `*.conf` files (hidden files excepted) in sorted
 /// order, the way oslo.config handles `--config-file` and `--config-dir`.
+/// As in oslo.config, an option's `OS_<GROUP>__<NAME>` environment variable
+/// (`OS_DATABASE__CONNECTION`) wins over the files.
 pub fn load(config_files: &[PathBuf], config_dirs: &[PathBuf]) -> Result<Loaded, ConfigError> {
+    load_with_environment(config_files, config_dirs, std::env::vars())
+}
+
+/// [`load`] with the given environment instead of the process's.
+pub fn load_with_environment(
+    config_files: &[PathBuf],
+    config_dirs: &[PathBuf],
+    environment: impl IntoIterator<Item = (String, String)>,
+) -> Result<Loaded, ConfigError> {
+    let schema = Arc::new(schema::schema());
     let (config, warnings) =
-        oslo_config::load(Arc::new(schema::schema()), config_files, config_dirs)
+        oslo_config::load_with_environment(schema, config_files, config_dirs, environment)
             .map_err(ConfigError)?;
     Ok(Loaded {
         options: Options::from_config(Arc::new(config)),
@@ -909,7 +935,10 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn client(&self, g: &str, tls: bool) -> Client {
+    fn client(&self, g: &str) -> Client {
+        let tls = schema::CLIENT_GROUPS
+            .iter()
+            .any(|&(group, tls)| group == g && tls);
         let (ca_file, cert_file, key_file, insecure) = if tls {
             (
                 self.opt_string(g, "ca_file"),
@@ -938,20 +967,6 @@ impl<'a> Reader<'a> {
     }
 
     fn options(&self, raw: Arc<Config>) -> Options {
-        let clients: Vec<Client> = schema::CLIENT_GROUPS
-            .iter()
-            .map(|&(g, tls)| self.client(g, tls))
-            .collect();
-        let [
-            glance_client,
-            nova_client,
-            neutron_client,
-            cinder_client,
-            barbican_client,
-            magnum_client,
-            octavia_client,
-        ] = <[Client; 7]>::try_from(clients)
-            .unwrap_or_else(|_| unreachable!("seven client groups"));
         Options {
             default: DefaultGroup {
                 debug: self.bool("DEFAULT", "debug"),
@@ -1136,13 +1151,13 @@ impl<'a> Reader<'a> {
                 app_credential_roles: self.list("capi", "app_credential_roles"),
                 addons_manifests_dir: self.string("capi", "addons_manifests_dir"),
             },
-            glance_client,
-            nova_client,
-            neutron_client,
-            cinder_client,
-            barbican_client,
-            magnum_client,
-            octavia_client,
+            glance_client: self.client("glance_client"),
+            nova_client: self.client("nova_client"),
+            neutron_client: self.client("neutron_client"),
+            cinder_client: self.client("cinder_client"),
+            barbican_client: self.client("barbican_client"),
+            magnum_client: self.client("magnum_client"),
+            octavia_client: self.client("octavia_client"),
             files: raw.files().map(PathBuf::from).collect(),
             raw,
             overrides: Vec::new(),

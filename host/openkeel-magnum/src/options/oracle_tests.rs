@@ -409,18 +409,47 @@ fn json_of(v: &Value) -> Json {
     }
 }
 
+/// A generated case: its files and environment variables.
+type Case = (Vec<PathBuf>, Vec<(String, String)>);
+
 /// Each option (`group/name`) with its value or error.
 type Answers = Vec<(String, Result<Json, String>)>;
 
+/// Environment variables for a case: usually none, else one to three
+/// `OS_<GROUP>__<NAME>` of the grammar's keys (multi-valued options
+/// excepted: oslo.config splits their variable into characters).
+fn environment(rng: &mut Rng) -> Vec<(String, String)> {
+    if rng.below(3) > 0 {
+        return Vec::new();
+    }
+    let mut out: Vec<(String, String)> = Vec::new();
+    for _ in 0..1 + rng.below(3) {
+        let section = rng.pick(SECTIONS);
+        let key = rng.pick(keys_of(section));
+        if matches!(key, "policy_dirs" | "multi" | "multi_old" | "oracle_multi") {
+            continue;
+        }
+        let var = oslo_config::environment_variable(section, key);
+        if !out.iter().any(|(v, _)| *v == var) {
+            out.push((var, rng.pick(VALUES).to_owned()));
+        }
+    }
+    out
+}
+
 /// Our answer for one case: a parse error, or each option's value or error.
-fn ours(schema: &Arc<Schema>, paths: &[PathBuf]) -> Result<Answers, String> {
+fn ours(
+    schema: &Arc<Schema>,
+    paths: &[PathBuf],
+    env: &[(String, String)],
+) -> Result<Answers, String> {
     let mut files = Vec::new();
     for p in paths {
         let data = std::fs::read(p).map_err(|e| e.to_string())?;
         files.push(ini::parse(&p.display().to_string(), &data).map_err(|e| e.to_string())?);
     }
-    let (config, _) =
-        Config::from_files(Arc::clone(schema), files).map_err(|e| format!("{}", e[0]))?;
+    let (config, _) = Config::from_sources(Arc::clone(schema), files, env.iter().cloned())
+        .map_err(|e| format!("{}", e[0]))?;
     Ok(schema
         .opts()
         .iter()
@@ -496,7 +525,7 @@ fn oslo_config_agrees() {
     let n = env_number("OPENKEEL_ORACLE_CASES", 300) as usize;
     let mut rng = Rng(env_number("OPENKEEL_ORACLE_SEED", 1));
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
-    let mut cases: Vec<Vec<PathBuf>> = Vec::with_capacity(n);
+    let mut cases: Vec<Case> = Vec::with_capacity(n);
     for i in 0..n {
         let mut files = Vec::new();
         for j in 0..1 + rng.below(2) {
@@ -504,12 +533,15 @@ fn oslo_config_agrees() {
             std::fs::write(&p, case(&mut rng)).unwrap_or_else(|e| panic!("write: {e}"));
             files.push(p);
         }
-        cases.push(files);
+        cases.push((files, environment(&mut rng)));
     }
     let schema = Arc::new(oracle_schema());
     let input = json!({
         "opts": schema_json(&schema),
-        "cases": cases.iter().map(|f| json!({"files": f})).collect::<Vec<_>>(),
+        "cases": cases
+            .iter()
+            .map(|(f, env)| json!({"files": f, "env": env.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>()}))
+            .collect::<Vec<_>>(),
     });
     let results = run_oracle(&python, &input);
     let results = results
@@ -518,8 +550,8 @@ fn oslo_config_agrees() {
     assert_eq!(results.len(), n, "oracle answered {} cases", results.len());
 
     let (mut failures, mut compared, mut parse_errors, mut value_errors) = (Vec::new(), 0, 0, 0);
-    for (i, (res, files)) in results.iter().zip(&cases).enumerate() {
-        let content: String = files
+    for (i, (res, (files, env))) in results.iter().zip(&cases).enumerate() {
+        let mut content: String = files
             .iter()
             .map(|p| {
                 format!(
@@ -529,6 +561,7 @@ fn oslo_config_agrees() {
                 )
             })
             .collect();
+        content.push_str(&format!("--- environment {env:?}\n"));
         let mut report = |what: String| {
             if failures.len() < 20 {
                 failures.push(format!("case {i}: {what}\n{content}"));
@@ -537,7 +570,7 @@ fn oslo_config_agrees() {
             }
         };
         let oslo_parse = res.get("parse_error").and_then(Json::as_str);
-        let got = ours(&schema, files);
+        let got = ours(&schema, files, env);
         match (oslo_parse, &got) {
             (Some(_), Err(_)) => {
                 parse_errors += 1;

@@ -207,7 +207,7 @@ fn reference_sample_defaults() {
     );
 
     // The sample itself loads cleanly: every line is a comment or a header.
-    let loaded = super::load(std::slice::from_ref(&path), &[])
+    let loaded = super::load_with_environment(std::slice::from_ref(&path), &[], [])
         .unwrap_or_else(|e| panic!("loading the sample: {e}"));
     assert!(
         loaded.warnings.is_empty(),

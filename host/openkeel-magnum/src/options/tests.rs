@@ -455,7 +455,7 @@ fn files_and_dirs() {
     write(&d, "ignored.conf.bak", "[api]\nport = 98\n");
     std::fs::create_dir(d.join("sub.conf")).unwrap_or_else(|e| panic!("mkdir: {e}"));
 
-    let o = load(&[a.clone(), b.clone()], &[])
+    let o = load_with_environment(&[a.clone(), b.clone()], &[], [])
         .unwrap_or_else(|e| panic!("{e}"))
         .options;
     assert_eq!(
@@ -470,7 +470,7 @@ fn files_and_dirs() {
     );
     assert_eq!(o.files, [a.clone(), b.clone()]);
 
-    let o = load(&[a, b], std::slice::from_ref(&d))
+    let o = load_with_environment(&[a, b], std::slice::from_ref(&d), [])
         .unwrap_or_else(|e| panic!("{e}"))
         .options;
     assert_eq!(
@@ -491,19 +491,19 @@ fn load_errors() {
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
     let dir = tmp.path();
     let missing = dir.join("missing.conf");
-    let e = load(std::slice::from_ref(&missing), &[])
+    let e = load_with_environment(std::slice::from_ref(&missing), &[], [])
         .err()
         .map(|e| e.to_string())
         .unwrap_or_default();
     assert_eq!(e, format!("config file {}: not found", missing.display()));
     let nodir = dir.join("nodir");
-    let e = load(&[], std::slice::from_ref(&nodir))
+    let e = load_with_environment(&[], std::slice::from_ref(&nodir), [])
         .err()
         .map(|e| e.to_string())
         .unwrap_or_default();
     assert_eq!(e, format!("config dir {}: not found", nodir.display()));
     let bad = write(dir, "bad.conf", "[api]\nport = 1\nnot an option\n");
-    let e = load(std::slice::from_ref(&bad), &[])
+    let e = load_with_environment(std::slice::from_ref(&bad), &[], [])
         .err()
         .map(|e| e.to_string())
         .unwrap_or_default();
@@ -512,7 +512,7 @@ fn load_errors() {
         format!("{}:3: no ':' or '=' found in assignment", bad.display())
     );
     let secret = write(dir, "secret.conf", "[keystone_auth]\npassword hunter2\n");
-    let e = load(&[secret], &[])
+    let e = load_with_environment(&[secret], &[], [])
         .err()
         .map(|e| e.to_string())
         .unwrap_or_default();
@@ -802,4 +802,74 @@ fn empty_integer_with_default_is_zero() {
     let o = ok("[api]\nmax_limit =\n[oslo_policy]\nremote_timeout =\n").options;
     assert_eq!(o.api.max_limit, 0);
     assert_eq!(o.oslo_policy.remote_timeout, 0.0);
+}
+
+/// oslo.config reads `OS_<GROUP>__<NAME>` before the files.
+#[test]
+fn environment_variables_win_over_files() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let conf = write(
+        tmp.path(),
+        "m.conf",
+        "[api]\nport = 1\n[database]\nconnection = sqlite://\n",
+    );
+    let env = |pairs: &[(&str, &str)]| {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect::<Vec<_>>()
+    };
+    let loaded = load_with_environment(
+        std::slice::from_ref(&conf),
+        &[],
+        env(&[
+            ("OS_API__PORT", "8080"),
+            ("OS_DATABASE__CONNECTION", "mysql://u:hunter2@h/db"),
+            ("OS_DEFAULT__HOST", "node-${api.max_limit}"),
+            (
+                "OS_KEYSTONE_AUTH__TENANT_NAME",
+                "deprecated names are not read",
+            ),
+            ("OS_NOSUCH__X", "ignored"),
+            ("PATH", "/bin"),
+        ]),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let o = &loaded.options;
+    assert_eq!(o.api.port, 8080);
+    assert_eq!(
+        secret(&o.database.connection),
+        Some("mysql://u:hunter2@h/db")
+    );
+    assert_eq!(
+        o.default.host.as_deref(),
+        Some("node-1000"),
+        "substituted like a file value"
+    );
+    assert_eq!(o.keystone_auth.credentials.project_name, None);
+    assert!(loaded.warnings.is_empty());
+    assert_eq!(o.lookup("api", "port").as_deref(), Some("8080"));
+    let rows = o.effective();
+    let row = rows
+        .iter()
+        .find(|r| r.group == "api" && r.name == "port")
+        .cloned();
+    assert_eq!(row.map(|r| r.source), Some("OS_API__PORT".to_owned()));
+    let e = load_with_environment(
+        &[],
+        &[],
+        env(&[
+            ("OS_API__PORT", "x"),
+            ("OS_KEYSTONE_AUTH__PASSWORD", "${hunter2}"),
+        ]),
+    )
+    .err()
+    .map(|e| e.to_string())
+    .unwrap_or_default();
+    assert_eq!(
+        e,
+        "invalid value for [api]/port: \"x\" is not an integer (environment variable OS_API__PORT); \
+         invalid value for [keystone_auth]/password: template substitution error in a secret value \
+         (write $$ for a literal $) (environment variable OS_KEYSTONE_AUTH__PASSWORD)"
+    );
 }

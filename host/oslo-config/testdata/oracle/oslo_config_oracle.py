@@ -1,11 +1,13 @@
 """Reads option definitions and test cases as JSON on stdin, loads each case's
 files with oslo.config and prints every option's value or error as JSON.
 
-Input: {"opts": [...], "cases": [{"files": [...]}]} for option values, or
-{"parse": [paths]} for the parser alone."""
+Input: {"opts": [...], "cases": [{"files": [...], "env": {...}}]} for option
+values (env: the environment variables of the case), or {"parse": [paths]}
+for the parser alone."""
 
 import json
 import math
+import os
 import sys
 
 from oslo_config import cfg
@@ -91,32 +93,42 @@ def main():
         return
     results = []
     for case in spec["cases"]:
-        conf = cfg.ConfigOpts()
-        for o in spec["opts"]:
-            group = None if o["group"] == "DEFAULT" else o["group"]
-            conf.register_opt(make_opt(o), group=group)
-        args = []
-        for f in case["files"]:
-            args += ["--config-file", f]
+        env = case.get("env") or {}
+        os.environ.update(env)
         try:
-            conf(args=args, project="oracle", default_config_files=[],
-                 default_config_dirs=[])
-        except Exception as e:  # noqa: BLE001 - any failure is the answer
-            results.append({"parse_error": "%s: %s" % (type(e).__name__, e)})
-            continue
-        values = {}
-        for o in spec["opts"]:
-            key = o["group"] + "/" + o["name"]
-            try:
-                if o["group"] == "DEFAULT":
-                    v = conf[o["name"]]
-                else:
-                    v = conf[o["group"]][o["name"]]
-                values[key] = {"value": plain(v)}
-            except Exception as e:  # noqa: BLE001
-                values[key] = {"error": "%s: %s" % (type(e).__name__, e)}
-        results.append({"values": values})
+            results.append(run_case(spec, case))
+        finally:
+            for k in env:
+                del os.environ[k]
     json.dump(results, sys.stdout)
+
+
+def run_case(spec, case):
+    """Loads one case's files; returns every option's value or error."""
+    conf = cfg.ConfigOpts()
+    for o in spec["opts"]:
+        group = None if o["group"] == "DEFAULT" else o["group"]
+        conf.register_opt(make_opt(o), group=group)
+    args = []
+    for f in case["files"]:
+        args += ["--config-file", f]
+    try:
+        conf(args=args, project="oracle", default_config_files=[],
+             default_config_dirs=[])
+    except Exception as e:  # noqa: BLE001 - any failure is the answer
+        return {"parse_error": "%s: %s" % (type(e).__name__, e)}
+    values = {}
+    for o in spec["opts"]:
+        key = o["group"] + "/" + o["name"]
+        try:
+            if o["group"] == "DEFAULT":
+                v = conf[o["name"]]
+            else:
+                v = conf[o["group"]][o["name"]]
+            values[key] = {"value": plain(v)}
+        except Exception as e:  # noqa: BLE001
+            values[key] = {"error": "%s: %s" % (type(e).__name__, e)}
+    return {"values": values}
 
 
 if __name__ == "__main__":

@@ -1,23 +1,20 @@
 #!/usr/bin/env bash
-# Runs every fuzz target of the project for FUZZTIME each (default 5m), one
-# after the other, starting from the seed corpora under testdata/fuzz/. Not
-# part of every CI run: a benchmark job (or a developer) runs it.
-#   FUZZTIME=30s scripts/fuzz.sh                 # all targets
-#   scripts/fuzz.sh ./internal/certs FuzzSignCSR # one target
+# Runs every cargo-fuzz target of fuzz/ for FUZZ_SECONDS each (default 120),
+# one after the other, starting from its seed corpus fuzz/corpus/seed-<target>/
+# (the seeds also run as ordinary tests in `cargo test`). Needs a nightly
+# toolchain and cargo-fuzz (`rustup toolchain install nightly`,
+# `cargo install cargo-fuzz --locked`).
+#   scripts/fuzz.sh                       # every target
+#   FUZZ_SECONDS=30 scripts/fuzz.sh ini   # one target
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-FUZZTIME=${FUZZTIME:-5m}
-run() {
-  echo "=== $1 $2 for $FUZZTIME"
-  go test -run '^$' -fuzz "^$2\$" -fuzztime "$FUZZTIME" "$1"
-}
-if [[ $# -eq 2 ]]; then
-  run "$1" "$2"
-  exit 0
+cd "$(dirname "${BASH_SOURCE[0]}")/../fuzz"
+seconds=${FUZZ_SECONDS:-120}
+targets=("$@")
+if [[ ${#targets[@]} -eq 0 ]]; then
+  mapfile -t targets < <(cargo +nightly fuzz list)
 fi
-for pkg in $(go list ./...); do
-  dir=./${pkg#github.com/openkeel/openkeel-magnum/}
-  for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do
-    run "$dir" "$target"
-  done
+for t in "${targets[@]}"; do
+  echo "=== $t for ${seconds}s"
+  mkdir -p "corpus/$t"
+  cargo +nightly fuzz run "$t" "corpus/$t" "corpus/seed-$t" -- -max_total_time="$seconds"
 done

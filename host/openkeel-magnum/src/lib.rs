@@ -4,6 +4,7 @@
 //! the use cases, which read and write the database and call drivers.
 
 pub mod api;
+pub mod certs;
 
 #[cfg(test)]
 pub(crate) mod testing;

@@ -2,12 +2,14 @@
 //!
 //! The modules follow a request: [`api`] (HTTP pipeline and handlers)
 //! authenticates the caller ([`auth`]), checks [`policy`] and calls the use
-//! cases, which read and write the database ([`db`]) and call drivers.
-//! [`options`] is the configuration every part is given.
+//! cases ([`conductor`]), which read and write the database ([`db`]), make
+//! certificates ([`certs`]) and call drivers. [`app`] wires them from the
+//! [`options`]; [`cli`] is the command line.
 
 pub mod api;
 pub mod app;
 pub mod auth;
+pub mod certs;
 pub mod cli;
 pub mod conductor;
 pub mod db;

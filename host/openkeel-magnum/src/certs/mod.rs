@@ -1,0 +1,24 @@
+//! Cluster certificates: what Magnum's cert manager does for the conductor
+//! and `POST /v1/certificates`.
+//!
+//! The certificates themselves (the three CAs and the admin certificate,
+//! CSR signing with the `[x509]` filters, encrypted PKCS#8 keys) are pure
+//! computation in the `magnum-x509` crate, re-exported here; this module adds
+//! where they are kept ([`Store`], `[certificates]/cert_manager_type`) and
+//! the low-priority thread that generates keys ([`KeyGenerator`]).
+
+mod keygen;
+mod store;
+
+pub use keygen::{KeyGenError, KeyGenerator, LOW_PRIORITY_NICE};
+pub use magnum_x509::{
+    ADMIN_COMMON_NAME, ADMIN_ORGANIZATION, CaKind, CertificateAuthority, ClusterCertificates,
+    GenerateError, KeyError, KeyPair, SignError, X509Options, decrypt_pkcs8_pem, encrypt_pkcs8_pem,
+    generate_ca, generate_client_cert, generate_cluster_certificates,
+    generate_cluster_certificates_until, generate_passphrase, issuer_name, options, sign_csr,
+    sign_csr_with_key_pair, wall_clock,
+};
+pub use store::{
+    CLIENT_CERT_NAME, KeyPairRows, MemoryKeyPairRows, Owner, RowsError, Store, StoreError,
+    StoreType, StoreTypeError, X509KeyPairStore,
+};

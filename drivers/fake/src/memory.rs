@@ -1,0 +1,164 @@
+//! What the driver remembers between calls, kept in the host's per-cluster
+//! `state` store (a fresh instance per call keeps nothing): the pending
+//! operation, the node membership of each nodegroup and the count of
+//! credential rotations. Everything here can be lost (a restart, another
+//! process): the poll then recovers from the rows.
+
+use openkeel_magnum_driver::{Cluster, Nodegroup, StringMap, state};
+
+use crate::nodes::recover_indices;
+
+/// The last operation started on a cluster.
+pub struct Operation {
+    pub kind: String,
+    /// UTC microseconds.
+    pub start: i64,
+    /// The nodegroups it targets; empty: all the nodegroups in progress.
+    pub targets: Vec<String>,
+    /// The `fake_fail` and `fake_fail_reason` labels of the targeted
+    /// nodegroup, for nodegroup operations on a nodegroup with labels.
+    pub fail_labels: Option<StringMap>,
+}
+
+const OP_KIND: &str = "op/kind";
+const OP_START: &str = "op/start";
+const OP_TARGETS: &str = "op/targets";
+const OP_FAIL: &str = "op/fake_fail";
+const OP_FAIL_REASON: &str = "op/fake_fail_reason";
+const OP_HAS_LABELS: &str = "op/labels";
+const CREDENTIAL_ROTATIONS: &str = "credential_rotations";
+
+/// Records a new operation, replacing one that has not completed yet.
+pub fn start(op: &Operation) {
+    clear_operation();
+    set(OP_KIND, &op.kind);
+    set(OP_START, &op.start.to_string());
+    set(OP_TARGETS, &op.targets.join(","));
+    if let Some(labels) = &op.fail_labels {
+        set(OP_HAS_LABELS, "1");
+        for (k, v) in labels {
+            match k.as_str() {
+                crate::LABEL_FAIL => set(OP_FAIL, v),
+                crate::LABEL_FAIL_REASON => set(OP_FAIL_REASON, v),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The pending operation, when this process remembers one.
+pub fn operation() -> Option<Operation> {
+    let kind = state::get(OP_KIND)?;
+    let start = state::get(OP_START)?.parse().ok()?;
+    let targets = state::get(OP_TARGETS)
+        .unwrap_or_default()
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    let fail_labels = state::get(OP_HAS_LABELS).map(|_| {
+        let mut labels = StringMap::new();
+        if let Some(v) = state::get(OP_FAIL) {
+            labels.push((crate::LABEL_FAIL.to_string(), v));
+        }
+        if let Some(v) = state::get(OP_FAIL_REASON) {
+            labels.push((crate::LABEL_FAIL_REASON.to_string(), v));
+        }
+        labels
+    });
+    Some(Operation {
+        kind,
+        start,
+        targets,
+        fail_labels,
+    })
+}
+
+/// Forgets the pending operation.
+pub fn clear_operation() {
+    for key in [
+        OP_KIND,
+        OP_START,
+        OP_TARGETS,
+        OP_FAIL,
+        OP_FAIL_REASON,
+        OP_HAS_LABELS,
+    ] {
+        state::remove(key);
+    }
+}
+
+/// The node indices of a nodegroup and the next unused index.
+pub struct Membership {
+    pub indices: Vec<i32>,
+    pub next: i32,
+}
+
+fn nodes_key(ng_uuid: &str) -> String {
+    format!("nodes/{ng_uuid}")
+}
+
+/// The membership of a nodegroup, recovered from the row (and remembered)
+/// when the driver has no record.
+pub fn membership(cl: &Cluster, ng: &Nodegroup) -> Membership {
+    if let Some(m) = state::get(&nodes_key(&ng.uuid)).and_then(|v| parse_membership(&v)) {
+        return m;
+    }
+    let indices = recover_indices(cl, ng);
+    let next = indices.last().map_or(0, |i| i + 1);
+    let m = Membership { indices, next };
+    save_membership(&ng.uuid, &m);
+    m
+}
+
+fn parse_membership(v: &str) -> Option<Membership> {
+    let (next, rest) = v.split_once(';')?;
+    let indices = rest
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(str::parse)
+        .collect::<Result<Vec<i32>, _>>()
+        .ok()?;
+    Some(Membership {
+        indices,
+        next: next.parse().ok()?,
+    })
+}
+
+/// Remembers the membership of a nodegroup.
+pub fn save_membership(ng_uuid: &str, m: &Membership) {
+    let list: Vec<String> = m.indices.iter().map(i32::to_string).collect();
+    set(
+        &nodes_key(ng_uuid),
+        &format!("{};{}", m.next, list.join(",")),
+    );
+}
+
+/// Forgets the membership of a nodegroup.
+pub fn forget_membership(ng_uuid: &str) {
+    state::remove(&nodes_key(ng_uuid));
+}
+
+/// Counts one credential rotation.
+pub fn count_credential_rotation() {
+    let n: u64 = state::get(CREDENTIAL_ROTATIONS)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    set(CREDENTIAL_ROTATIONS, &(n + 1).to_string());
+}
+
+/// Forgets everything about the cluster.
+pub fn forget() {
+    state::clear();
+}
+
+/// Sets a key. A refusal (the store is full) only costs the driver its
+/// memory: the poll recovers from the rows, so it is logged and ignored.
+fn set(key: &str, value: &str) {
+    if let Err(e) = state::set(key, value) {
+        openkeel_magnum_driver::log(
+            openkeel_magnum_driver::log::Level::Warn,
+            &format!("fake driver: cannot remember {key}: {e:?}"),
+        );
+    }
+}

@@ -35,6 +35,8 @@ fn main() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
 
     let mut cmd = Command::new(cargo);
+    // From the guest workspace, so that its .cargo/config.toml applies.
+    cmd.current_dir(root.join("drivers"));
     cmd.arg("build")
         .arg("--release")
         .arg("--target")

@@ -142,8 +142,8 @@ fn default_worker(ngs: &[Nodegroup]) -> Option<&Nodegroup> {
         .find(|ng| ng.is_default == Some(true) && ng.role.as_deref() != Some(ROLE_MASTER))
 }
 
-fn start(cluster_uuid: &str, kind: &str, targets: Vec<String>, labels: Option<&StringMap>) {
-    let _ = cluster_uuid;
+/// Records the operation just started on the call's cluster.
+fn start(kind: &str, targets: Vec<String>, labels: Option<&StringMap>) {
     memory::start(&Operation {
         kind: kind.to_string(),
         start: now_micros(),
@@ -180,7 +180,7 @@ fn resize(
     let (indices, next) = resize_indices(&st.cluster, &ng, &m.indices, m.next, count, to_remove);
     m = Membership { indices, next };
     memory::save_membership(&ng.uuid, &m);
-    start(&cl.uuid, kind, vec![ng.uuid.clone()], None);
+    start(kind, vec![ng.uuid.clone()], None);
     Update {
         cluster: Some(cl),
         nodegroups: vec![ng],
@@ -192,7 +192,7 @@ fn nodegroup_op(st: &ClusterState, ng: Nodegroup, kind: &str) -> Update {
     let mut cl = st.cluster.clone();
     cl.status = Some(Status::UpdateInProgress);
     cl.status_reason = None;
-    start(&cl.uuid, kind, vec![ng.uuid.clone()], ng.labels.as_ref());
+    start(kind, vec![ng.uuid.clone()], ng.labels.as_ref());
     Update {
         cluster: Some(cl),
         nodegroups: vec![ng],
@@ -279,7 +279,7 @@ impl LifecycleGuest for Fake {
             );
             nodegroups.push(ng);
         }
-        start(&cl.uuid, OP_CREATE, vec![], None);
+        start(OP_CREATE, vec![], None);
         Ok(Update {
             cluster: Some(cl),
             nodegroups,
@@ -305,7 +305,7 @@ impl LifecycleGuest for Fake {
         let mut cl = st.cluster;
         cl.status = Some(Status::DeleteInProgress);
         cl.status_reason = None;
-        start(&cl.uuid, OP_DELETE, vec![], None);
+        start(OP_DELETE, vec![], None);
         Ok(Update {
             cluster: Some(cl),
             nodegroups: vec![],
@@ -377,7 +377,7 @@ impl LifecycleGuest for Fake {
             targets.push(ng.uuid.clone());
             nodegroups.push(ng);
         }
-        start(&cl.uuid, OP_UPGRADE, targets, None);
+        start(OP_UPGRADE, targets, None);
         Ok(Update {
             cluster: Some(cl),
             nodegroups,
@@ -433,7 +433,7 @@ impl LifecycleGuest for Fake {
         let mut cl = st.cluster;
         cl.status = Some(Status::UpdateInProgress);
         cl.status_reason = None;
-        start(&cl.uuid, OP_ROTATE_CA, vec![], None);
+        start(OP_ROTATE_CA, vec![], None);
         Ok(Update {
             cluster: Some(cl),
             nodegroups: vec![],

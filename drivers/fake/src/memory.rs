@@ -20,72 +20,71 @@ pub struct Operation {
     pub fail_labels: Option<StringMap>,
 }
 
-const OP_KIND: &str = "op/kind";
-const OP_START: &str = "op/start";
-const OP_TARGETS: &str = "op/targets";
-const OP_FAIL: &str = "op/fake_fail";
-const OP_FAIL_REASON: &str = "op/fake_fail_reason";
-const OP_HAS_LABELS: &str = "op/labels";
+/// The pending operation is one key, so that starting one is one host call.
+const OP: &str = "op";
 const CREDENTIAL_ROTATIONS: &str = "credential_rotations";
+/// Separates the fields of the operation's value.
+const SEP: char = '\u{1f}';
+
+fn opt_field(v: Option<&String>) -> String {
+    match v {
+        Some(v) => format!("+{v}"),
+        None => "-".to_string(),
+    }
+}
+
+fn parse_opt_field(v: &str) -> Option<String> {
+    v.strip_prefix('+').map(str::to_string)
+}
 
 /// Records a new operation, replacing one that has not completed yet.
 pub fn start(op: &Operation) {
-    clear_operation();
-    set(OP_KIND, &op.kind);
-    set(OP_START, &op.start.to_string());
-    set(OP_TARGETS, &op.targets.join(","));
-    if let Some(labels) = &op.fail_labels {
-        set(OP_HAS_LABELS, "1");
-        for (k, v) in labels {
-            match k.as_str() {
-                crate::LABEL_FAIL => set(OP_FAIL, v),
-                crate::LABEL_FAIL_REASON => set(OP_FAIL_REASON, v),
-                _ => {}
-            }
-        }
-    }
+    let labels = op.fail_labels.as_ref();
+    let get = |key: &str| labels.and_then(|l| l.iter().find(|(k, _)| k == key).map(|(_, v)| v));
+    let value = [
+        op.kind.clone(),
+        op.start.to_string(),
+        op.targets.join(","),
+        if labels.is_some() { "1" } else { "0" }.to_string(),
+        opt_field(get(crate::LABEL_FAIL)),
+        opt_field(get(crate::LABEL_FAIL_REASON)),
+    ]
+    .join(&SEP.to_string());
+    set(OP, &value);
 }
 
 /// The pending operation, when this process remembers one.
 pub fn operation() -> Option<Operation> {
-    let kind = state::get(OP_KIND)?;
-    let start = state::get(OP_START)?.parse().ok()?;
-    let targets = state::get(OP_TARGETS)
-        .unwrap_or_default()
-        .split(',')
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect();
-    let fail_labels = state::get(OP_HAS_LABELS).map(|_| {
+    let value = state::get(OP)?;
+    let f: Vec<&str> = value.split(SEP).collect();
+    let [kind, start, targets, has_labels, fail, reason] = f.as_slice() else {
+        return None;
+    };
+    let fail_labels = (*has_labels == "1").then(|| {
         let mut labels = StringMap::new();
-        if let Some(v) = state::get(OP_FAIL) {
+        if let Some(v) = parse_opt_field(fail) {
             labels.push((crate::LABEL_FAIL.to_string(), v));
         }
-        if let Some(v) = state::get(OP_FAIL_REASON) {
+        if let Some(v) = parse_opt_field(reason) {
             labels.push((crate::LABEL_FAIL_REASON.to_string(), v));
         }
         labels
     });
     Some(Operation {
-        kind,
-        start,
-        targets,
+        kind: kind.to_string(),
+        start: start.parse().ok()?,
+        targets: targets
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect(),
         fail_labels,
     })
 }
 
 /// Forgets the pending operation.
 pub fn clear_operation() {
-    for key in [
-        OP_KIND,
-        OP_START,
-        OP_TARGETS,
-        OP_FAIL,
-        OP_FAIL_REASON,
-        OP_HAS_LABELS,
-    ] {
-        state::remove(key);
-    }
+    state::remove(OP);
 }
 
 /// The node indices of a nodegroup and the next unused index.

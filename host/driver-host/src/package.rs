@@ -10,13 +10,13 @@ use std::time::Instant;
 use magnum_domain::MagnumError;
 use magnum_domain::models::Cluster;
 use semver::Version;
-use wasmtime::component::Component;
+use wasmtime::component::{Component, ComponentExportIndex, Instance, InstancePre};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
 use crate::access::Credentials;
+use crate::bindings::v1::ClusterDriverPre;
 use crate::bindings::v1::exports::openkeel::magnum_driver::{driver as wd, lifecycle as wl};
 use crate::bindings::v1::openkeel::magnum_driver::types as wt;
-use crate::bindings::v1::{ClusterDriver, ClusterDriverPre};
 use crate::breaker::{Breaker, BreakerSettings, Health};
 use crate::capabilities::{Capabilities, capability_of_interface, grants_interface};
 use crate::convert::{self, Budget, Refused};
@@ -105,7 +105,8 @@ pub(crate) struct Package {
     pub(crate) wit_version: Version,
     pub(crate) world: World,
     pub(crate) entry_points: Vec<EntryPointInfo>,
-    pre: ClusterDriverPre<CallState>,
+    pre: InstancePre<CallState>,
+    exports: Exports,
     engine: wasmtime::Engine,
     breaker: Breaker,
 }
@@ -159,7 +160,9 @@ impl Request {
     }
 }
 
-/// What the component answered, in WIT form.
+/// What the component answered, in WIT form. Built once per call and
+/// consumed at once, so its size does not matter.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Response {
     Describe(Vec<wd::EntryPoint>),
     Unit(Result<(), wt::DriverError>),
@@ -167,65 +170,189 @@ pub(crate) enum Response {
     Watches(Vec<wt::Selector>),
 }
 
+/// The export indices of the contract's functions in one component, found
+/// once at load: a call looks up and type-checks only the function it
+/// makes (the generated bindings would check all nineteen per instance).
+pub(crate) struct Exports {
+    describe: ComponentExportIndex,
+    validate_master_size: ComponentExportIndex,
+    validate_master_resize: ComponentExportIndex,
+    validate_create: ComponentExportIndex,
+    validate_upgrade: ComponentExportIndex,
+    can_rotate_ca: ComponentExportIndex,
+    create_cluster: ComponentExportIndex,
+    update_cluster: ComponentExportIndex,
+    delete_cluster: ComponentExportIndex,
+    resize_cluster: ComponentExportIndex,
+    upgrade_cluster: ComponentExportIndex,
+    create_nodegroup: ComponentExportIndex,
+    update_nodegroup: ComponentExportIndex,
+    delete_nodegroup: ComponentExportIndex,
+    rotate_ca: ComponentExportIndex,
+    rotate_credential: ComponentExportIndex,
+    watches: ComponentExportIndex,
+    derive_status: ComponentExportIndex,
+    poll_status: ComponentExportIndex,
+}
+
+impl Exports {
+    fn find(name: &str, c: &Component, world: &World) -> Result<Exports, LoadError> {
+        let iface = |wanted: &str| -> Result<ComponentExportIndex, LoadError> {
+            let export = world
+                .exports
+                .iter()
+                .find(|e| contract_item(e).is_some_and(|(i, _)| i == wanted))
+                .ok_or_else(|| {
+                    LoadError::new(format!(
+                        "driver {name}: does not export {WIT_PACKAGE}/{wanted}"
+                    ))
+                })?;
+            c.get_export_index(None, export)
+                .ok_or_else(|| LoadError::new(format!("driver {name}: no export {export}")))
+        };
+        let (d, l, s) = (iface("driver")?, iface("lifecycle")?, iface("status")?);
+        let f = |i: &ComponentExportIndex, func: &str| {
+            c.get_export_index(Some(i), func).ok_or_else(|| {
+                LoadError::new(format!(
+                    "driver {name}: does not export the function {func}"
+                ))
+            })
+        };
+        Ok(Exports {
+            describe: f(&d, "describe")?,
+            validate_master_size: f(&d, "validate-master-size")?,
+            validate_master_resize: f(&d, "validate-master-resize")?,
+            validate_create: f(&d, "validate-create")?,
+            validate_upgrade: f(&d, "validate-upgrade")?,
+            can_rotate_ca: f(&d, "can-rotate-ca")?,
+            create_cluster: f(&l, "create-cluster")?,
+            update_cluster: f(&l, "update-cluster")?,
+            delete_cluster: f(&l, "delete-cluster")?,
+            resize_cluster: f(&l, "resize-cluster")?,
+            upgrade_cluster: f(&l, "upgrade-cluster")?,
+            create_nodegroup: f(&l, "create-nodegroup")?,
+            update_nodegroup: f(&l, "update-nodegroup")?,
+            delete_nodegroup: f(&l, "delete-nodegroup")?,
+            rotate_ca: f(&l, "rotate-ca")?,
+            rotate_credential: f(&l, "rotate-credential")?,
+            watches: f(&s, "watches")?,
+            derive_status: f(&s, "derive-status")?,
+            poll_status: f(&s, "poll-status")?,
+        })
+    }
+}
+
+type Ctx<'a> = &'a wt::CallContext;
+type State<'a> = &'a wt::ClusterState;
+type UpdateResult = Result<wt::Update, wt::DriverError>;
+type UnitResult = Result<(), wt::DriverError>;
+
 async fn dispatch(
-    d: &ClusterDriver,
+    x: &Exports,
+    instance: &Instance,
     store: &mut Store<CallState>,
     req: Request,
 ) -> wasmtime::Result<Response> {
-    let drv = d.openkeel_magnum_driver_driver();
-    let lc = d.openkeel_magnum_driver_lifecycle();
-    let st = d.openkeel_magnum_driver_status();
+    macro_rules! call {
+        ($idx:expr, ($($p:ty),*), $r:ty, ($($a:expr),*)) => {{
+            let f = instance.get_typed_func::<($($p,)*), ($r,)>(&mut *store, &$idx)?;
+            f.call_async(&mut *store, ($($a,)*)).await?.0
+        }};
+    }
     Ok(match req {
-        Request::Describe => Response::Describe(drv.call_describe(&mut *store).await?),
-        Request::ValidateMasterSize(e, n) => {
-            Response::Unit(drv.call_validate_master_size(&mut *store, &e, n).await?)
-        }
-        Request::ValidateMasterResize(e, n) => {
-            Response::Unit(drv.call_validate_master_resize(&mut *store, &e, n).await?)
-        }
+        Request::Describe => Response::Describe(call!(x.describe, (), Vec<wd::EntryPoint>, ())),
+        Request::ValidateMasterSize(e, n) => Response::Unit(call!(
+            x.validate_master_size,
+            (&str, i32),
+            UnitResult,
+            (&e, n)
+        )),
+        Request::ValidateMasterResize(e, n) => Response::Unit(call!(
+            x.validate_master_resize,
+            (&str, i32),
+            UnitResult,
+            (&e, n)
+        )),
         Request::ValidateCreate(c, s) => {
-            Response::Unit(drv.call_validate_create(&mut *store, &c, &s).await?)
+            Response::Unit(call!(x.validate_create, (Ctx, State), UnitResult, (&c, &s)))
         }
-        Request::ValidateUpgrade(c, s, t) => {
-            Response::Unit(drv.call_validate_upgrade(&mut *store, &c, &s, &t).await?)
-        }
+        Request::ValidateUpgrade(c, s, t) => Response::Unit(call!(
+            x.validate_upgrade,
+            (Ctx, State, &wt::ClusterTemplate),
+            UnitResult,
+            (&c, &s, &t)
+        )),
         Request::CanRotateCa(c, s) => {
-            Response::Unit(drv.call_can_rotate_ca(&mut *store, &c, &s).await?)
+            Response::Unit(call!(x.can_rotate_ca, (Ctx, State), UnitResult, (&c, &s)))
         }
-        Request::CreateCluster(c, s, t) => {
-            Response::Update(lc.call_create_cluster(&mut *store, &c, &s, t).await?)
+        Request::CreateCluster(c, s, t) => Response::Update(call!(
+            x.create_cluster,
+            (Ctx, State, u32),
+            UpdateResult,
+            (&c, &s, t)
+        )),
+        Request::UpdateCluster(c, s) => Response::Update(call!(
+            x.update_cluster,
+            (Ctx, State),
+            UpdateResult,
+            (&c, &s)
+        )),
+        Request::DeleteCluster(c, s) => Response::Update(call!(
+            x.delete_cluster,
+            (Ctx, State),
+            UpdateResult,
+            (&c, &s)
+        )),
+        Request::ResizeCluster(c, s, r) => Response::Update(call!(
+            x.resize_cluster,
+            (Ctx, State, &wl::Resize),
+            UpdateResult,
+            (&c, &s, &r)
+        )),
+        Request::UpgradeCluster(c, s, u) => Response::Update(call!(
+            x.upgrade_cluster,
+            (Ctx, State, &wl::Upgrade),
+            UpdateResult,
+            (&c, &s, &u)
+        )),
+        Request::CreateNodegroup(c, s, n) => Response::Update(call!(
+            x.create_nodegroup,
+            (Ctx, State, &wt::Nodegroup),
+            UpdateResult,
+            (&c, &s, &n)
+        )),
+        Request::UpdateNodegroup(c, s, n) => Response::Update(call!(
+            x.update_nodegroup,
+            (Ctx, State, &wt::Nodegroup),
+            UpdateResult,
+            (&c, &s, &n)
+        )),
+        Request::DeleteNodegroup(c, s, n) => Response::Update(call!(
+            x.delete_nodegroup,
+            (Ctx, State, &wt::Nodegroup),
+            UpdateResult,
+            (&c, &s, &n)
+        )),
+        Request::RotateCa(c, s) => {
+            Response::Update(call!(x.rotate_ca, (Ctx, State), UpdateResult, (&c, &s)))
         }
-        Request::UpdateCluster(c, s) => {
-            Response::Update(lc.call_update_cluster(&mut *store, &c, &s).await?)
+        Request::RotateCredential(c, s) => Response::Update(call!(
+            x.rotate_credential,
+            (Ctx, State),
+            UpdateResult,
+            (&c, &s)
+        )),
+        Request::Watches(c, s) => {
+            Response::Watches(call!(x.watches, (Ctx, State), Vec<wt::Selector>, (&c, &s)))
         }
-        Request::DeleteCluster(c, s) => {
-            Response::Update(lc.call_delete_cluster(&mut *store, &c, &s).await?)
-        }
-        Request::ResizeCluster(c, s, r) => {
-            Response::Update(lc.call_resize_cluster(&mut *store, &c, &s, &r).await?)
-        }
-        Request::UpgradeCluster(c, s, u) => {
-            Response::Update(lc.call_upgrade_cluster(&mut *store, &c, &s, &u).await?)
-        }
-        Request::CreateNodegroup(c, s, n) => {
-            Response::Update(lc.call_create_nodegroup(&mut *store, &c, &s, &n).await?)
-        }
-        Request::UpdateNodegroup(c, s, n) => {
-            Response::Update(lc.call_update_nodegroup(&mut *store, &c, &s, &n).await?)
-        }
-        Request::DeleteNodegroup(c, s, n) => {
-            Response::Update(lc.call_delete_nodegroup(&mut *store, &c, &s, &n).await?)
-        }
-        Request::RotateCa(c, s) => Response::Update(lc.call_rotate_ca(&mut *store, &c, &s).await?),
-        Request::RotateCredential(c, s) => {
-            Response::Update(lc.call_rotate_credential(&mut *store, &c, &s).await?)
-        }
-        Request::Watches(c, s) => Response::Watches(st.call_watches(&mut *store, &c, &s).await?),
-        Request::DeriveStatus(c, s, o) => {
-            Response::Update(st.call_derive_status(&mut *store, &c, &s, &o).await?)
-        }
+        Request::DeriveStatus(c, s, o) => Response::Update(call!(
+            x.derive_status,
+            (Ctx, State, &[wt::K8sObject]),
+            UpdateResult,
+            (&c, &s, &o)
+        )),
         Request::PollStatus(c, s) => {
-            Response::Update(st.call_poll_status(&mut *store, &c, &s).await?)
+            Response::Update(call!(x.poll_status, (Ctx, State), UpdateResult, (&c, &s)))
         }
     })
 }
@@ -472,13 +599,18 @@ pub(crate) async fn load(
             one_line(&e)
         ))),
     };
+    // The generated bindings type-check every export of the contract.
     let pre = match ClusterDriverPre::new(pre) {
-        Ok(p) => p,
+        Ok(p) => p.instance_pre().clone(),
         Err(e) => refuse!(LoadError::new(format!(
             "driver {name}: does not export the functions of {WIT_PACKAGE}@{}: {}",
             SUPPORTED_WIT[SUPPORTED_WIT.len() - 1],
             one_line(&e)
         ))),
+    };
+    let exports = match Exports::find(&name, &component, &world) {
+        Ok(x) => x,
+        Err(e) => refuse!(e),
     };
     let mut options = manifest.options.clone();
     options.extend(config.options.clone());
@@ -509,6 +641,7 @@ pub(crate) async fn load(
         world,
         entry_points,
         pre,
+        exports,
         engine: sandbox.engine.clone(),
         breaker: Breaker::new(breaker.clone()),
     };
@@ -580,13 +713,13 @@ impl Package {
                 UpdateDeadline::Yield(1)
             })
         });
-        let pre = &self.pre;
+        let (pre, exports) = (&self.pre, &self.exports);
         let outcome = tokio::time::timeout(deadline, async {
             let instance = pre
                 .instantiate_async(&mut store)
                 .await
                 .map_err(|e| (true, e))?;
-            dispatch(&instance, &mut store, req)
+            dispatch(exports, &instance, &mut store, req)
                 .await
                 .map_err(|e| (false, e))
         })

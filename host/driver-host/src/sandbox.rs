@@ -22,6 +22,9 @@ use crate::settings::MAX_MEMORY_BYTES;
 /// at every tick and is interrupted at the first tick past its deadline.
 pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
 
+/// How much of a reused memory slot is reset by memset.
+const KEEP_RESIDENT: usize = 128 << 10;
+
 /// The engine, its linker and whether instances come from a pool.
 pub(crate) struct Sandbox {
     pub(crate) engine: Engine,
@@ -45,6 +48,13 @@ fn config(pooling: bool) -> Config {
         p.total_tables(1024);
         p.total_stacks(256);
         p.max_memory_size(usize::try_from(MAX_MEMORY_BYTES).unwrap_or(usize::MAX));
+        // A fresh instance per call: the first pages of a reused slot are
+        // reset by memset instead of page faults (a Rust guest's stack
+        // top, data and first heap pages), the rest given back in batches.
+        p.linear_memory_keep_resident(KEEP_RESIDENT);
+        p.table_keep_resident(0);
+        p.async_stack_keep_resident(64 << 10);
+        p.decommit_batch_size(32);
         c.allocation_strategy(InstanceAllocationStrategy::Pooling(p));
     }
     c

@@ -317,3 +317,50 @@ pub trait SecretsAccess: Send + Sync {
         cluster: &'a Cluster,
     ) -> HostFuture<'a, Result<ClusterCas, HostError>>;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_never_shows_a_secret() {
+        // Go: TestCredentialsRedactToken.
+        let c = Credentials {
+            auth_token: Some("gAAAAsecret".into()),
+            user_id: "u".into(),
+            project_id: "p".into(),
+            ..Default::default()
+        };
+        let ac = ApplicationCredential {
+            id: "id".into(),
+            secret: "s3cr3t".into(),
+            name: "n".into(),
+            user_id: "u".into(),
+        };
+        let kp = KeyPair {
+            cert_pem: "CERT".into(),
+            key_pem: "PRIVATEKEY".into(),
+            passphrase: "hunter2".into(),
+        };
+        let shown = format!("{c:?} {ac:?} {kp:?} {:?}", ClusterCas::default());
+        for secret in ["gAAAAsecret", "s3cr3t", "PRIVATEKEY", "hunter2"] {
+            assert!(!shown.contains(secret), "{secret} leaked in {shown}");
+        }
+        assert!(shown.contains("user_id: \"u\""));
+    }
+
+    #[test]
+    fn admin_credentials_carry_no_token() {
+        let c = Credentials::admin();
+        assert!(c.admin && c.auth_token.is_none());
+        let rc = RequestContext {
+            auth_token: Some("t".into()),
+            user_id: "u".into(),
+            project_id: "p".into(),
+            ..Default::default()
+        };
+        let c = Credentials::from_request(&rc);
+        assert!(!c.admin);
+        assert_eq!(c.auth_token.as_deref(), Some("t"));
+    }
+}

@@ -117,9 +117,21 @@ fn traffic(
     })
 }
 
-/// Runs `case` while the fake driver serves traffic; checks the traffic
-/// went on during it.
-async fn while_serving<F, Fut>(host: Arc<DriverHost>, case: F)
+/// Waits until the traffic has answered more than `n` requests.
+async fn answered_more_than(count: &AtomicU64, n: u64) {
+    let waited = tokio::time::timeout(Duration::from_secs(20), async {
+        while count.load(Ordering::Relaxed) <= n {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    assert!(waited.is_ok(), "the host stopped answering the fake driver");
+}
+
+/// Runs `case` while the fake driver serves traffic: the traffic answers
+/// before, during (long cases) and after it, without an error. Returns how
+/// many requests were answered while the case ran.
+async fn while_serving<F, Fut>(host: Arc<DriverHost>, case: F) -> u64
 where
     F: FnOnce(Arc<DriverHost>) -> Fut,
     Fut: std::future::Future<Output = ()>,
@@ -127,16 +139,18 @@ where
     let stop = Arc::new(AtomicBool::new(false));
     let count = Arc::new(AtomicU64::new(0));
     let t = traffic(host.clone(), stop.clone(), count.clone());
+    answered_more_than(&count, 0).await;
     let before = count.load(Ordering::Relaxed);
     case(host).await;
     let during = count.load(Ordering::Relaxed) - before;
+    answered_more_than(&count, before + during).await;
     stop.store(true, Ordering::Relaxed);
     match t.await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => panic!("traffic failed during the case: {e}"),
         Err(e) => panic!("traffic task: {e}"),
     }
-    assert!(during > 0, "no request was answered during the case");
+    during
 }
 
 fn st() -> driver_host::ClusterState {
@@ -153,7 +167,7 @@ async fn an_infinite_loop_is_stopped_at_its_deadline() {
         )
         .await,
     );
-    while_serving(h, |h| async move {
+    let during = while_serving(h, |h| async move {
         let d = h
             .registry()
             .lookup("sb-loop")
@@ -174,6 +188,10 @@ async fn an_infinite_loop_is_stopped_at_its_deadline() {
         );
     })
     .await;
+    assert!(
+        during > 0,
+        "no request was answered while the driver looped"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

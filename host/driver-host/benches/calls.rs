@@ -167,6 +167,38 @@ fn realistic_state() -> ClusterState {
     }
 }
 
+/// The CPU time this thread has run, in nanoseconds (Linux schedstat);
+/// `None` elsewhere.
+fn thread_cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
+/// The median over batches of the CPU time per call: on a machine shared
+/// with other work, wall-clock figures include time spent descheduled.
+fn cpu_per_call(name: &str, mut f: impl FnMut()) {
+    const BATCHES: usize = 31;
+    const CALLS: u64 = 300;
+    let mut per_call = Vec::with_capacity(BATCHES);
+    for _ in 0..BATCHES {
+        let Some(start) = thread_cpu_ns() else {
+            return;
+        };
+        for _ in 0..CALLS {
+            f();
+        }
+        let Some(end) = thread_cpu_ns() else {
+            return;
+        };
+        per_call.push((end - start) as f64 / CALLS as f64 / 1000.0);
+    }
+    per_call.sort_by(f64::total_cmp);
+    println!(
+        "{name}: CPU time per call, median of {BATCHES} batches of {CALLS}: {:.1} µs",
+        per_call[BATCHES / 2]
+    );
+}
+
 fn calls(c: &mut Criterion) {
     let rt = runtime();
     let cache = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
@@ -183,6 +215,9 @@ fn calls(c: &mut Criterion) {
         .cloned()
         .unwrap_or_else(|e| panic!("{e}"));
 
+    cpu_per_call("trivial call on a fresh instance", || {
+        let _ = rt.block_on(fake.validate_master_size(3));
+    });
     c.bench_function("trivial call on a fresh instance", |b| {
         b.iter(|| rt.block_on(fake.validate_master_size(3)))
     });
@@ -198,6 +233,9 @@ fn calls(c: &mut Criterion) {
         },
         request_id: "req-5b3c8a9e-2f1d-4c7b-9e6a-0d8f7c6b5a49".into(),
     };
+    cpu_per_call("fake create-cluster, realistic state", || {
+        let _ = rt.block_on(fake.create_cluster(&ctx, &st, 60));
+    });
     c.bench_function("fake create-cluster, realistic state", |b| {
         b.iter(|| match rt.block_on(fake.create_cluster(&ctx, &st, 60)) {
             Ok(u) => u,

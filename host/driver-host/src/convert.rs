@@ -14,7 +14,7 @@ use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup, StringMap};
 
 use crate::access::{KubeObject, ObjectRef, Selector};
 use crate::bindings::v1::openkeel::magnum_driver::types as w;
-use crate::types::{ClusterState, Target, Update};
+use crate::types::{Target, Update};
 
 /// Why an answer of a driver could not be taken.
 #[derive(Debug, PartialEq, Eq)]
@@ -233,6 +233,7 @@ pub(crate) fn template_from(
     })
 }
 
+#[cfg(test)]
 pub(crate) fn cluster_to(c: &Cluster) -> w::Cluster {
     w::Cluster {
         id: c.id,
@@ -372,7 +373,8 @@ pub(crate) fn nodegroup_from(n: w::Nodegroup, b: &mut Budget) -> Result<NodeGrou
     })
 }
 
-pub(crate) fn state_to(st: &ClusterState) -> w::ClusterState {
+#[cfg(test)]
+pub(crate) fn state_to(st: &crate::types::ClusterState) -> w::ClusterState {
     w::ClusterState {
         cluster: cluster_to(&st.cluster),
         template: template_to(&st.template),
@@ -452,6 +454,7 @@ mod tests {
     use chrono::NaiveDate;
 
     use super::*;
+    use crate::types::ClusterState;
 
     fn at(us: u32) -> NaiveDateTime {
         NaiveDate::from_ymd_opt(2026, 11, 30)

@@ -12,6 +12,7 @@ use crate::bindings::v1::openkeel::magnum_driver::types as wt;
 use crate::breaker::Health;
 use crate::convert;
 use crate::error::CallError;
+use crate::lowering;
 use crate::package::{EntryPointInfo, Origin, Package, Request};
 use crate::settings::Limits;
 use crate::types::{CallContext, ClusterState, Resize, Target, Update, Upgrade};
@@ -119,7 +120,7 @@ impl Driver {
         &self,
         c: &CallContext,
         st: &ClusterState,
-        req: Request,
+        req: Request<'_>,
     ) -> Result<Update, CallError> {
         let f = req.function();
         let r = self
@@ -138,7 +139,7 @@ impl Driver {
         &self,
         c: Option<&CallContext>,
         st: Option<&ClusterState>,
-        req: Request,
+        req: Request<'_>,
     ) -> Result<(), CallError> {
         let f = req.function();
         let (cred, rid) = match c {
@@ -181,7 +182,7 @@ impl Driver {
         self.run_unit(
             Some(c),
             Some(st),
-            Request::ValidateCreate(self.ctx(c), convert::state_to(st)),
+            Request::ValidateCreate(self.ctx(c), lowering::state_ref(st)),
         )
         .await
     }
@@ -195,7 +196,7 @@ impl Driver {
     ) -> Result<(), CallError> {
         let req = Request::ValidateUpgrade(
             self.ctx(c),
-            convert::state_to(st),
+            lowering::state_ref(st),
             convert::template_to(template),
         );
         self.run_unit(Some(c), Some(st), req).await
@@ -207,7 +208,7 @@ impl Driver {
         self.run_unit(
             Some(c),
             Some(st),
-            Request::CanRotateCa(self.ctx(c), convert::state_to(st)),
+            Request::CanRotateCa(self.ctx(c), lowering::state_ref(st)),
         )
         .await
     }
@@ -220,7 +221,7 @@ impl Driver {
         st: &ClusterState,
         timeout_minutes: u32,
     ) -> Result<Update, CallError> {
-        let req = Request::CreateCluster(self.ctx(c), convert::state_to(st), timeout_minutes);
+        let req = Request::CreateCluster(self.ctx(c), lowering::state_ref(st), timeout_minutes);
         self.run_update(c, st, req).await
     }
 
@@ -233,7 +234,7 @@ impl Driver {
         self.run_update(
             c,
             st,
-            Request::UpdateCluster(self.ctx(c), convert::state_to(st)),
+            Request::UpdateCluster(self.ctx(c), lowering::state_ref(st)),
         )
         .await
     }
@@ -247,7 +248,7 @@ impl Driver {
         self.run_update(
             c,
             st,
-            Request::DeleteCluster(self.ctx(c), convert::state_to(st)),
+            Request::DeleteCluster(self.ctx(c), lowering::state_ref(st)),
         )
         .await
     }
@@ -267,7 +268,7 @@ impl Driver {
         self.run_update(
             c,
             st,
-            Request::ResizeCluster(self.ctx(c), convert::state_to(st), r),
+            Request::ResizeCluster(self.ctx(c), lowering::state_ref(st), r),
         )
         .await
     }
@@ -287,7 +288,7 @@ impl Driver {
         self.run_update(
             c,
             st,
-            Request::UpgradeCluster(self.ctx(c), convert::state_to(st), u),
+            Request::UpgradeCluster(self.ctx(c), lowering::state_ref(st), u),
         )
         .await
     }
@@ -301,7 +302,7 @@ impl Driver {
     ) -> Result<Update, CallError> {
         let req = Request::CreateNodegroup(
             self.ctx(c),
-            convert::state_to(st),
+            lowering::state_ref(st),
             convert::nodegroup_to(ng),
         );
         self.run_update(c, st, req).await
@@ -316,7 +317,7 @@ impl Driver {
     ) -> Result<Update, CallError> {
         let req = Request::UpdateNodegroup(
             self.ctx(c),
-            convert::state_to(st),
+            lowering::state_ref(st),
             convert::nodegroup_to(ng),
         );
         self.run_update(c, st, req).await
@@ -331,7 +332,7 @@ impl Driver {
     ) -> Result<Update, CallError> {
         let req = Request::DeleteNodegroup(
             self.ctx(c),
-            convert::state_to(st),
+            lowering::state_ref(st),
             convert::nodegroup_to(ng),
         );
         self.run_update(c, st, req).await
@@ -339,8 +340,12 @@ impl Driver {
 
     /// Rolls the cluster onto the CAs the conductor has just generated.
     pub async fn rotate_ca(&self, c: &CallContext, st: &ClusterState) -> Result<Update, CallError> {
-        self.run_update(c, st, Request::RotateCa(self.ctx(c), convert::state_to(st)))
-            .await
+        self.run_update(
+            c,
+            st,
+            Request::RotateCa(self.ctx(c), lowering::state_ref(st)),
+        )
+        .await
     }
 
     /// Replaces the cluster's cloud credential.
@@ -352,7 +357,7 @@ impl Driver {
         self.run_update(
             c,
             st,
-            Request::RotateCredential(self.ctx(c), convert::state_to(st)),
+            Request::RotateCredential(self.ctx(c), lowering::state_ref(st)),
         )
         .await
     }
@@ -363,7 +368,7 @@ impl Driver {
         c: &CallContext,
         st: &ClusterState,
     ) -> Result<Vec<Selector>, CallError> {
-        let req = Request::Watches(self.ctx(c), convert::state_to(st));
+        let req = Request::Watches(self.ctx(c), lowering::state_ref(st));
         let f = req.function();
         let r = self
             .pkg
@@ -388,7 +393,7 @@ impl Driver {
         self.run_update(
             c,
             st,
-            Request::DeriveStatus(self.ctx(c), convert::state_to(st), objs),
+            Request::DeriveStatus(self.ctx(c), lowering::state_ref(st), objs),
         )
         .await
     }
@@ -402,7 +407,7 @@ impl Driver {
         self.run_update(
             c,
             st,
-            Request::PollStatus(self.ctx(c), convert::state_to(st)),
+            Request::PollStatus(self.ctx(c), lowering::state_ref(st)),
         )
         .await
     }

@@ -25,6 +25,7 @@ mod driver;
 mod error;
 mod host;
 mod imports;
+mod lowering;
 mod package;
 mod registry;
 mod report;

@@ -22,6 +22,7 @@ use crate::capabilities::{Capabilities, capability_of_interface, grants_interfac
 use crate::convert::{self, Budget, Refused};
 use crate::error::{CallError, DriverFault, FaultKind, LoadError, intern_kind};
 use crate::imports::{CallState, PackageCtx, Services};
+use crate::lowering::StateRef;
 use crate::manifest::Manifest;
 use crate::sandbox::{Sandbox, one_line, sha256_hex};
 use crate::settings::{DriverSettings, Limits};
@@ -112,29 +113,29 @@ pub(crate) struct Package {
 }
 
 /// What a request asks of the component, with its arguments in WIT form.
-pub(crate) enum Request {
+pub(crate) enum Request<'a> {
     Describe,
     ValidateMasterSize(String, i32),
     ValidateMasterResize(String, i32),
-    ValidateCreate(wt::CallContext, wt::ClusterState),
-    ValidateUpgrade(wt::CallContext, wt::ClusterState, wt::ClusterTemplate),
-    CanRotateCa(wt::CallContext, wt::ClusterState),
-    CreateCluster(wt::CallContext, wt::ClusterState, u32),
-    UpdateCluster(wt::CallContext, wt::ClusterState),
-    DeleteCluster(wt::CallContext, wt::ClusterState),
-    ResizeCluster(wt::CallContext, wt::ClusterState, wl::Resize),
-    UpgradeCluster(wt::CallContext, wt::ClusterState, wl::Upgrade),
-    CreateNodegroup(wt::CallContext, wt::ClusterState, wt::Nodegroup),
-    UpdateNodegroup(wt::CallContext, wt::ClusterState, wt::Nodegroup),
-    DeleteNodegroup(wt::CallContext, wt::ClusterState, wt::Nodegroup),
-    RotateCa(wt::CallContext, wt::ClusterState),
-    RotateCredential(wt::CallContext, wt::ClusterState),
-    Watches(wt::CallContext, wt::ClusterState),
-    DeriveStatus(wt::CallContext, wt::ClusterState, Vec<wt::K8sObject>),
-    PollStatus(wt::CallContext, wt::ClusterState),
+    ValidateCreate(wt::CallContext, StateRef<'a>),
+    ValidateUpgrade(wt::CallContext, StateRef<'a>, wt::ClusterTemplate),
+    CanRotateCa(wt::CallContext, StateRef<'a>),
+    CreateCluster(wt::CallContext, StateRef<'a>, u32),
+    UpdateCluster(wt::CallContext, StateRef<'a>),
+    DeleteCluster(wt::CallContext, StateRef<'a>),
+    ResizeCluster(wt::CallContext, StateRef<'a>, wl::Resize),
+    UpgradeCluster(wt::CallContext, StateRef<'a>, wl::Upgrade),
+    CreateNodegroup(wt::CallContext, StateRef<'a>, wt::Nodegroup),
+    UpdateNodegroup(wt::CallContext, StateRef<'a>, wt::Nodegroup),
+    DeleteNodegroup(wt::CallContext, StateRef<'a>, wt::Nodegroup),
+    RotateCa(wt::CallContext, StateRef<'a>),
+    RotateCredential(wt::CallContext, StateRef<'a>),
+    Watches(wt::CallContext, StateRef<'a>),
+    DeriveStatus(wt::CallContext, StateRef<'a>, Vec<wt::K8sObject>),
+    PollStatus(wt::CallContext, StateRef<'a>),
 }
 
-impl Request {
+impl Request<'_> {
     pub(crate) fn function(&self) -> &'static str {
         match self {
             Request::Describe => "describe",
@@ -243,7 +244,7 @@ impl Exports {
 }
 
 type Ctx<'a> = &'a wt::CallContext;
-type State<'a> = &'a wt::ClusterState;
+type State<'a> = &'a StateRef<'a>;
 type UpdateResult = Result<wt::Update, wt::DriverError>;
 type UnitResult = Result<(), wt::DriverError>;
 
@@ -251,7 +252,7 @@ async fn dispatch(
     x: &Exports,
     instance: &Instance,
     store: &mut Store<CallState>,
-    req: Request,
+    req: Request<'_>,
 ) -> wasmtime::Result<Response> {
     macro_rules! call {
         ($idx:expr, ($($p:ty),*), $r:ty, ($($a:expr),*)) => {{
@@ -683,7 +684,7 @@ impl Package {
         cluster: Option<&Cluster>,
         credentials: Credentials,
         request_id: String,
-        req: Request,
+        req: Request<'_>,
     ) -> Result<Response, DriverFault> {
         let function = req.function();
         let clock = &self.ctx.services.clock;

@@ -1,0 +1,102 @@
+//! Builds the guest workspace (`drivers/`: the built-in drivers, the guest
+//! SDK and the sandbox test components) for `wasm32-wasip2`, so that a
+//! plain `cargo build` or `cargo test` of the host embeds the built-in
+//! drivers and finds the test components.
+//!
+//! The guests are built by a nested cargo into a target directory of their
+//! own (the outer build holds the lock of its own one), in release (small,
+//! fast components), with the outer build's compiler flags removed: they
+//! are meant for the host, not for wasm.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Guest crates whose components the host uses: (env var, file stem).
+const ARTIFACTS: &[(&str, &str)] = &[
+    ("OKM_GUEST_FAKE", "openkeel_magnum_driver_fake"),
+    ("OKM_GUEST_SANDBOX", "okm_sandbox_component"),
+    ("OKM_GUEST_V2", "okm_v2_component"),
+];
+
+const TARGET: &str = "wasm32-wasip2";
+
+fn main() {
+    let manifest_dir = PathBuf::from(env("CARGO_MANIFEST_DIR"));
+    let root = manifest_dir.join("../..");
+    for dir in ["drivers", "sdk/rust", "tests/components", "wit"] {
+        println!("cargo:rerun-if-changed={}", root.join(dir).display());
+    }
+    println!("cargo:rerun-if-env-changed=OKM_GUEST_CARGO_FLAGS");
+
+    let out_dir = PathBuf::from(env("OUT_DIR"));
+    let target_dir = outer_target_dir(&out_dir)
+        .unwrap_or_else(|| out_dir.clone())
+        .join("wasm-guests");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+
+    let mut cmd = Command::new(cargo);
+    // From the guest workspace, so that its .cargo/config.toml applies.
+    cmd.current_dir(root.join("drivers"));
+    cmd.arg("build")
+        .arg("--release")
+        .arg("--target")
+        .arg(TARGET)
+        .arg("--manifest-path")
+        .arg(root.join("drivers/Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target_dir);
+    if let Ok(extra) = std::env::var("OKM_GUEST_CARGO_FLAGS") {
+        cmd.args(extra.split_whitespace());
+    }
+    // The outer build's flags and target are for the host.
+    for var in [
+        "CARGO_ENCODED_RUSTFLAGS",
+        "RUSTFLAGS",
+        "CARGO_BUILD_RUSTFLAGS",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_TARGET",
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "CARGO_PRIMARY_PACKAGE",
+    ] {
+        cmd.env_remove(var);
+    }
+    for (key, _) in std::env::vars() {
+        if key.starts_with("CARGO_PROFILE_") || key.starts_with("CARGO_CFG_") {
+            cmd.env_remove(key);
+        }
+    }
+    // Cargo shows a build script's stderr when it fails.
+    cmd.stdout(Stdio::from(std::io::stderr()));
+    let status = match cmd.status() {
+        Ok(s) => s,
+        Err(e) => panic!("cannot run cargo to build the driver components: {e}"),
+    };
+    if !status.success() {
+        panic!(
+            "building the driver components for {TARGET} failed ({status}); \
+             if the target is missing: rustup target add {TARGET}"
+        );
+    }
+    let release = target_dir.join(TARGET).join("release");
+    for (var, stem) in ARTIFACTS {
+        let path = release.join(format!("{stem}.wasm"));
+        if !path.is_file() {
+            panic!("the guest build did not produce {}", path.display());
+        }
+        println!("cargo:rustc-env={var}={}", path.display());
+    }
+}
+
+fn env(key: &str) -> String {
+    std::env::var(key).unwrap_or_else(|_| panic!("{key} is not set by cargo"))
+}
+
+/// The outer build's target directory: the nearest ancestor of OUT_DIR
+/// holding cargo's CACHEDIR.TAG.
+fn outer_target_dir(out_dir: &Path) -> Option<PathBuf> {
+    out_dir
+        .ancestors()
+        .find(|p| p.join("CACHEDIR.TAG").is_file())
+        .map(Path::to_path_buf)
+}

@@ -1,0 +1,322 @@
+//! In-memory implementations of the host traits, for tests (and the
+//! testkit later): a Kubernetes object store, an OpenStack cloud of fixed
+//! answers, and a certificate store.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use magnum_domain::models::Cluster;
+
+use super::{
+    ApplicationCredential, ClusterCas, Credentials, HostError, HostFuture, Image, KubeAccess,
+    KubeObject, LoadBalancer, ObjectRef, OpenStackAccess, SecretsAccess, Selector, VolumeType,
+};
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic while holding one of these locks cannot leave the maps in a
+    // state worse than a test failure.
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A Kubernetes API that stores objects in a map. Apply replaces the whole
+/// object (no field merging); every apply's field manager is recorded.
+#[derive(Default)]
+pub struct MemoryKube {
+    objects: Mutex<BTreeMap<ObjectRef, KubeObject>>,
+    managers: Mutex<Vec<String>>,
+}
+
+impl MemoryKube {
+    /// An empty cluster.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Every stored object, in reference order.
+    pub fn objects(&self) -> Vec<KubeObject> {
+        lock(&self.objects).values().cloned().collect()
+    }
+
+    /// The field managers of every apply, in order.
+    pub fn field_managers(&self) -> Vec<String> {
+        lock(&self.managers).clone()
+    }
+}
+
+fn labels_of(json: &str) -> BTreeMap<String, String> {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(json) else {
+        return BTreeMap::new();
+    };
+    v.pointer("/metadata/labels")
+        .and_then(serde_json::Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+impl KubeAccess for MemoryKube {
+    fn apply<'a>(
+        &'a self,
+        obj: KubeObject,
+        field_manager: &'a str,
+    ) -> HostFuture<'a, Result<KubeObject, HostError>> {
+        Box::pin(async move {
+            lock(&self.managers).push(field_manager.to_string());
+            lock(&self.objects).insert(obj.reference(), obj.clone());
+            Ok(obj)
+        })
+    }
+
+    fn get(&self, reference: ObjectRef) -> HostFuture<'_, Result<Option<KubeObject>, HostError>> {
+        Box::pin(async move { Ok(lock(&self.objects).get(&reference).cloned()) })
+    }
+
+    fn list(&self, selector: Selector) -> HostFuture<'_, Result<Vec<KubeObject>, HostError>> {
+        Box::pin(async move {
+            Ok(lock(&self.objects)
+                .values()
+                .filter(|o| {
+                    o.api_version == selector.api_version
+                        && o.kind == selector.kind
+                        && o.namespace == selector.namespace
+                })
+                .filter(|o| {
+                    let labels = labels_of(&o.json);
+                    selector
+                        .labels
+                        .iter()
+                        .all(|(k, v)| labels.get(k) == Some(v))
+                })
+                .cloned()
+                .collect())
+        })
+    }
+
+    fn delete(&self, reference: ObjectRef) -> HostFuture<'_, Result<bool, HostError>> {
+        Box::pin(async move { Ok(lock(&self.objects).remove(&reference).is_some()) })
+    }
+}
+
+/// An OpenStack cloud with fixed answers. Names and ids resolve through the
+/// maps; an unknown reference is a `NotFound`. Every call is recorded with
+/// whether it acted as the service (`admin`).
+#[derive(Default)]
+pub struct MemoryOpenStack {
+    /// Flavor reference → flavor name.
+    pub flavors: BTreeMap<String, String>,
+    /// Image reference → image.
+    pub images: BTreeMap<String, Image>,
+    /// Network reference → network id.
+    pub networks: BTreeMap<String, String>,
+    /// Subnet reference → subnet id.
+    pub subnets: BTreeMap<String, String>,
+    /// `None`: the cloud has no load-balancer service.
+    pub load_balancers: Option<Vec<LoadBalancer>>,
+    /// `None`: the cloud has no block-storage service.
+    pub volume_types: Option<Vec<VolumeType>>,
+    server_groups: Mutex<BTreeMap<String, String>>,
+    credentials: Mutex<BTreeMap<String, ApplicationCredential>>,
+    calls: Mutex<Vec<(String, bool)>>,
+}
+
+impl MemoryOpenStack {
+    /// A cloud that knows nothing.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The calls made: (function, acted as the service).
+    pub fn calls(&self) -> Vec<(String, bool)> {
+        lock(&self.calls).clone()
+    }
+
+    /// The server groups, by name → id.
+    pub fn server_groups(&self) -> BTreeMap<String, String> {
+        lock(&self.server_groups).clone()
+    }
+
+    /// The application credentials, by id.
+    pub fn application_credentials(&self) -> BTreeMap<String, ApplicationCredential> {
+        lock(&self.credentials).clone()
+    }
+
+    fn record(&self, call: &str, cred: Option<&Credentials>) {
+        lock(&self.calls).push((call.to_string(), cred.is_none_or(|c| c.admin)));
+    }
+}
+
+fn resolve<T: Clone>(
+    map: &BTreeMap<String, T>,
+    what: &str,
+    reference: &str,
+) -> Result<T, HostError> {
+    map.get(reference)
+        .cloned()
+        .ok_or_else(|| HostError::NotFound(format!("{what} {reference}")))
+}
+
+impl OpenStackAccess for MemoryOpenStack {
+    fn flavor_name<'a>(
+        &'a self,
+        cred: &'a Credentials,
+        reference: &'a str,
+    ) -> HostFuture<'a, Result<String, HostError>> {
+        Box::pin(async move {
+            self.record("flavor_name", Some(cred));
+            resolve(&self.flavors, "flavor", reference)
+        })
+    }
+
+    fn image<'a>(
+        &'a self,
+        cred: &'a Credentials,
+        reference: &'a str,
+    ) -> HostFuture<'a, Result<Image, HostError>> {
+        Box::pin(async move {
+            self.record("image", Some(cred));
+            resolve(&self.images, "image", reference)
+        })
+    }
+
+    fn network_id<'a>(
+        &'a self,
+        cred: &'a Credentials,
+        reference: &'a str,
+    ) -> HostFuture<'a, Result<String, HostError>> {
+        Box::pin(async move {
+            self.record("network_id", Some(cred));
+            resolve(&self.networks, "network", reference)
+        })
+    }
+
+    fn subnet_id<'a>(
+        &'a self,
+        cred: &'a Credentials,
+        reference: &'a str,
+    ) -> HostFuture<'a, Result<String, HostError>> {
+        Box::pin(async move {
+            self.record("subnet_id", Some(cred));
+            resolve(&self.subnets, "subnet", reference)
+        })
+    }
+
+    fn ensure_server_group<'a>(
+        &'a self,
+        cred: &'a Credentials,
+        name: &'a str,
+        policy: &'a str,
+    ) -> HostFuture<'a, Result<String, HostError>> {
+        Box::pin(async move {
+            self.record("ensure_server_group", Some(cred));
+            let mut groups = lock(&self.server_groups);
+            let n = groups.len();
+            Ok(groups
+                .entry(name.to_string())
+                .or_insert_with(|| format!("sg-{n}-{policy}"))
+                .clone())
+        })
+    }
+
+    fn delete_server_group<'a>(
+        &'a self,
+        cred: &'a Credentials,
+        name: &'a str,
+    ) -> HostFuture<'a, Result<(), HostError>> {
+        Box::pin(async move {
+            self.record("delete_server_group", Some(cred));
+            lock(&self.server_groups).remove(name);
+            Ok(())
+        })
+    }
+
+    fn create_application_credential<'a>(
+        &'a self,
+        cred: &'a Credentials,
+        name: &'a str,
+        _description: &'a str,
+    ) -> HostFuture<'a, Result<ApplicationCredential, HostError>> {
+        Box::pin(async move {
+            self.record("create_application_credential", Some(cred));
+            let mut creds = lock(&self.credentials);
+            let ac = ApplicationCredential {
+                id: format!("ac-{}", creds.len()),
+                secret: format!("secret-{}", creds.len()),
+                name: name.to_string(),
+                user_id: cred.user_id.clone(),
+            };
+            creds.insert(ac.id.clone(), ac.clone());
+            Ok(ac)
+        })
+    }
+
+    fn delete_application_credential<'a>(
+        &'a self,
+        _user_id: &'a str,
+        id: &'a str,
+    ) -> HostFuture<'a, Result<(), HostError>> {
+        Box::pin(async move {
+            self.record("delete_application_credential", None);
+            lock(&self.credentials).remove(id);
+            Ok(())
+        })
+    }
+
+    fn load_balancers<'a>(
+        &'a self,
+        cred: &'a Credentials,
+        project_id: &'a str,
+    ) -> HostFuture<'a, Result<Option<Vec<LoadBalancer>>, HostError>> {
+        Box::pin(async move {
+            self.record("load_balancers", Some(cred));
+            Ok(self.load_balancers.as_ref().map(|lbs| {
+                lbs.iter()
+                    .filter(|lb| lb.project_id == project_id)
+                    .cloned()
+                    .collect()
+            }))
+        })
+    }
+
+    fn delete_load_balancer<'a>(
+        &'a self,
+        cred: &'a Credentials,
+        _lb: &'a LoadBalancer,
+    ) -> HostFuture<'a, Result<(), HostError>> {
+        Box::pin(async move {
+            self.record("delete_load_balancer", Some(cred));
+            Ok(())
+        })
+    }
+
+    fn volume_types<'a>(
+        &'a self,
+        cred: &'a Credentials,
+    ) -> HostFuture<'a, Result<Option<Vec<VolumeType>>, HostError>> {
+        Box::pin(async move {
+            self.record("volume_types", Some(cred));
+            Ok(self.volume_types.clone())
+        })
+    }
+}
+
+/// Certificates by cluster uuid.
+#[derive(Default)]
+pub struct MemorySecrets {
+    pub cas: BTreeMap<String, ClusterCas>,
+}
+
+impl SecretsAccess for MemorySecrets {
+    fn cluster_cas<'a>(
+        &'a self,
+        cluster: &'a Cluster,
+    ) -> HostFuture<'a, Result<ClusterCas, HostError>> {
+        Box::pin(async move {
+            self.cas.get(&cluster.uuid).cloned().ok_or_else(|| {
+                HostError::NotFound(format!("certificates of cluster {}", cluster.uuid))
+            })
+        })
+    }
+}

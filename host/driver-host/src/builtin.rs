@@ -1,0 +1,31 @@
+//! The drivers built with the host: their components are compiled for
+//! wasm32-wasip2 by the build script and embedded in the binary with
+//! their manifests, so that all-in-one needs nothing else.
+
+use std::sync::Arc;
+
+use crate::package::{Origin, PackageSource};
+
+/// The fake driver's component.
+pub const FAKE_COMPONENT: &[u8] = include_bytes!(env!("OKM_GUEST_FAKE"));
+/// The fake driver's manifest.
+pub const FAKE_MANIFEST: &str = include_str!("../../../drivers/fake/driver.toml");
+
+/// Every built-in driver package.
+pub fn sources() -> Vec<PackageSource> {
+    vec![PackageSource {
+        manifest: FAKE_MANIFEST.to_string(),
+        component: Arc::from(FAKE_COMPONENT),
+        origin: Origin::BuiltIn,
+    }]
+}
+
+/// Paths of the sandbox test components, built with the host for its
+/// tests (not embedded).
+#[doc(hidden)]
+pub mod test_components {
+    /// A driver that misbehaves as its option `mode` says.
+    pub const SANDBOX: &str = env!("OKM_GUEST_SANDBOX");
+    /// A component built for `openkeel:magnum-driver@2.0.0`.
+    pub const V2: &str = env!("OKM_GUEST_V2");
+}

@@ -1,0 +1,817 @@
+//! The host side of the imports: the data of one call's store
+//! ([`CallState`]) and the implementation of each imported interface.
+//! Every function checks the driver's grants first, then calls the
+//! binary's implementation; a refusal is a typed `host-error`, never a
+//! trap.
+
+use std::collections::BTreeMap;
+use std::path::{Component as PathPart, Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use magnum_domain::models::Cluster;
+use wasmtime::component::ResourceTable;
+use wasmtime::{StoreLimits, StoreLimitsBuilder};
+use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+use crate::access::{Credentials, HostError, KubeAccess, OpenStackAccess, SecretsAccess};
+use crate::bindings::v1::openkeel::magnum_driver as w;
+use crate::capabilities::Capabilities;
+use crate::clock::{Clock, WallClock};
+use crate::convert;
+use crate::settings::Limits;
+use crate::state::StateStore;
+
+/// The field manager of every server-side apply the host makes for a
+/// driver.
+pub const FIELD_MANAGER: &str = "openkeel-magnum";
+
+/// The longest log message and the most fields kept from one `log.write`.
+const MAX_LOG_MESSAGE: usize = 4096;
+const MAX_LOG_FIELDS: usize = 32;
+
+/// What the host provides to every driver.
+pub(crate) struct Services {
+    pub(crate) kube: Option<Arc<dyn KubeAccess>>,
+    pub(crate) openstack: Option<Arc<dyn OpenStackAccess>>,
+    pub(crate) secrets: Option<Arc<dyn SecretsAccess>>,
+    pub(crate) state: StateStore,
+    pub(crate) clock: Arc<dyn Clock>,
+}
+
+/// What every call of one driver package shares.
+pub(crate) struct PackageCtx {
+    pub(crate) name: String,
+    pub(crate) caps: Capabilities,
+    pub(crate) options: BTreeMap<String, String>,
+    pub(crate) files_dir: Option<PathBuf>,
+    pub(crate) limits: Limits,
+    pub(crate) services: Arc<Services>,
+}
+
+/// The data of one call's store.
+pub(crate) struct CallState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    pub(crate) limits: StoreLimits,
+    pkg: Arc<PackageCtx>,
+    cluster_uuid: Option<String>,
+    /// The call's cluster row, kept only for a driver granted its secrets.
+    cluster: Option<Cluster>,
+    credentials: Credentials,
+    request_id: String,
+    pub(crate) stdout: Capture,
+    pub(crate) stderr: Capture,
+}
+
+impl CallState {
+    pub(crate) fn new(
+        pkg: Arc<PackageCtx>,
+        cluster: Option<&Cluster>,
+        credentials: Credentials,
+        request_id: String,
+    ) -> CallState {
+        let stdout = Capture::new(pkg.limits.max_log_bytes);
+        let stderr = Capture::new(pkg.limits.max_log_bytes);
+        // Deny-all WASI: no preopened directory, no sockets or name lookup,
+        // no environment or arguments, stdin closed; the wall clock is the
+        // host's.
+        let wasi = WasiCtxBuilder::new()
+            .stdout(stdout.clone())
+            .stderr(stderr.clone())
+            .wall_clock(WallClock(pkg.services.clock.clone()))
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false)
+            .build();
+        let mut table = ResourceTable::new();
+        table.set_max_capacity(pkg.limits.max_resources);
+        let limits = StoreLimitsBuilder::new()
+            .memory_size(usize::try_from(pkg.limits.memory_bytes).unwrap_or(usize::MAX))
+            .table_elements(pkg.limits.max_table_elements)
+            .instances(64)
+            .tables(64)
+            .memories(16)
+            .trap_on_grow_failure(false)
+            .build();
+        CallState {
+            wasi,
+            table,
+            limits,
+            cluster_uuid: cluster.map(|c| c.uuid.clone()),
+            cluster: cluster.filter(|_| pkg.caps.cluster_secrets).cloned(),
+            pkg,
+            credentials,
+            request_id,
+            stdout,
+            stderr,
+        }
+    }
+
+    fn denied(&self, what: String) -> w::types::HostError {
+        tracing::warn!(driver = %self.pkg.name, cluster_uuid = self.cluster_uuid.as_deref().unwrap_or(""),
+            request_id = %self.request_id, "driver refused: {what}");
+        w::types::HostError::AccessDenied(format!("driver {} is not granted {what}", self.pkg.name))
+    }
+
+    /// The first lines the guest wrote to stderr (a panic message), for a
+    /// fault's text.
+    pub(crate) fn stderr_summary(&self) -> Option<String> {
+        let g = self
+            .stderr
+            .inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let text = String::from_utf8_lossy(&g.0);
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("note: run with"))
+            .take(2)
+            .collect();
+        if lines.is_empty() {
+            return None;
+        }
+        let mut s = lines.join(" ");
+        if s.len() > 300 {
+            let mut cut = 300;
+            while !s.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            s.truncate(cut);
+        }
+        Some(s)
+    }
+
+    /// Writes what the guest printed into the log, one event per line.
+    pub(crate) fn flush_output(&self, function: &str) {
+        for (capture, stream) in [(&self.stdout, "stdout"), (&self.stderr, "stderr")] {
+            let (bytes, dropped) = capture.take();
+            let text = String::from_utf8_lossy(&bytes);
+            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                tracing::warn!(driver = %self.pkg.name, cluster_uuid = self.cluster_uuid.as_deref().unwrap_or(""),
+                    request_id = %self.request_id, function, stream, "{line}");
+            }
+            if dropped > 0 {
+                tracing::warn!(driver = %self.pkg.name, function, stream,
+                    "driver output beyond {} bytes dropped ({dropped} bytes)", self.pkg.limits.max_log_bytes);
+            }
+        }
+    }
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+/// A bounded buffer for the guest's stdout or stderr. Writes beyond the
+/// bound are dropped, not refused: a refused write would make a Rust guest
+/// panic in `println!`.
+#[derive(Clone)]
+pub(crate) struct Capture {
+    inner: Arc<Mutex<(Vec<u8>, usize)>>,
+    cap: usize,
+}
+
+impl Capture {
+    fn new(cap: usize) -> Self {
+        Capture {
+            inner: Arc::new(Mutex::new((Vec::new(), 0))),
+            cap,
+        }
+    }
+
+    fn take(&self) -> (Vec<u8>, usize) {
+        let mut g = self
+            .inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (std::mem::take(&mut g.0), std::mem::take(&mut g.1))
+    }
+}
+
+impl IsTerminal for Capture {
+    fn is_terminal(&self) -> bool {
+        false
+    }
+}
+
+impl StdoutStream for Capture {
+    fn async_stream(&self) -> Box<dyn tokio::io::AsyncWrite + Send + Sync> {
+        Box::new(self.clone())
+    }
+}
+
+impl tokio::io::AsyncWrite for Capture {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let mut g = self
+            .inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let room = self.cap.saturating_sub(g.0.len());
+        let keep = room.min(buf.len());
+        g.0.extend_from_slice(&buf[..keep]);
+        g.1 += buf.len() - keep;
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+fn host_error(e: HostError) -> w::types::HostError {
+    use w::types::HostError as W;
+    match e {
+        HostError::AccessDenied(s) => W::AccessDenied(s),
+        HostError::Invalid(s) => W::Invalid(s),
+        HostError::NotFound(s) => W::NotFound(s),
+        HostError::Conflict(s) => W::Conflict(s),
+        HostError::TooLarge(s) => W::TooLarge(s),
+        HostError::Unavailable(s) => W::Unavailable(s),
+        HostError::Client(m) => W::Client(w::types::MagnumError {
+            status: m.status,
+            kind: m.kind.to_string(),
+            message: m.message,
+        }),
+        HostError::Other(s) => W::Other(s),
+    }
+}
+
+fn unavailable(what: &str) -> w::types::HostError {
+    w::types::HostError::Unavailable(format!("no {what} is configured on this host"))
+}
+
+impl w::types::Host for CallState {}
+
+impl w::log::Host for CallState {
+    async fn write(
+        &mut self,
+        level: w::log::Level,
+        message: String,
+        fields: Vec<(String, String)>,
+    ) {
+        let mut message = message;
+        if message.len() > MAX_LOG_MESSAGE {
+            let mut cut = MAX_LOG_MESSAGE;
+            while !message.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            message.truncate(cut);
+        }
+        let fields: String = fields
+            .iter()
+            .take(MAX_LOG_FIELDS)
+            .map(|(k, v)| format!("{k}={v:?}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let driver = self.pkg.name.as_str();
+        let cluster_uuid = self.cluster_uuid.as_deref().unwrap_or("");
+        let request_id = self.request_id.as_str();
+        match level {
+            w::log::Level::Trace => {
+                tracing::trace!(driver, cluster_uuid, request_id, fields, "{message}")
+            }
+            w::log::Level::Debug => {
+                tracing::debug!(driver, cluster_uuid, request_id, fields, "{message}")
+            }
+            w::log::Level::Info => {
+                tracing::info!(driver, cluster_uuid, request_id, fields, "{message}")
+            }
+            w::log::Level::Warn => {
+                tracing::warn!(driver, cluster_uuid, request_id, fields, "{message}")
+            }
+            w::log::Level::Error => {
+                tracing::error!(driver, cluster_uuid, request_id, fields, "{message}")
+            }
+        }
+    }
+
+    async fn max_level(&mut self) -> w::log::Level {
+        use tracing::level_filters::LevelFilter;
+        match LevelFilter::current() {
+            LevelFilter::TRACE => w::log::Level::Trace,
+            LevelFilter::DEBUG => w::log::Level::Debug,
+            LevelFilter::INFO => w::log::Level::Info,
+            LevelFilter::WARN => w::log::Level::Warn,
+            _ => w::log::Level::Error,
+        }
+    }
+}
+
+impl w::config::Host for CallState {
+    async fn get(&mut self, key: String) -> Option<String> {
+        self.pkg.options.get(&key).cloned()
+    }
+
+    async fn all(&mut self) -> Vec<(String, String)> {
+        self.pkg
+            .options
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
+    async fn read_file(&mut self, path: String) -> Result<String, w::types::HostError> {
+        if !self.pkg.caps.files {
+            return Err(self.denied(format!("files (read of {path:?})")));
+        }
+        let Some(dir) = self.pkg.files_dir.clone() else {
+            return Err(unavailable("files directory"));
+        };
+        let rel = Path::new(&path);
+        if path.is_empty() || !rel.components().all(|c| matches!(c, PathPart::Normal(_))) {
+            return Err(w::types::HostError::Invalid(format!(
+                "{path:?} is not a relative path without '..'"
+            )));
+        }
+        let max = self.pkg.limits.max_import_bytes;
+        let full = dir.join(rel);
+        let read = async {
+            let dir = tokio::fs::canonicalize(&dir).await?;
+            let full = tokio::fs::canonicalize(&full).await?;
+            if !full.starts_with(&dir) {
+                return Ok(Err(w::types::HostError::Invalid(format!(
+                    "{path:?} leads outside the driver's files"
+                ))));
+            }
+            let meta = tokio::fs::metadata(&full).await?;
+            if meta.len() > max as u64 {
+                return Ok(Err(w::types::HostError::TooLarge(format!(
+                    "{path:?} is larger than {max} bytes"
+                ))));
+            }
+            let bytes = tokio::fs::read(&full).await?;
+            Ok::<_, std::io::Error>(
+                String::from_utf8(bytes)
+                    .map_err(|_| w::types::HostError::Invalid(format!("{path:?} is not UTF-8"))),
+            )
+        };
+        match read.await {
+            Ok(r) => r,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Err(w::types::HostError::NotFound(path))
+            }
+            Err(e) => Err(w::types::HostError::Other(format!("{path:?}: {e}"))),
+        }
+    }
+}
+
+impl w::state::Host for CallState {
+    async fn get(&mut self, key: String) -> Option<String> {
+        let cluster = self.cluster_uuid.as_deref()?;
+        self.pkg.services.state.get(&self.pkg.name, cluster, &key)
+    }
+
+    async fn set(&mut self, key: String, value: String) -> Result<(), w::types::HostError> {
+        let Some(cluster) = self.cluster_uuid.as_deref() else {
+            return Err(w::types::HostError::Invalid(
+                "this call is about no cluster: there is no state to write".to_string(),
+            ));
+        };
+        self.pkg
+            .services
+            .state
+            .set(
+                &self.pkg.name,
+                cluster,
+                key,
+                value,
+                self.pkg.limits.max_state_bytes,
+            )
+            .map_err(host_error)
+    }
+
+    async fn remove(&mut self, key: String) {
+        if let Some(cluster) = self.cluster_uuid.as_deref() {
+            self.pkg
+                .services
+                .state
+                .remove(&self.pkg.name, cluster, &key);
+        }
+    }
+
+    async fn clear(&mut self) {
+        if let Some(cluster) = self.cluster_uuid.as_deref() {
+            self.pkg.services.state.clear(&self.pkg.name, cluster);
+        }
+    }
+}
+
+/// The object as the driver sees it after the host checked its envelope
+/// against its body (and filled a missing `metadata.namespace`).
+fn checked_body(obj: &w::types::K8sObject) -> Result<String, w::types::HostError> {
+    let invalid = |m: String| w::types::HostError::Invalid(m);
+    let mut v: serde_json::Value = serde_json::from_str(&obj.json).map_err(|e| {
+        invalid(format!(
+            "the body of {} {} is not JSON: {e}",
+            obj.kind, obj.name
+        ))
+    })?;
+    let Some(body) = v.as_object_mut() else {
+        return Err(invalid(format!(
+            "the body of {} {} is not a JSON object",
+            obj.kind, obj.name
+        )));
+    };
+    let field =
+        |body: &serde_json::Map<String, serde_json::Value>, path: &[&str]| -> Option<String> {
+            let mut cur = body.get(path[0])?;
+            for p in &path[1..] {
+                cur = cur.get(p)?;
+            }
+            cur.as_str().map(str::to_string)
+        };
+    let disagree = |what: &str, body: Option<String>, envelope: &str| {
+        invalid(format!(
+            "the body's {what} ({}) disagrees with the envelope ({envelope})",
+            body.unwrap_or_else(|| "missing".to_string())
+        ))
+    };
+    let api = field(body, &["apiVersion"]);
+    if api.as_deref() != Some(obj.api_version.as_str()) {
+        return Err(disagree("apiVersion", api, &obj.api_version));
+    }
+    let kind = field(body, &["kind"]);
+    if kind.as_deref() != Some(obj.kind.as_str()) {
+        return Err(disagree("kind", kind, &obj.kind));
+    }
+    let name = field(body, &["metadata", "name"]);
+    if name.as_deref() != Some(obj.name.as_str()) {
+        return Err(disagree("metadata.name", name, &obj.name));
+    }
+    let ns = field(body, &["metadata", "namespace"]);
+    match (&obj.namespace, ns) {
+        (Some(want), None) => {
+            if let Some(meta) = body.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+                meta.insert(
+                    "namespace".to_string(),
+                    serde_json::Value::String(want.clone()),
+                );
+            }
+            Ok(v.to_string())
+        }
+        (Some(want), Some(got)) if &got == want => Ok(obj.json.clone()),
+        (None, None) => Ok(obj.json.clone()),
+        (want, got) => Err(disagree(
+            "metadata.namespace",
+            got,
+            want.as_deref().unwrap_or("cluster-scoped"),
+        )),
+    }
+}
+
+fn scope(ns: Option<&str>) -> String {
+    match ns {
+        Some(ns) => format!("in namespace {ns}"),
+        None => "cluster-scoped".to_string(),
+    }
+}
+
+impl CallState {
+    fn check_kube(
+        &self,
+        verb: &str,
+        api: &str,
+        kind: &str,
+        ns: Option<&str>,
+    ) -> Result<Arc<dyn KubeAccess>, w::types::HostError> {
+        if !self.pkg.caps.allows_kube(api, kind, verb, ns) {
+            return Err(self.denied(format!("kube {verb} of {api}/{kind} {}", scope(ns))));
+        }
+        self.pkg
+            .services
+            .kube
+            .clone()
+            .ok_or_else(|| unavailable("Kubernetes management cluster"))
+    }
+
+    fn check_openstack(
+        &self,
+        group: &str,
+        function: &str,
+    ) -> Result<Arc<dyn OpenStackAccess>, w::types::HostError> {
+        if !self.pkg.caps.allows_openstack(group) {
+            return Err(self.denied(format!("openstack {group} ({function})")));
+        }
+        self.pkg
+            .services
+            .openstack
+            .clone()
+            .ok_or_else(|| unavailable("OpenStack client"))
+    }
+}
+
+impl w::kube::Host for CallState {
+    async fn apply(
+        &mut self,
+        obj: w::types::K8sObject,
+    ) -> Result<w::types::K8sObject, w::types::HostError> {
+        let max = self.pkg.limits.max_import_bytes;
+        if obj.json.len() > max {
+            return Err(w::types::HostError::TooLarge(format!(
+                "{} {} is {} bytes, more than the {max} bytes allowed",
+                obj.kind,
+                obj.name,
+                obj.json.len()
+            )));
+        }
+        let kube = self.check_kube(
+            "apply",
+            &obj.api_version,
+            &obj.kind,
+            obj.namespace.as_deref(),
+        )?;
+        let json = checked_body(&obj)?;
+        let obj = convert::object_from(w::types::K8sObject { json, ..obj });
+        kube.apply(obj, FIELD_MANAGER)
+            .await
+            .map(|o| convert::object_to(&o))
+            .map_err(host_error)
+    }
+
+    async fn get(
+        &mut self,
+        r: w::types::ObjectRef,
+    ) -> Result<Option<w::types::K8sObject>, w::types::HostError> {
+        let kube = self.check_kube("get", &r.api_version, &r.kind, r.namespace.as_deref())?;
+        kube.get(convert::ref_from(r))
+            .await
+            .map(|o| o.map(|o| convert::object_to(&o)))
+            .map_err(host_error)
+    }
+
+    async fn list_by_label(
+        &mut self,
+        sel: w::types::Selector,
+    ) -> Result<Vec<w::types::K8sObject>, w::types::HostError> {
+        let kube = self.check_kube(
+            "list",
+            &sel.api_version,
+            &sel.kind,
+            sel.namespace.as_deref(),
+        )?;
+        kube.list(convert::selector_to_plain(sel))
+            .await
+            .map(|l| l.iter().map(convert::object_to).collect())
+            .map_err(host_error)
+    }
+
+    async fn delete(&mut self, r: w::types::ObjectRef) -> Result<bool, w::types::HostError> {
+        let kube = self.check_kube("delete", &r.api_version, &r.kind, r.namespace.as_deref())?;
+        kube.delete(convert::ref_from(r)).await.map_err(host_error)
+    }
+}
+
+impl w::openstack::Host for CallState {
+    async fn resolve_flavor_name(
+        &mut self,
+        reference: String,
+    ) -> Result<String, w::types::HostError> {
+        let os = self.check_openstack("resolve", "resolve-flavor-name")?;
+        os.flavor_name(&self.credentials, &reference)
+            .await
+            .map_err(host_error)
+    }
+
+    async fn resolve_image(
+        &mut self,
+        reference: String,
+    ) -> Result<w::openstack::Image, w::types::HostError> {
+        let os = self.check_openstack("resolve", "resolve-image")?;
+        os.image(&self.credentials, &reference)
+            .await
+            .map(|i| w::openstack::Image {
+                id: i.id,
+                disk_bus: i.disk_bus,
+            })
+            .map_err(host_error)
+    }
+
+    async fn resolve_network_id(
+        &mut self,
+        reference: String,
+    ) -> Result<String, w::types::HostError> {
+        let os = self.check_openstack("resolve", "resolve-network-id")?;
+        os.network_id(&self.credentials, &reference)
+            .await
+            .map_err(host_error)
+    }
+
+    async fn resolve_subnet_id(
+        &mut self,
+        reference: String,
+    ) -> Result<String, w::types::HostError> {
+        let os = self.check_openstack("resolve", "resolve-subnet-id")?;
+        os.subnet_id(&self.credentials, &reference)
+            .await
+            .map_err(host_error)
+    }
+
+    async fn ensure_server_group(
+        &mut self,
+        name: String,
+        policy: String,
+    ) -> Result<String, w::types::HostError> {
+        let os = self.check_openstack("server-groups", "ensure-server-group")?;
+        os.ensure_server_group(&self.credentials, &name, &policy)
+            .await
+            .map_err(host_error)
+    }
+
+    async fn delete_server_group(&mut self, name: String) -> Result<(), w::types::HostError> {
+        let os = self.check_openstack("server-groups", "delete-server-group")?;
+        os.delete_server_group(&self.credentials, &name)
+            .await
+            .map_err(host_error)
+    }
+
+    async fn create_application_credential(
+        &mut self,
+        name: String,
+        description: String,
+    ) -> Result<w::openstack::ApplicationCredential, w::types::HostError> {
+        let os =
+            self.check_openstack("application-credentials", "create-application-credential")?;
+        os.create_application_credential(&self.credentials, &name, &description)
+            .await
+            .map(|a| w::openstack::ApplicationCredential {
+                id: a.id,
+                secret: a.secret,
+                name: a.name,
+                user_id: a.user_id,
+            })
+            .map_err(host_error)
+    }
+
+    async fn delete_application_credential(
+        &mut self,
+        user_id: String,
+        id: String,
+    ) -> Result<(), w::types::HostError> {
+        let os =
+            self.check_openstack("application-credentials", "delete-application-credential")?;
+        os.delete_application_credential(&user_id, &id)
+            .await
+            .map_err(host_error)
+    }
+
+    async fn load_balancers(
+        &mut self,
+        project_id: String,
+    ) -> Result<Option<Vec<w::openstack::LoadBalancer>>, w::types::HostError> {
+        let os = self.check_openstack("load-balancers", "load-balancers")?;
+        os.load_balancers(&self.credentials, &project_id)
+            .await
+            .map(|l| {
+                l.map(|l| {
+                    l.into_iter()
+                        .map(|lb| w::openstack::LoadBalancer {
+                            id: lb.id,
+                            name: lb.name,
+                            description: lb.description,
+                            project_id: lb.project_id,
+                            provisioning_status: lb.provisioning_status,
+                            vip_port_id: lb.vip_port_id,
+                        })
+                        .collect()
+                })
+            })
+            .map_err(host_error)
+    }
+
+    async fn delete_load_balancer(
+        &mut self,
+        lb: w::openstack::LoadBalancer,
+    ) -> Result<(), w::types::HostError> {
+        let os = self.check_openstack("load-balancers", "delete-load-balancer")?;
+        let lb = crate::access::LoadBalancer {
+            id: lb.id,
+            name: lb.name,
+            description: lb.description,
+            project_id: lb.project_id,
+            provisioning_status: lb.provisioning_status,
+            vip_port_id: lb.vip_port_id,
+        };
+        os.delete_load_balancer(&self.credentials, &lb)
+            .await
+            .map_err(host_error)
+    }
+
+    async fn volume_types(
+        &mut self,
+    ) -> Result<Option<Vec<w::openstack::VolumeType>>, w::types::HostError> {
+        let os = self.check_openstack("volume-types", "volume-types")?;
+        os.volume_types(&self.credentials)
+            .await
+            .map(|l| {
+                l.map(|l| {
+                    l.into_iter()
+                        .map(|t| w::openstack::VolumeType {
+                            name: t.name,
+                            is_default: t.is_default,
+                        })
+                        .collect()
+                })
+            })
+            .map_err(host_error)
+    }
+}
+
+impl w::cluster_secrets::Host for CallState {
+    async fn cas(&mut self) -> Result<w::cluster_secrets::ClusterCas, w::types::HostError> {
+        if !self.pkg.caps.cluster_secrets {
+            return Err(self.denied("cluster-secrets".to_string()));
+        }
+        let Some(cluster) = self.cluster.clone() else {
+            return Err(w::types::HostError::Invalid(
+                "this call is about no cluster".to_string(),
+            ));
+        };
+        let Some(secrets) = self.pkg.services.secrets.clone() else {
+            return Err(unavailable("certificate store"));
+        };
+        let kp = |k: crate::access::KeyPair| w::cluster_secrets::KeyPair {
+            cert_pem: k.cert_pem,
+            key_pem: k.key_pem,
+            passphrase: k.passphrase,
+        };
+        secrets
+            .cluster_cas(&cluster)
+            .await
+            .map(|c| w::cluster_secrets::ClusterCas {
+                kubernetes: kp(c.kubernetes),
+                etcd: kp(c.etcd),
+                front_proxy: kp(c.front_proxy),
+                admin: kp(c.admin),
+            })
+            .map_err(host_error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(json: &str, ns: Option<&str>) -> w::types::K8sObject {
+        w::types::K8sObject {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespace: ns.map(str::to_string),
+            name: "cm".into(),
+            json: json.into(),
+        }
+    }
+
+    #[test]
+    fn a_body_must_agree_with_its_envelope() {
+        let ok =
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"a"}}"#;
+        assert!(matches!(checked_body(&obj(ok, Some("a"))), Ok(s) if s == ok));
+        for bad in [
+            r#"{"apiVersion":"v2","kind":"ConfigMap","metadata":{"name":"cm","namespace":"a"}}"#,
+            r#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"cm","namespace":"a"}}"#,
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"other","namespace":"a"}}"#,
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"b"}}"#,
+            r#"["not an object"]"#,
+            r#"not json"#,
+        ] {
+            assert!(
+                matches!(
+                    checked_body(&obj(bad, Some("a"))),
+                    Err(w::types::HostError::Invalid(_))
+                ),
+                "{bad}"
+            );
+        }
+        let cluster_scoped =
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"a"}}"#;
+        assert!(checked_body(&obj(cluster_scoped, None)).is_err());
+    }
+
+    #[test]
+    fn a_missing_namespace_is_filled_from_the_envelope() {
+        let body = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"}}"#;
+        let out = checked_body(&obj(body, Some("a"))).unwrap_or_default();
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_default();
+        assert_eq!(
+            v.pointer("/metadata/namespace").and_then(|v| v.as_str()),
+            Some("a")
+        );
+    }
+}

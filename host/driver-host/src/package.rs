@@ -1,0 +1,923 @@
+//! A loaded driver package: its manifest, its compiled and pre-linked
+//! component, its effective capabilities and limits, its breaker, and the
+//! one function that runs a call in a fresh sandboxed instance.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use magnum_domain::MagnumError;
+use magnum_domain::models::Cluster;
+use semver::Version;
+use wasmtime::component::{Component, ComponentExportIndex, Instance, InstancePre};
+use wasmtime::{Store, Trap, UpdateDeadline};
+
+use crate::access::Credentials;
+use crate::bindings::v1::ClusterDriverPre;
+use crate::bindings::v1::exports::openkeel::magnum_driver::{driver as wd, lifecycle as wl};
+use crate::bindings::v1::openkeel::magnum_driver::types as wt;
+use crate::breaker::{Breaker, BreakerSettings, Health};
+use crate::capabilities::{Capabilities, capability_of_interface, grants_interface};
+use crate::convert::{self, Budget, Refused};
+use crate::error::{CallError, DriverFault, FaultKind, LoadError, intern_kind};
+use crate::imports::{CallState, PackageCtx, Services};
+use crate::lowering::StateRef;
+use crate::manifest::Manifest;
+use crate::sandbox::{Sandbox, one_line, sha256_hex};
+use crate::settings::{DriverSettings, Limits};
+use crate::types::{Target, Update};
+
+/// The WIT package the host implements.
+pub const WIT_PACKAGE: &str = "openkeel:magnum-driver";
+
+/// The versions of the contract this host implements, oldest first.
+pub const SUPPORTED_WIT: [Version; 1] = [Version::new(1, 0, 0)];
+
+/// The range of contract versions this host accepts, for messages.
+pub fn supported_wit_range() -> String {
+    let newest = &SUPPORTED_WIT[SUPPORTED_WIT.len() - 1];
+    format!(
+        ">={}, <{}.0.0 (implements {})",
+        SUPPORTED_WIT[0],
+        newest.major + 1,
+        newest
+    )
+}
+
+/// Where a driver package comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Compiled in the workspace and embedded in the binary.
+    BuiltIn,
+    /// Found in `[drivers]/drivers_path`, or named on the command line.
+    Path(PathBuf),
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::BuiltIn => f.write_str("built-in"),
+            Origin::Path(p) => write!(f, "{}", p.display()),
+        }
+    }
+}
+
+/// A driver package before it is loaded: its manifest and component.
+#[derive(Clone)]
+pub struct PackageSource {
+    pub manifest: String,
+    pub component: Arc<[u8]>,
+    pub origin: Origin,
+}
+
+/// One entry point as the manifest (and the component) declare it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct EntryPointInfo {
+    pub name: String,
+    pub beta: bool,
+    pub provides: Vec<Target>,
+    pub description: String,
+}
+
+/// The imports and exports of a component, by name.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct World {
+    pub imports: Vec<String>,
+    pub exports: Vec<String>,
+}
+
+/// What loading a package found before it was refused or accepted.
+pub(crate) struct Examined {
+    pub(crate) manifest: Manifest,
+    pub(crate) sha256: String,
+    pub(crate) requested: Capabilities,
+    pub(crate) granted: Capabilities,
+    pub(crate) world: Option<World>,
+    pub(crate) wit_version: Option<Version>,
+    pub(crate) limits: Option<Limits>,
+}
+
+pub(crate) struct Package {
+    pub(crate) ctx: Arc<PackageCtx>,
+    pub(crate) manifest: Manifest,
+    pub(crate) origin: Origin,
+    pub(crate) sha256: String,
+    pub(crate) wit_version: Version,
+    pub(crate) world: World,
+    pub(crate) entry_points: Vec<EntryPointInfo>,
+    pre: InstancePre<CallState>,
+    exports: Exports,
+    engine: wasmtime::Engine,
+    breaker: Breaker,
+}
+
+/// What a request asks of the component, with its arguments in WIT form.
+pub(crate) enum Request<'a> {
+    Describe,
+    ValidateMasterSize(String, i32),
+    ValidateMasterResize(String, i32),
+    ValidateCreate(wt::CallContext, StateRef<'a>),
+    ValidateUpgrade(wt::CallContext, StateRef<'a>, wt::ClusterTemplate),
+    CanRotateCa(wt::CallContext, StateRef<'a>),
+    CreateCluster(wt::CallContext, StateRef<'a>, u32),
+    UpdateCluster(wt::CallContext, StateRef<'a>),
+    DeleteCluster(wt::CallContext, StateRef<'a>),
+    ResizeCluster(wt::CallContext, StateRef<'a>, wl::Resize),
+    UpgradeCluster(wt::CallContext, StateRef<'a>, wl::Upgrade),
+    CreateNodegroup(wt::CallContext, StateRef<'a>, wt::Nodegroup),
+    UpdateNodegroup(wt::CallContext, StateRef<'a>, wt::Nodegroup),
+    DeleteNodegroup(wt::CallContext, StateRef<'a>, wt::Nodegroup),
+    RotateCa(wt::CallContext, StateRef<'a>),
+    RotateCredential(wt::CallContext, StateRef<'a>),
+    Watches(wt::CallContext, StateRef<'a>),
+    DeriveStatus(wt::CallContext, StateRef<'a>, Vec<wt::K8sObject>),
+    PollStatus(wt::CallContext, StateRef<'a>),
+}
+
+impl Request<'_> {
+    pub(crate) fn function(&self) -> &'static str {
+        match self {
+            Request::Describe => "describe",
+            Request::ValidateMasterSize(..) => "validate-master-size",
+            Request::ValidateMasterResize(..) => "validate-master-resize",
+            Request::ValidateCreate(..) => "validate-create",
+            Request::ValidateUpgrade(..) => "validate-upgrade",
+            Request::CanRotateCa(..) => "can-rotate-ca",
+            Request::CreateCluster(..) => "create-cluster",
+            Request::UpdateCluster(..) => "update-cluster",
+            Request::DeleteCluster(..) => "delete-cluster",
+            Request::ResizeCluster(..) => "resize-cluster",
+            Request::UpgradeCluster(..) => "upgrade-cluster",
+            Request::CreateNodegroup(..) => "create-nodegroup",
+            Request::UpdateNodegroup(..) => "update-nodegroup",
+            Request::DeleteNodegroup(..) => "delete-nodegroup",
+            Request::RotateCa(..) => "rotate-ca",
+            Request::RotateCredential(..) => "rotate-credential",
+            Request::Watches(..) => "watches",
+            Request::DeriveStatus(..) => "derive-status",
+            Request::PollStatus(..) => "poll-status",
+        }
+    }
+}
+
+/// What the component answered, in WIT form. Built once per call and
+/// consumed at once, so its size does not matter.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Response {
+    Describe(Vec<wd::EntryPoint>),
+    Unit(Result<(), wt::DriverError>),
+    Update(Result<wt::Update, wt::DriverError>),
+    Watches(Vec<wt::Selector>),
+}
+
+/// The export indices of the contract's functions in one component, found
+/// once at load: a call looks up and type-checks only the function it
+/// makes (the generated bindings would check all nineteen per instance).
+pub(crate) struct Exports {
+    describe: ComponentExportIndex,
+    validate_master_size: ComponentExportIndex,
+    validate_master_resize: ComponentExportIndex,
+    validate_create: ComponentExportIndex,
+    validate_upgrade: ComponentExportIndex,
+    can_rotate_ca: ComponentExportIndex,
+    create_cluster: ComponentExportIndex,
+    update_cluster: ComponentExportIndex,
+    delete_cluster: ComponentExportIndex,
+    resize_cluster: ComponentExportIndex,
+    upgrade_cluster: ComponentExportIndex,
+    create_nodegroup: ComponentExportIndex,
+    update_nodegroup: ComponentExportIndex,
+    delete_nodegroup: ComponentExportIndex,
+    rotate_ca: ComponentExportIndex,
+    rotate_credential: ComponentExportIndex,
+    watches: ComponentExportIndex,
+    derive_status: ComponentExportIndex,
+    poll_status: ComponentExportIndex,
+}
+
+impl Exports {
+    fn find(name: &str, c: &Component, world: &World) -> Result<Exports, LoadError> {
+        let iface = |wanted: &str| -> Result<ComponentExportIndex, LoadError> {
+            let export = world
+                .exports
+                .iter()
+                .find(|e| contract_item(e).is_some_and(|(i, _)| i == wanted))
+                .ok_or_else(|| {
+                    LoadError::new(format!(
+                        "driver {name}: does not export {WIT_PACKAGE}/{wanted}"
+                    ))
+                })?;
+            c.get_export_index(None, export)
+                .ok_or_else(|| LoadError::new(format!("driver {name}: no export {export}")))
+        };
+        let (d, l, s) = (iface("driver")?, iface("lifecycle")?, iface("status")?);
+        let f = |i: &ComponentExportIndex, func: &str| {
+            c.get_export_index(Some(i), func).ok_or_else(|| {
+                LoadError::new(format!(
+                    "driver {name}: does not export the function {func}"
+                ))
+            })
+        };
+        Ok(Exports {
+            describe: f(&d, "describe")?,
+            validate_master_size: f(&d, "validate-master-size")?,
+            validate_master_resize: f(&d, "validate-master-resize")?,
+            validate_create: f(&d, "validate-create")?,
+            validate_upgrade: f(&d, "validate-upgrade")?,
+            can_rotate_ca: f(&d, "can-rotate-ca")?,
+            create_cluster: f(&l, "create-cluster")?,
+            update_cluster: f(&l, "update-cluster")?,
+            delete_cluster: f(&l, "delete-cluster")?,
+            resize_cluster: f(&l, "resize-cluster")?,
+            upgrade_cluster: f(&l, "upgrade-cluster")?,
+            create_nodegroup: f(&l, "create-nodegroup")?,
+            update_nodegroup: f(&l, "update-nodegroup")?,
+            delete_nodegroup: f(&l, "delete-nodegroup")?,
+            rotate_ca: f(&l, "rotate-ca")?,
+            rotate_credential: f(&l, "rotate-credential")?,
+            watches: f(&s, "watches")?,
+            derive_status: f(&s, "derive-status")?,
+            poll_status: f(&s, "poll-status")?,
+        })
+    }
+}
+
+type Ctx<'a> = &'a wt::CallContext;
+type State<'a> = &'a StateRef<'a>;
+type UpdateResult = Result<wt::Update, wt::DriverError>;
+type UnitResult = Result<(), wt::DriverError>;
+
+async fn dispatch(
+    x: &Exports,
+    instance: &Instance,
+    store: &mut Store<CallState>,
+    req: Request<'_>,
+) -> wasmtime::Result<Response> {
+    macro_rules! call {
+        ($idx:expr, ($($p:ty),*), $r:ty, ($($a:expr),*)) => {{
+            let f = instance.get_typed_func::<($($p,)*), ($r,)>(&mut *store, &$idx)?;
+            f.call_async(&mut *store, ($($a,)*)).await?.0
+        }};
+    }
+    Ok(match req {
+        Request::Describe => Response::Describe(call!(x.describe, (), Vec<wd::EntryPoint>, ())),
+        Request::ValidateMasterSize(e, n) => Response::Unit(call!(
+            x.validate_master_size,
+            (&str, i32),
+            UnitResult,
+            (&e, n)
+        )),
+        Request::ValidateMasterResize(e, n) => Response::Unit(call!(
+            x.validate_master_resize,
+            (&str, i32),
+            UnitResult,
+            (&e, n)
+        )),
+        Request::ValidateCreate(c, s) => {
+            Response::Unit(call!(x.validate_create, (Ctx, State), UnitResult, (&c, &s)))
+        }
+        Request::ValidateUpgrade(c, s, t) => Response::Unit(call!(
+            x.validate_upgrade,
+            (Ctx, State, &wt::ClusterTemplate),
+            UnitResult,
+            (&c, &s, &t)
+        )),
+        Request::CanRotateCa(c, s) => {
+            Response::Unit(call!(x.can_rotate_ca, (Ctx, State), UnitResult, (&c, &s)))
+        }
+        Request::CreateCluster(c, s, t) => Response::Update(call!(
+            x.create_cluster,
+            (Ctx, State, u32),
+            UpdateResult,
+            (&c, &s, t)
+        )),
+        Request::UpdateCluster(c, s) => Response::Update(call!(
+            x.update_cluster,
+            (Ctx, State),
+            UpdateResult,
+            (&c, &s)
+        )),
+        Request::DeleteCluster(c, s) => Response::Update(call!(
+            x.delete_cluster,
+            (Ctx, State),
+            UpdateResult,
+            (&c, &s)
+        )),
+        Request::ResizeCluster(c, s, r) => Response::Update(call!(
+            x.resize_cluster,
+            (Ctx, State, &wl::Resize),
+            UpdateResult,
+            (&c, &s, &r)
+        )),
+        Request::UpgradeCluster(c, s, u) => Response::Update(call!(
+            x.upgrade_cluster,
+            (Ctx, State, &wl::Upgrade),
+            UpdateResult,
+            (&c, &s, &u)
+        )),
+        Request::CreateNodegroup(c, s, n) => Response::Update(call!(
+            x.create_nodegroup,
+            (Ctx, State, &wt::Nodegroup),
+            UpdateResult,
+            (&c, &s, &n)
+        )),
+        Request::UpdateNodegroup(c, s, n) => Response::Update(call!(
+            x.update_nodegroup,
+            (Ctx, State, &wt::Nodegroup),
+            UpdateResult,
+            (&c, &s, &n)
+        )),
+        Request::DeleteNodegroup(c, s, n) => Response::Update(call!(
+            x.delete_nodegroup,
+            (Ctx, State, &wt::Nodegroup),
+            UpdateResult,
+            (&c, &s, &n)
+        )),
+        Request::RotateCa(c, s) => {
+            Response::Update(call!(x.rotate_ca, (Ctx, State), UpdateResult, (&c, &s)))
+        }
+        Request::RotateCredential(c, s) => Response::Update(call!(
+            x.rotate_credential,
+            (Ctx, State),
+            UpdateResult,
+            (&c, &s)
+        )),
+        Request::Watches(c, s) => {
+            Response::Watches(call!(x.watches, (Ctx, State), Vec<wt::Selector>, (&c, &s)))
+        }
+        Request::DeriveStatus(c, s, o) => Response::Update(call!(
+            x.derive_status,
+            (Ctx, State, &[wt::K8sObject]),
+            UpdateResult,
+            (&c, &s, &o)
+        )),
+        Request::PollStatus(c, s) => {
+            Response::Update(call!(x.poll_status, (Ctx, State), UpdateResult, (&c, &s)))
+        }
+    })
+}
+
+/// The component's imports and exports.
+pub(crate) fn world_of(engine: &wasmtime::Engine, c: &Component) -> World {
+    let ty = c.component_type();
+    let mut imports: Vec<String> = ty.imports(engine).map(|(n, _)| n.to_string()).collect();
+    let mut exports: Vec<String> = ty.exports(engine).map(|(n, _)| n.to_string()).collect();
+    imports.sort();
+    exports.sort();
+    World { imports, exports }
+}
+
+/// Splits `openkeel:magnum-driver/kube@1.0.0` into ("kube", 1.0.0).
+fn contract_item(name: &str) -> Option<(&str, Option<Version>)> {
+    let rest = name.strip_prefix(WIT_PACKAGE)?.strip_prefix('/')?;
+    match rest.split_once('@') {
+        Some((iface, v)) => Some((iface, Version::parse(v).ok())),
+        None => Some((rest, None)),
+    }
+}
+
+/// The contract version a component implements, from its `driver` export.
+fn implemented_version(name: &str, world: &World) -> Result<Version, LoadError> {
+    let found = world
+        .exports
+        .iter()
+        .filter_map(|e| contract_item(e))
+        .find(|(iface, _)| *iface == "driver");
+    match found {
+        Some((_, Some(v))) => Ok(v),
+        Some((_, None)) => Err(LoadError::new(format!(
+            "driver {name}: its component exports an unversioned {WIT_PACKAGE}/driver; this host supports {}",
+            supported_wit_range()
+        ))),
+        None => Err(LoadError::new(format!(
+            "driver {name}: its component exports no {WIT_PACKAGE}/driver interface (exports: {})",
+            if world.exports.is_empty() {
+                "none".to_string()
+            } else {
+                world.exports.join(", ")
+            }
+        ))),
+    }
+}
+
+/// Refuses a contract version outside what this host implements.
+fn check_version(name: &str, v: &Version) -> Result<(), LoadError> {
+    let newest = &SUPPORTED_WIT[SUPPORTED_WIT.len() - 1];
+    if !SUPPORTED_WIT.iter().any(|s| s.major == v.major) || !v.pre.is_empty() {
+        return Err(LoadError::new(format!(
+            "driver {name} is built for {WIT_PACKAGE}@{v}; this host supports {}",
+            supported_wit_range()
+        )));
+    }
+    if v > newest {
+        return Err(LoadError::new(format!(
+            "driver {name} is built for {WIT_PACKAGE}@{v}, newer than this host's {newest}; this host supports {}",
+            supported_wit_range()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses an import the driver was not granted, or one the host does not
+/// provide.
+fn check_imports(name: &str, world: &World, caps: &Capabilities) -> Result<(), LoadError> {
+    for import in &world.imports {
+        if import.starts_with("wasi:") {
+            // Linked deny-all; the linker refuses a WASI interface this
+            // host does not provide.
+            continue;
+        }
+        let Some((iface, version)) = contract_item(import) else {
+            return Err(LoadError::new(format!(
+                "driver {name} imports {import}, which this host does not provide"
+            )));
+        };
+        if let Some(v) = &version {
+            check_version(name, v)?;
+        }
+        if let Some(cap) = capability_of_interface(iface)
+            && !grants_interface(caps, cap)
+        {
+            return Err(LoadError::new(format!(
+                "driver {name} imports {import} but is not granted {cap} (request it in driver.toml [capabilities] and grant it in [driver:{name}])"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The first difference between the manifest's entry points and what the
+/// component describes.
+fn compare_entry_points(
+    name: &str,
+    manifest: &[EntryPointInfo],
+    described: &[EntryPointInfo],
+) -> Result<(), LoadError> {
+    let by_name = |l: &[EntryPointInfo]| -> BTreeMap<String, EntryPointInfo> {
+        l.iter()
+            .map(|e| {
+                let mut e = e.clone();
+                e.provides.sort();
+                (e.name.clone(), e)
+            })
+            .collect()
+    };
+    let (m, d) = (by_name(manifest), by_name(described));
+    let m_names: Vec<&String> = m.keys().collect();
+    let d_names: Vec<&String> = d.keys().collect();
+    if m_names != d_names {
+        return Err(LoadError::new(format!(
+            "driver {name}: the manifest's entry points ({}) differ from the component's ({})",
+            m.keys().cloned().collect::<Vec<_>>().join(", "),
+            d.keys().cloned().collect::<Vec<_>>().join(", ")
+        )));
+    }
+    for (ep, me) in &m {
+        let de = &d[ep];
+        if me.beta != de.beta {
+            return Err(LoadError::new(format!(
+                "driver {name}: entry point {ep} is {} in the manifest but {} in the component",
+                if me.beta { "beta" } else { "not beta" },
+                if de.beta { "beta" } else { "not beta" }
+            )));
+        }
+        if me.provides != de.provides {
+            return Err(LoadError::new(format!(
+                "driver {name}: entry point {ep} provides {} in the manifest but {} in the component",
+                me.provides
+                    .iter()
+                    .map(Target::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                de.provides
+                    .iter()
+                    .map(Target::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Examines and loads a package: manifest, integrity, contract version,
+/// grants, limits, compilation, imports, linking, and the component's own
+/// description. On refusal, what was found so far comes back with the
+/// reason (for `driver inspect`).
+pub(crate) async fn load(
+    sandbox: &Arc<Sandbox>,
+    services: &Arc<Services>,
+    settings: &DriverSettings,
+    breaker: &BreakerSettings,
+    src: PackageSource,
+) -> Result<Package, (LoadError, Option<Box<Examined>>)> {
+    let manifest = Manifest::parse(&src.manifest).map_err(|e| (e, None))?;
+    let name = manifest.driver.name.clone();
+    let sha256 = sha256_hex(&src.component);
+    let config = settings.driver(&name);
+    let builtin = src.origin == Origin::BuiltIn;
+    let requested = manifest.capabilities.clone();
+    let granted = if config.grant_requested.unwrap_or(builtin) {
+        requested.clone()
+    } else {
+        config.grants.clone()
+    };
+    let mut ex = Box::new(Examined {
+        manifest: manifest.clone(),
+        sha256: sha256.clone(),
+        requested: requested.clone(),
+        granted: granted.clone(),
+        world: None,
+        wit_version: None,
+        limits: None,
+    });
+    macro_rules! refuse {
+        ($e:expr) => {
+            return Err(($e, Some(ex)))
+        };
+    }
+    if let Some(want) = &manifest.driver.sha256
+        && !want.eq_ignore_ascii_case(&sha256)
+    {
+        refuse!(LoadError::new(format!(
+            "driver {name}: the component's sha256 is {sha256}, the manifest expects {want}"
+        )));
+    }
+    if !SUPPORTED_WIT.iter().any(|v| manifest.driver.wit.matches(v)) {
+        refuse!(LoadError::new(format!(
+            "driver {name} requires {WIT_PACKAGE} {}; this host supports {}",
+            manifest.driver.wit,
+            supported_wit_range()
+        )));
+    }
+    if let Some(missing) = requested.first_not_covered_by(&granted) {
+        refuse!(LoadError::new(format!(
+            "driver {name} asks for {missing}, which is not granted (grant it in [driver:{name}] of magnum.conf)"
+        )));
+    }
+    let limits = match Limits::resolve(&manifest.limits, &config.limits) {
+        Ok(l) => l,
+        Err(e) => refuse!(LoadError::new(format!("driver {name}: {e}"))),
+    };
+    ex.limits = Some(limits.clone());
+
+    let sb = sandbox.clone();
+    let bytes = src.component.clone();
+    let (n, s) = (name.clone(), sha256.clone());
+    let component = match tokio::task::spawn_blocking(move || sb.compile(&n, &bytes, &s)).await {
+        Ok(Ok(c)) => c,
+        Ok(Err(e)) => refuse!(e),
+        Err(e) => refuse!(LoadError::new(format!(
+            "driver {name}: compilation did not finish: {e}"
+        ))),
+    };
+    let world = world_of(&sandbox.engine, &component);
+    ex.world = Some(world.clone());
+    let wit_version = match implemented_version(&name, &world) {
+        Ok(v) => v,
+        Err(e) => refuse!(e),
+    };
+    ex.wit_version = Some(wit_version.clone());
+    if let Err(e) = check_version(&name, &wit_version) {
+        refuse!(e);
+    }
+    if !manifest.driver.wit.matches(&wit_version) {
+        refuse!(LoadError::new(format!(
+            "driver {name}: the manifest requires {WIT_PACKAGE} {} but the component is built for {wit_version}",
+            manifest.driver.wit
+        )));
+    }
+    // The effective capabilities are what was requested, all of it granted.
+    let caps = requested;
+    if let Err(e) = check_imports(&name, &world, &caps) {
+        refuse!(e);
+    }
+    let pre = match sandbox.linker.instantiate_pre(&component) {
+        Ok(p) => p,
+        Err(e) => refuse!(LoadError::new(format!(
+            "driver {name}: cannot be linked: {}",
+            one_line(&e)
+        ))),
+    };
+    // The generated bindings type-check every export of the contract.
+    let pre = match ClusterDriverPre::new(pre) {
+        Ok(p) => p.instance_pre().clone(),
+        Err(e) => refuse!(LoadError::new(format!(
+            "driver {name}: does not export the functions of {WIT_PACKAGE}@{}: {}",
+            SUPPORTED_WIT[SUPPORTED_WIT.len() - 1],
+            one_line(&e)
+        ))),
+    };
+    let exports = match Exports::find(&name, &component, &world) {
+        Ok(x) => x,
+        Err(e) => refuse!(e),
+    };
+    let mut options = manifest.options.clone();
+    options.extend(config.options.clone());
+    let ctx = Arc::new(PackageCtx {
+        name: name.clone(),
+        caps,
+        options,
+        files_dir: config.files_dir.clone(),
+        limits,
+        services: services.clone(),
+    });
+    let entry_points: Vec<EntryPointInfo> = manifest
+        .entry_points
+        .iter()
+        .map(|e| EntryPointInfo {
+            name: e.name.clone(),
+            beta: e.beta,
+            provides: e.provides.iter().map(Target::from).collect(),
+            description: e.description.clone(),
+        })
+        .collect();
+    let pkg = Package {
+        ctx,
+        manifest,
+        origin: src.origin,
+        sha256,
+        wit_version,
+        world,
+        entry_points,
+        pre,
+        exports,
+        engine: sandbox.engine.clone(),
+        breaker: Breaker::new(breaker.clone()),
+    };
+    let described = match pkg.describe().await {
+        Ok(d) => d,
+        Err(e) => refuse!(LoadError::new(format!(
+            "driver {name}: describe failed: {e}"
+        ))),
+    };
+    if let Err(e) = compare_entry_points(&name, &pkg.entry_points, &described) {
+        refuse!(e);
+    }
+    Ok(pkg)
+}
+
+impl Package {
+    pub(crate) fn name(&self) -> &str {
+        &self.ctx.name
+    }
+
+    pub(crate) fn health(&self) -> Health {
+        self.breaker.health(self.ctx.services.clock.monotonic())
+    }
+
+    fn fault(&self, function: &'static str, kind: FaultKind, message: String) -> DriverFault {
+        DriverFault {
+            driver: self.ctx.name.clone(),
+            function,
+            kind,
+            message,
+        }
+    }
+
+    /// Runs one request in a fresh instance: memory capped, an epoch
+    /// deadline inside the guest and a timeout around everything (host
+    /// calls included); what the guest printed goes to the log.
+    pub(crate) async fn invoke(
+        &self,
+        cluster: Option<&Cluster>,
+        credentials: Credentials,
+        request_id: String,
+        req: Request<'_>,
+    ) -> Result<Response, DriverFault> {
+        let function = req.function();
+        let clock = &self.ctx.services.clock;
+        if let Err(left) = self.breaker.admit(clock.monotonic()) {
+            let h = self.health();
+            return Err(self.fault(
+                function,
+                FaultKind::BreakerOpen,
+                format!(
+                    "the driver is shut off for {} s after {} faults (last: {})",
+                    left.as_secs().max(1),
+                    h.recent_faults,
+                    h.last_fault.unwrap_or_default()
+                ),
+            ));
+        }
+        let state = CallState::new(self.ctx.clone(), cluster, credentials, request_id);
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|s| &mut s.limits);
+        let deadline = self.ctx.limits.call_timeout;
+        let started = Instant::now();
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |_| {
+            Ok(if started.elapsed() >= deadline {
+                UpdateDeadline::Interrupt
+            } else {
+                UpdateDeadline::Yield(1)
+            })
+        });
+        let (pre, exports) = (&self.pre, &self.exports);
+        let outcome = tokio::time::timeout(deadline, async {
+            let instance = pre
+                .instantiate_async(&mut store)
+                .await
+                .map_err(|e| (true, e))?;
+            dispatch(exports, &instance, &mut store, req)
+                .await
+                .map_err(|e| (false, e))
+        })
+        .await;
+        let stderr = store.data().stderr_summary();
+        store.data().flush_output(function);
+        drop(store);
+        let result = match outcome {
+            Ok(Ok(r)) => Ok(r),
+            Err(_) => Err(self.fault(
+                function,
+                FaultKind::Timeout,
+                format!(
+                    "no answer within its deadline of {} s",
+                    deadline.as_secs_f64()
+                ),
+            )),
+            Ok(Err((instantiating, e))) => Err(self.classify(function, instantiating, &e, stderr)),
+        };
+        match &result {
+            Ok(_) => self.breaker.success(clock.monotonic()),
+            Err(f) => self.record_fault(f),
+        }
+        result
+    }
+
+    fn record_fault(&self, f: &DriverFault) {
+        tracing::warn!(driver = %f.driver, function = f.function, fault = f.kind.as_str(), "driver fault: {}", f.message);
+        self.breaker
+            .fault(self.ctx.services.clock.monotonic(), &f.message);
+    }
+
+    fn classify(
+        &self,
+        function: &'static str,
+        instantiating: bool,
+        e: &wasmtime::Error,
+        stderr: Option<String>,
+    ) -> DriverFault {
+        if let Some(trap) = e.downcast_ref::<Trap>() {
+            if *trap == Trap::Interrupt {
+                return self.fault(
+                    function,
+                    FaultKind::Timeout,
+                    format!(
+                        "stopped at its deadline of {} s",
+                        self.ctx.limits.call_timeout.as_secs_f64()
+                    ),
+                );
+            }
+            let mut msg = format!("trapped: {trap}");
+            if let Some(s) = stderr {
+                msg.push_str(&format!(" ({s})"));
+            }
+            return self.fault(function, FaultKind::Trap, msg);
+        }
+        let kind = if instantiating {
+            FaultKind::Instantiate
+        } else {
+            FaultKind::Trap
+        };
+        let mut msg = one_line(e);
+        if let Some(s) = stderr {
+            msg.push_str(&format!(" ({s})"));
+        }
+        self.fault(function, kind, msg)
+    }
+
+    /// A fault for an answer that could not be taken.
+    fn refused(&self, function: &'static str, r: Refused) -> DriverFault {
+        let f = match r {
+            Refused::Oversized { limit } => self.fault(
+                function,
+                FaultKind::Oversized,
+                format!("answered more than its output limit of {limit} bytes"),
+            ),
+            Refused::Malformed(m) => self.fault(
+                function,
+                FaultKind::Malformed,
+                format!("malformed answer: {m}"),
+            ),
+        };
+        self.record_fault(&f);
+        f
+    }
+
+    fn driver_error(
+        &self,
+        function: &'static str,
+        e: wt::DriverError,
+        b: &mut Budget,
+    ) -> CallError {
+        match e {
+            wt::DriverError::Client(m) => {
+                if !(400..=499).contains(&m.status) {
+                    return CallError::Fault(self.refused(
+                        function,
+                        Refused::Malformed(format!("a client error with status {}", m.status)),
+                    ));
+                }
+                let message = match b.pairs(vec![(m.kind.clone(), m.message)]) {
+                    Ok(mut v) => v.pop().map(|(_, m)| m).unwrap_or_default(),
+                    Err(r) => return CallError::Fault(self.refused(function, r)),
+                };
+                CallError::Client(MagnumError::new(m.status, intern_kind(&m.kind), message))
+            }
+            wt::DriverError::Failed(s) => match b.pairs(vec![(String::new(), s)]) {
+                Ok(mut v) => CallError::Failed(v.pop().map(|(_, s)| s).unwrap_or_default()),
+                Err(r) => CallError::Fault(self.refused(function, r)),
+            },
+        }
+    }
+
+    pub(crate) fn unit(
+        &self,
+        function: &'static str,
+        r: Result<Response, DriverFault>,
+    ) -> Result<(), CallError> {
+        let mut b = Budget::new(self.ctx.limits.max_output_bytes);
+        match r.map_err(CallError::Fault)? {
+            Response::Unit(Ok(())) => Ok(()),
+            Response::Unit(Err(e)) => Err(self.driver_error(function, e, &mut b)),
+            _ => Err(CallError::Fault(self.refused(
+                function,
+                Refused::Malformed("unexpected answer".into()),
+            ))),
+        }
+    }
+
+    pub(crate) fn update(
+        &self,
+        function: &'static str,
+        r: Result<Response, DriverFault>,
+    ) -> Result<Update, CallError> {
+        let mut b = Budget::new(self.ctx.limits.max_output_bytes);
+        match r.map_err(CallError::Fault)? {
+            Response::Update(Ok(u)) => convert::update_from(u, &mut b)
+                .map_err(|e| CallError::Fault(self.refused(function, e))),
+            Response::Update(Err(e)) => Err(self.driver_error(function, e, &mut b)),
+            _ => Err(CallError::Fault(self.refused(
+                function,
+                Refused::Malformed("unexpected answer".into()),
+            ))),
+        }
+    }
+
+    pub(crate) fn watches(
+        &self,
+        function: &'static str,
+        r: Result<Response, DriverFault>,
+    ) -> Result<Vec<crate::access::Selector>, CallError> {
+        let mut b = Budget::new(self.ctx.limits.max_output_bytes);
+        match r.map_err(CallError::Fault)? {
+            Response::Watches(l) => l
+                .into_iter()
+                .map(|s| convert::selector_from(s, &mut b))
+                .collect::<Result<_, _>>()
+                .map_err(|e| CallError::Fault(self.refused(function, e))),
+            _ => Err(CallError::Fault(self.refused(
+                function,
+                Refused::Malformed("unexpected answer".into()),
+            ))),
+        }
+    }
+
+    /// The component's own entry points.
+    pub(crate) async fn describe(&self) -> Result<Vec<EntryPointInfo>, CallError> {
+        let r = self
+            .invoke(None, Credentials::admin(), String::new(), Request::Describe)
+            .await
+            .map_err(CallError::Fault)?;
+        let mut b = Budget::new(self.ctx.limits.max_output_bytes);
+        let Response::Describe(eps) = r else {
+            return Err(CallError::Fault(self.refused(
+                "describe",
+                Refused::Malformed("unexpected answer".into()),
+            )));
+        };
+        let mut out = Vec::new();
+        for e in eps {
+            let provides = e
+                .provides
+                .into_iter()
+                .map(|t| convert::target_from(t, &mut b))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|r| CallError::Fault(self.refused("describe", r)))?;
+            let (name, description) = match b.pairs(vec![(e.name, e.description)]) {
+                Ok(mut v) => v.pop().unwrap_or_default(),
+                Err(r) => return Err(CallError::Fault(self.refused("describe", r))),
+            };
+            out.push(EntryPointInfo {
+                name,
+                beta: e.beta,
+                provides,
+                description,
+            });
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,8 @@
+//! The driver host's integration tests: the fake driver through the host
+//! (the Go fake driver's tests, case for case), the sandbox cases with
+//! purpose-built components, and the `driver` subcommands' reports.
+
+mod common;
+mod fake;
+mod reports;
+mod sandbox;

@@ -1,7 +1,9 @@
 //! Magnum's JSON Patch dialect, the Python literals Magnum evaluates with
 //! `ast.literal_eval`, and Python's `repr`/`int`/`json.dumps` forms.
 
+pub mod decode;
 pub mod literal;
+pub mod patch;
 pub mod python;
 pub mod value;
 

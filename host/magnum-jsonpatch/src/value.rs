@@ -386,24 +386,60 @@ impl PyRepr for Dict {
 /// place and takes the last value. Keys compare as Python compares them.
 impl FromIterator<(PyValue, PyValue)> for Dict {
     fn from_iter<I: IntoIterator<Item = (PyValue, PyValue)>>(iter: I) -> Self {
-        let mut index: HashMap<String, usize> = HashMap::new();
+        let mut keys = KeyIndex::default();
         let mut entries: Vec<(PyValue, PyValue)> = Vec::new();
         for (k, v) in iter {
-            // An unhashable key cannot come from JSON or a literal (the
-            // parser refuses it first); keep it as a distinct entry.
-            let Some(h) = hash_key(&k) else {
-                entries.push((k, v));
-                continue;
-            };
-            match index.get(&h) {
-                Some(&i) => entries[i].1 = v,
-                None => {
-                    index.insert(h, entries.len());
-                    entries.push((k, v));
-                }
+            match keys.position(&entries, &k) {
+                Some(i) => entries[i].1 = v,
+                None => entries.push((k, v)),
             }
         }
         Dict { entries }
+    }
+}
+
+/// Finds the entry whose key equals a new key under Python's equality:
+/// small dicts of `str` keys by a scan, others through their hash keys.
+#[derive(Default)]
+pub(crate) struct KeyIndex {
+    index: Option<HashMap<String, usize>>,
+}
+
+impl KeyIndex {
+    const SCAN: usize = 16;
+
+    /// The position of the entry with key `k`, or `None` after noting that
+    /// `k` will be the key of the next entry pushed.
+    pub(crate) fn position(
+        &mut self,
+        entries: &[(PyValue, PyValue)],
+        k: &PyValue,
+    ) -> Option<usize> {
+        if self.index.is_none() {
+            let all_str = matches!(k, PyValue::Str(_))
+                && entries.iter().all(|(e, _)| matches!(e, PyValue::Str(_)));
+            if all_str && entries.len() < Self::SCAN {
+                return entries.iter().position(|(e, _)| e == k);
+            }
+            let mut index = HashMap::with_capacity(entries.len() * 2);
+            for (i, (e, _)) in entries.iter().enumerate() {
+                if let Some(h) = hash_key(e) {
+                    index.entry(h).or_insert(i);
+                }
+            }
+            self.index = Some(index);
+        }
+        let index = self.index.as_mut()?;
+        // An unhashable key cannot come from JSON or a literal (the parser
+        // refuses it first); it is kept as a distinct entry.
+        let h = hash_key(k)?;
+        match index.get(&h) {
+            Some(&i) => Some(i),
+            None => {
+                index.insert(h, entries.len());
+                None
+            }
+        }
     }
 }
 

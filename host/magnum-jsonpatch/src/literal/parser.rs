@@ -372,6 +372,20 @@ impl<'t, 'a> Parser<'t, 'a> {
     }
 
     fn parse_expr_chain(&mut self) -> PResult<Node> {
+        // The common case: no lambda, no conditional.
+        if self.is_name("lambda") {
+            return self.parse_expr_parts(None);
+        }
+        let body = self.parse_or()?;
+        if !self.is_name("if") {
+            return Ok(body);
+        }
+        self.parse_expr_parts(Some(body))
+    }
+
+    /// The general case of [`Self::parse_expr_chain`]; `first` is the body
+    /// of the first part when it is already parsed (it has no lambda).
+    fn parse_expr_parts(&mut self, mut first: Option<Node>) -> PResult<Node> {
         struct Part {
             /// (line, depth of the arguments) of each leading lambda.
             lambdas: Vec<(u32, u32)>,
@@ -381,13 +395,18 @@ impl<'t, 'a> Parser<'t, 'a> {
         let mut parts: Vec<Part> = Vec::new();
         loop {
             let mut lambdas = Vec::new();
-            while self.is_name("lambda") {
-                let line = self.next().line;
-                self.enter(2)?;
-                let args = self.parse_lambda_params()?;
-                lambdas.push((line, args));
-            }
-            let body = self.parse_or()?;
+            let body = match first.take() {
+                Some(body) => body,
+                None => {
+                    while self.is_name("lambda") {
+                        let line = self.next().line;
+                        self.enter(2)?;
+                        let args = self.parse_lambda_params()?;
+                        lambdas.push((line, args));
+                    }
+                    self.parse_or()?
+                }
+            };
             if !self.is_name("if") {
                 parts.push(Part {
                     lambdas,
@@ -598,7 +617,19 @@ impl<'t, 'a> Parser<'t, 'a> {
     }
 
     fn parse_factor_chain(&mut self) -> PResult<Node> {
+        // The common case: a primary without prefix or power.
+        let t = self.peek();
+        let prefixed = t.kind == Kind::Op && matches!(t.text, "-" | "+" | "~");
         let mut items: Vec<(Vec<(&'a str, u32)>, Node)> = Vec::new();
+        if !prefixed && !t.is_name("await") {
+            let primary = self.parse_primary()?;
+            if !self.is_op("**") {
+                return Ok(primary);
+            }
+            self.next();
+            self.enter(2)?;
+            items.push((Vec::new(), primary));
+        }
         loop {
             let mut prefix = Vec::new();
             loop {
@@ -1162,7 +1193,7 @@ pub(super) fn convert(node: Node) -> Result<PyValue, LiteralError> {
         }
         NodeKind::EmptySetCall => Ok(PyValue::Set(Vec::new())),
         NodeKind::Dict(items) => {
-            let mut index: HashMap<String, usize> = HashMap::new();
+            let mut keys = value::KeyIndex::default();
             let mut entries: Vec<(PyValue, PyValue)> = Vec::with_capacity(items.len());
             for (k, v) in items {
                 // dict(zip(map(_convert, keys), map(_convert, values))):
@@ -1172,13 +1203,12 @@ pub(super) fn convert(node: Node) -> Result<PyValue, LiteralError> {
                     None => return Err(malformed(None)),
                 };
                 let v = convert(v)?;
-                let key = hashable(&k)?;
-                match index.get(&key) {
-                    Some(&i) => entries[i].1 = v,
-                    None => {
-                        index.insert(key, entries.len());
-                        entries.push((k, v));
-                    }
+                if !matches!(k, PyValue::Str(_)) {
+                    hashable(&k)?;
+                }
+                match keys.position(&entries, &k) {
+                    Some(i) => entries[i].1 = v,
+                    None => entries.push((k, v)),
                 }
             }
             Ok(PyValue::Dict(Dict::from_distinct(entries)))

@@ -681,6 +681,14 @@ fn apply_one(root: &mut PyValue, op: &Operation) -> Result<(), Failure> {
         place = walk(place, part)?;
     }
     let value = op.value.clone().unwrap_or(PyValue::None);
+    // Values placed inside values could nest without bound, and Python
+    // could not show or copy the result either.
+    // Deviation: refused here as a RecursionError; CPython fails later.
+    if op.op != Op::Remove && inner.len() + 1 + nesting(&value, MAX_NESTING) > MAX_NESTING {
+        return Err(Failure::Server(
+            "maximum recursion depth exceeded while getting the repr of an object".into(),
+        ));
+    }
     let parent = match place {
         Place::In(parent) => parent,
         // A value made on the way: a one-character string or an int.
@@ -742,6 +750,28 @@ fn apply_one(root: &mut PyValue, op: &Operation) -> Result<(), Failure> {
         other => return finish_immutable(other, last, op),
     }
     Ok(())
+}
+
+/// How deep a patched document may nest (as deep as a decoded body).
+const MAX_NESTING: usize = decode::MAX_DEPTH;
+
+/// The nesting depth of `v` (a scalar is 0), counted up to `cap`.
+fn nesting(v: &PyValue, cap: usize) -> usize {
+    if cap == 0 {
+        return 0;
+    }
+    let inner = match v {
+        PyValue::List(items) | PyValue::Tuple(items) | PyValue::Set(items) => {
+            items.iter().map(|e| nesting(e, cap - 1)).max().unwrap_or(0)
+        }
+        PyValue::Dict(d) => d
+            .iter()
+            .map(|(k, e)| nesting(k, cap - 1).max(nesting(e, cap - 1)))
+            .max()
+            .unwrap_or(0),
+        _ => return 0,
+    };
+    1 + inner
 }
 
 /// The last step on a value that cannot change: immutable sequences fail

@@ -707,6 +707,37 @@ fn deep_literal_is_a_server_error() {
     );
 }
 
+/// Values added inside values cannot nest without bound.
+#[test]
+fn nesting_is_bounded() {
+    let level = "[".repeat(150) + &"]".repeat(150);
+    let mut ops = vec![op(Op::Replace, "/labels", Some(level.clone().into()))];
+    // Each add appends to the innermost list of the value before it.
+    let mut path = "/labels".to_owned() + &"/0".repeat(149);
+    for _ in 0..10 {
+        ops.push(op(
+            Op::Add,
+            &format!("{path}/-"),
+            Some(level.clone().into()),
+        ));
+        path.push_str(&"/0".repeat(150));
+    }
+    // Adds take the literal string; make them lists by replacing in turn.
+    let ops: Vec<Operation> = ops
+        .into_iter()
+        .map(|o| match o.value {
+            Some(PyValue::Str(s)) if o.op == Op::Add => {
+                let v = crate::parse_literal(&s).expect("a list");
+                Operation::new(o.op, o.path, Some(v))
+            }
+            _ => o,
+        })
+        .collect();
+    let err = apply(&cluster_doc(), &ops, &CLUSTER).expect_err("too deep");
+    assert_eq!(err.kind(), ErrorKind::ServerError);
+    assert!(apply(&cluster_doc(), &ops[..5], &CLUSTER).is_ok());
+}
+
 /// An operation built by the caller (federations rewrite their first
 /// operation): a structured value for a literal field is kept.
 #[test]

@@ -3,9 +3,9 @@
 //! tuples and dicts, `str(type(v))`, and the `int()` and `float()`
 //! conversions of strings with CPython's error texts.
 //!
-//! The reference runs CPython 3.11; the Unicode properties `repr()`, `int()`
-//! and `float()` depend on (printable characters, decimal digits, white
-//! space) come from that interpreter's Unicode database
+//! The reference runs CPython 3.11; the Unicode properties `repr()`, `int()`,
+//! `float()` and the tokenizer depend on (printable characters, decimal
+//! digits, white space, identifier characters) come from that interpreter's Unicode database
 //! ([`UNICODE_VERSION`]), generated into `python/unicode_tables.rs` by
 //! `tools/unicode_tables.py`.
 
@@ -393,8 +393,11 @@ pub fn is_printable(c: char) -> bool {
     if c.is_ascii() {
         return (' '..='~').contains(&c);
     }
-    let cp = c as u32;
-    unicode_tables::NON_PRINTABLE
+    !in_ranges(unicode_tables::NON_PRINTABLE, c as u32)
+}
+
+fn in_ranges(ranges: &[(u32, u32)], cp: u32) -> bool {
+    ranges
         .binary_search_by(|&(lo, hi)| {
             if hi < cp {
                 std::cmp::Ordering::Less
@@ -404,7 +407,34 @@ pub fn is_printable(c: char) -> bool {
                 std::cmp::Ordering::Equal
             }
         })
-        .is_err()
+        .is_ok()
+}
+
+/// Whether `c` may start a Python identifier (`c.isidentifier()`: `_`,
+/// ASCII letters and XID_Start).
+pub fn is_id_start(c: char) -> bool {
+    if c.is_ascii() {
+        return c == '_' || c.is_ascii_alphabetic();
+    }
+    in_ranges(unicode_tables::ID_START, c as u32)
+}
+
+/// Whether `c` may continue a Python identifier (`('a' + c).isidentifier()`:
+/// `_`, ASCII letters and digits, and XID_Continue).
+pub fn is_id_continue(c: char) -> bool {
+    if c.is_ascii() {
+        return c == '_' || c.is_ascii_alphanumeric();
+    }
+    in_ranges(unicode_tables::ID_CONTINUE, c as u32)
+}
+
+/// Whether `c` is a word character of a `re` pattern on `str` (`\w`):
+/// `str.isalnum()` or `_`.
+pub fn is_word(c: char) -> bool {
+    if c.is_ascii() {
+        return c == '_' || c.is_ascii_alphanumeric();
+    }
+    in_ranges(unicode_tables::ALNUM, c as u32)
 }
 
 /// Whether Python's `str.isspace()` accepts `c` (what `str.split()` and
@@ -518,8 +548,26 @@ fn write_float(out: &mut String, f: f64, dot_zero: bool) {
         return;
     }
     // Rust's `{:e}` gives the shortest round-trip digits, as Python's repr
-    // does: "-1.2345e17", "1e-5", "0e0".
-    let sci = format!("{f:e}");
+    // does: "-1.2345e17", "1e-5", "0e0". When two candidates of that length
+    // are equally close (120163.047119140625 → ...062 or ...063), Python
+    // takes the correctly rounded one, ties to even, which is what Rust's
+    // fixed-precision form gives.
+    let mut sci = format!("{f:e}");
+    let n_digits = sci
+        .split('e')
+        .next()
+        .map_or(0, |m| m.bytes().filter(u8::is_ascii_digit).count());
+    if n_digits > 1 {
+        sci = format!("{f:.prec$e}", prec = n_digits - 1);
+        if let Some((m, e)) = sci.split_once('e') {
+            let m = if m.contains('.') {
+                m.trim_end_matches('0').trim_end_matches('.')
+            } else {
+                m
+            };
+            sci = format!("{m}e{e}");
+        }
+    }
     let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     let (sign, mantissa) = match mantissa.strip_prefix('-') {
@@ -594,6 +642,119 @@ impl PyInt {
 impl From<i64> for PyInt {
     fn from(n: i64) -> Self {
         PyInt(IntRepr::Small(n))
+    }
+}
+
+impl PyInt {
+    /// The integer with this sign and these decimal digits (ASCII digits
+    /// only, leading zeros allowed); `None` when `digits` is empty or holds
+    /// anything else.
+    pub fn from_decimal(negative: bool, digits: &str) -> Option<PyInt> {
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let digits = digits.trim_start_matches('0');
+        if digits.len() <= 19 {
+            // At most 19 digits fit an i128 whatever they are.
+            let magnitude: i128 = digits.parse().unwrap_or(0);
+            let value = if negative { -magnitude } else { magnitude };
+            if let Ok(n) = i64::try_from(value) {
+                return Some(PyInt(IntRepr::Small(n)));
+            }
+        }
+        Some(PyInt(IntRepr::Big {
+            negative,
+            digits: digits.into(),
+        }))
+    }
+
+    /// The integer written with `digits` in `radix` (2 to 36; ASCII digits
+    /// and letters in either case, no sign, no underscores); `None` when a
+    /// digit is invalid or there is none.
+    ///
+    /// The value is kept in decimal, so the conversion of a long non-decimal
+    /// literal costs time quadratic in its length; callers bound the length
+    /// ([`INT_MAX_STR_DIGITS`] decimal digits is what `str()` accepts).
+    pub fn from_str_radix(digits: &str, radix: u32) -> Option<PyInt> {
+        if digits.is_empty() || !(2..=36).contains(&radix) {
+            return None;
+        }
+        if radix == 10 {
+            return Self::from_decimal(false, digits);
+        }
+        // Little-endian limbs of nine decimal digits.
+        const LIMB: u64 = 1_000_000_000;
+        let mut limbs: Vec<u64> = vec![0];
+        for c in digits.chars() {
+            let d = u64::from(c.to_digit(radix)?);
+            let mut carry = d;
+            for limb in &mut limbs {
+                let v = *limb * u64::from(radix) + carry;
+                *limb = v % LIMB;
+                carry = v / LIMB;
+            }
+            while carry > 0 {
+                limbs.push(carry % LIMB);
+                carry /= LIMB;
+            }
+        }
+        let mut text = String::with_capacity(limbs.len() * 9);
+        for (i, limb) in limbs.iter().rev().enumerate() {
+            if i == 0 {
+                let _ = write!(text, "{limb}");
+            } else {
+                let _ = write!(text, "{limb:09}");
+            }
+        }
+        Self::from_decimal(false, &text)
+    }
+
+    /// The number of decimal digits of the absolute value (`len(str(abs(n)))`).
+    pub fn decimal_len(&self) -> usize {
+        match &self.0 {
+            IntRepr::Small(n) => n
+                .unsigned_abs()
+                .checked_ilog10()
+                .map_or(1, |l| l as usize + 1),
+            IntRepr::Big { digits, .. } => digits.len(),
+        }
+    }
+
+    /// Python's `float(n)`: the nearest float (ties to even); `None` when
+    /// the value is beyond the float range (CPython's `OverflowError: int
+    /// too large to convert to float`).
+    pub fn to_f64(&self) -> Option<f64> {
+        let f = match &self.0 {
+            IntRepr::Small(n) => *n as f64,
+            // Rust reads decimal text with correct rounding, as CPython
+            // converts an int.
+            IntRepr::Big { negative, digits } => {
+                let magnitude: f64 = digits.parse().ok()?;
+                if *negative { -magnitude } else { magnitude }
+            }
+        };
+        f.is_finite().then_some(f)
+    }
+}
+
+/// `-n`, exact.
+impl std::ops::Neg for &PyInt {
+    type Output = PyInt;
+
+    fn neg(self) -> PyInt {
+        match &self.0 {
+            IntRepr::Small(n) => match n.checked_neg() {
+                Some(m) => PyInt(IntRepr::Small(m)),
+                None => PyInt(IntRepr::Big {
+                    negative: false,
+                    digits: n.unsigned_abs().to_string().into(),
+                }),
+            },
+            IntRepr::Big { negative, digits } => {
+                // A big magnitude can come back into range (2**63 → -2**63).
+                Self::Output::from_decimal(!negative, digits).unwrap_or_else(|| self.clone())
+            }
+        }
     }
 }
 

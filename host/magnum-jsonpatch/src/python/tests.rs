@@ -93,6 +93,9 @@ fn repr_of_floats() {
         (9999999999999998.0, "9999999999999998.0"),
         (1e100, "1e+100"),
         (123.456, "123.456"),
+        // Two shortest candidates equally close: the even one, as CPython.
+        (492_187_841.0 / 4096.0, "120163.04711914062"),
+        (681_468_229.0 / 4096.0, "166374.07934570312"),
         (f64::INFINITY, "inf"),
         (f64::NEG_INFINITY, "-inf"),
         (f64::NAN, "nan"),

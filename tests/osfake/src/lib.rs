@@ -348,6 +348,8 @@ pub(crate) struct State {
     pub(crate) pending: BTreeMap<String, i64>,
     /// The sequence of created server groups.
     pub(crate) seq: u64,
+    /// Password authentications answered.
+    authentications: usize,
 }
 
 impl State {
@@ -426,6 +428,7 @@ impl OsFake {
                 delete_delay: 0,
                 pending: BTreeMap::new(),
                 seq: 0,
+                authentications: 0,
             }),
             closing: watch::Sender::new(false),
         });
@@ -490,6 +493,12 @@ impl OsFake {
         let mut st = self.shared.lock();
         st.calls.clear();
         st.faults.clear();
+    }
+
+    /// How many password authentications the Keystone part answered (they
+    /// are not in [`OsFake::calls`]).
+    pub fn authentications(&self) -> usize {
+        self.shared.lock().authentications
     }
 
     /// The lookup list calls that carried no name or id filter.
@@ -804,6 +813,9 @@ async fn handle(AxumState(shared): AxumState<Arc<Shared>>, req: Request) -> Resp
         format!("{}{iface_prefix}{}", shared.url, service.prefix())
     };
     if service == Service::Identity {
+        if parts.method == Method::POST {
+            shared.lock().authentications += 1;
+        }
         return identity::serve(&shared.url, &parts.method, &rest);
     }
     let mut headers = parts.headers.clone();

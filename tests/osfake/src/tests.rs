@@ -532,6 +532,7 @@ async fn identity_issues_the_service_token_with_a_catalog() {
     let catalog: Value = serde_json::from_slice(&s.catalog()).unwrap_or(Value::Null);
     assert_eq!(body["token"]["catalog"], catalog);
     assert!(s.calls().is_empty(), "Keystone calls are not recorded");
+    assert_eq!(s.authentications(), 1);
 }
 
 #[tokio::test]

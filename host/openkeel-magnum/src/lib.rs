@@ -2,8 +2,9 @@
 //!
 //! The modules follow a request: [`api`] (HTTP pipeline and handlers)
 //! authenticates the caller ([`auth`]), checks [`policy`] and calls the use
-//! cases, which read and write the database ([`db`]) and call drivers.
-//! [`options`] is the configuration every part is given.
+//! cases, which read and write the database ([`db`]), call drivers and the
+//! OpenStack services ([`openstack`]). [`options`] is the configuration
+//! every part is given.
 
 pub mod api;
 pub mod app;
@@ -11,6 +12,7 @@ pub mod auth;
 pub mod cli;
 pub mod conductor;
 pub mod db;
+pub mod openstack;
 pub mod options;
 pub mod policy;
 pub mod telemetry;

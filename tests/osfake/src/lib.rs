@@ -7,7 +7,9 @@
 //!
 //! No production code may use this crate: it is a dev-dependency of the
 //! binary crate, and the `okm-osfake` binary serves the same double for the
-//! black-box suites.
+//! black-box suites. [`keystone`] is the test side of the real Keystone the
+//! suites run against (tokens, admin calls, catalog regions pointing at a
+//! double).
 //!
 //! The double is one HTTP server on a loopback port that speaks the real
 //! shapes (Glance image properties at the top level of the image object,
@@ -44,6 +46,7 @@
 mod cinder;
 mod glance;
 mod identity;
+pub mod keystone;
 mod neutron;
 mod nova;
 mod octavia;

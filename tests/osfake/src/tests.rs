@@ -597,3 +597,43 @@ fn queries_encode_like_go() {
         "e=&id=x&id=y&name=a+b%2Fc&router%3Aexternal=true"
     );
 }
+
+// The test side of the real Keystone: a region published for a test shows
+// in the catalog of new tokens, and is gone once removed.
+#[tokio::test]
+async fn keystone_publishes_catalog_regions() {
+    let Some(k) = keystone::Identity::from_env().await else {
+        return;
+    };
+    assert_eq!(k.projects.len(), 4, "{:?}", k.projects);
+    assert!(!k.user_id("demo").await.is_empty());
+    let fake = start(Seed::default()).await;
+    let region = "okm-osfake-test";
+    let image = fake.endpoint(Service::Image, "public");
+    let published = k
+        .publish_catalog(region, "osfake tests", &[("image", "glance", &image)])
+        .await;
+    let urls_in_region = |catalog: &Value| -> Vec<String> {
+        catalog
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|e| e["endpoints"].as_array().cloned().unwrap_or_default())
+            .filter(|ep| ep["region_id"] == json!(region))
+            .filter_map(|ep| ep["url"].as_str().map(str::to_owned))
+            .collect()
+    };
+    // The catalog of a new token of demo.
+    async fn catalog(k: &keystone::Identity) -> Value {
+        let token = k.token("demo", "demo").await;
+        let (_, body) = k
+            .call(Some(&token), Method::GET, "/auth/catalog", None, &[200])
+            .await;
+        body["catalog"].clone()
+    }
+    let urls = urls_in_region(&catalog(&k).await);
+    published.remove(&k).await;
+    assert_eq!(urls, vec![image.clone(); 3], "public, internal, admin");
+    let after = urls_in_region(&catalog(&k).await);
+    assert!(after.is_empty(), "left after removal: {after:?}");
+}

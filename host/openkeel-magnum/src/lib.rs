@@ -3,8 +3,9 @@
 //! The modules follow a request: [`api`] (HTTP pipeline and handlers)
 //! authenticates the caller ([`auth`]), checks [`policy`] and calls the use
 //! cases ([`conductor`]), which read and write the database ([`db`]), make
-//! certificates ([`certs`]) and call drivers. [`app`] wires them from the
-//! [`options`]; [`cli`] is the command line.
+//! certificates ([`certs`]), call drivers and the OpenStack services
+//! ([`openstack`]). [`app`] wires them from the [`options`]; [`cli`] is the
+//! command line.
 
 pub mod api;
 pub mod app;
@@ -13,6 +14,7 @@ pub mod certs;
 pub mod cli;
 pub mod conductor;
 pub mod db;
+pub mod openstack;
 pub mod options;
 pub mod policy;
 pub mod telemetry;

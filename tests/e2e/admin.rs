@@ -48,6 +48,19 @@ fn admin_commands() {
         "{o:?}"
     );
 
+    let o = cmd(&["status", "upgrade-check"]);
+    assert!(o.stdout.contains("| Check: Cluster Drivers") && o.stdout.contains("Installed drivers: fake"), "{o:?}");
+    let o = cmd(&["driver", "list"]);
+    assert!(o.code == 0 && o.stdout.contains("| Name ") && o.stdout.contains("| fake ") && o.stdout.contains("built-in"), "{o:?}");
+    let o = cmd(&["driver", "list", "--details"]);
+    assert!(o.code == 0 && o.stdout.contains("| Name | Server_Type | OS ") && o.stdout.contains("| fake | vm          | ubuntu "), "{o:?}");
+
+    // A file that is no component is refused with its reason, exit 1.
+    let junk = dir.path().join("junk.wasm");
+    std::fs::write(&junk, b"\0asm junk").expect("write");
+    let o = cmd(&["driver", "validate", &junk.display().to_string()]);
+    assert!(o.code == 1 && o.stdout.contains("refused"), "{o:?}");
+
     // Our own schema is Magnum's at b3e1cf4a2d5e: adopting it again is a
     // no-op that succeeds.
     let o = cmd(&["db", "adopt"]);

@@ -9,6 +9,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use driver_host::{DriverConfig, DriverHost, DriverSettings, HostServices};
+
 use crate::api::{self, Api, ApiOptions, CorsOptions};
 use crate::auth;
 use crate::conductor::{Conductor, Heartbeat};
@@ -327,4 +329,42 @@ impl api::Authenticator for auth::Authenticator {
                 })
         })
     }
+}
+
+/// `[drivers]` and the `[driver:<package>]` groups as the driver host's
+/// settings. A group with a key the host does not know fails, naming it.
+pub fn driver_settings(options: &Options) -> Result<DriverSettings, StartError> {
+    let d = &options.drivers;
+    let secs = |n: i64| Duration::from_secs(n.max(1).unsigned_abs());
+    let mut drivers = std::collections::BTreeMap::new();
+    for (package, entries) in options.driver_groups() {
+        let pairs = entries.iter().map(|e| (e.key.as_str(), e.value.as_str()));
+        let config = DriverConfig::from_group(pairs)
+            .map_err(|e| StartError::new(format!("[driver:{package}]: {e}")))?;
+        drivers.insert(package, config);
+    }
+    Ok(DriverSettings {
+        default_driver: d.default_driver.clone(),
+        enabled_beta_drivers: d.enabled_beta_drivers.clone(),
+        disabled_drivers: d.disabled_drivers.clone(),
+        drivers_path: d.drivers_path.iter().map(PathBuf::from).collect(),
+        precompiled_cache_dir: (!d.precompiled_cache_dir.is_empty())
+            .then(|| PathBuf::from(&d.precompiled_cache_dir)),
+        pooling_allocator: d.pooling_allocator,
+        drivers,
+        breaker: driver_host::BreakerSettings {
+            threshold: u32::try_from(d.breaker_threshold.max(1)).unwrap_or(u32::MAX),
+            window: secs(d.breaker_window),
+            cooldown: secs(d.breaker_cooldown),
+        },
+    })
+}
+
+/// Loads the built-in drivers and those of `[drivers]/drivers_path`,
+/// compiled off the request path before the first request.
+pub async fn start_drivers(options: &Options) -> Result<DriverHost, StartError> {
+    let settings = driver_settings(options)?;
+    DriverHost::start(settings, HostServices::default())
+        .await
+        .map_err(|e| StartError::new(format!("drivers: {e}")))
 }

@@ -5,13 +5,14 @@ use tracing_subscriber::EnvFilter;
 
 use crate::options::Options;
 
-/// Installs the process's subscriber: `info` (or `debug` with
-/// `[DEFAULT]/debug`), refined by `RUST_LOG` when set.
-pub fn init(options: &Options) {
-    let level = if options.default.debug {
-        "debug"
-    } else {
-        "info"
+/// Installs the process's subscriber: `info` for a server (`warn` for the
+/// management commands), `debug` with `[DEFAULT]/debug`, refined by
+/// `RUST_LOG` when set.
+pub fn init(options: &Options, serving: bool) {
+    let level = match (options.default.debug, serving) {
+        (true, _) => "debug",
+        (false, true) => "info",
+        (false, false) => "warn",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
     let _ = tracing_subscriber::fmt()

@@ -1,7 +1,7 @@
 //! A loaded configuration: the files merged the way oslo.config merges
 //! them, every registered option converted, `$name` substitution applied.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -305,6 +305,44 @@ impl Config {
         Some(subst.apply(&raw.value).unwrap_or_else(|| raw.value.clone()))
     }
 
+    /// The open groups whose name starts with `prefix` (see
+    /// [`Schema::open_group_prefix`]), by group: each key the files set, in
+    /// key order, with its last value (substituted like
+    /// [`Config::lookup`]) and where it was set (`file:line`).
+    pub fn open_groups(&self, prefix: &str) -> BTreeMap<String, Vec<(String, String, String)>> {
+        let mut keys: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for f in &self.files {
+            for k in f.values.keys() {
+                if k.group.len() > prefix.len()
+                    && k.group.starts_with(prefix)
+                    && self.schema.is_open_group(&k.group)
+                {
+                    keys.entry(k.group.clone())
+                        .or_default()
+                        .insert(k.name.clone());
+                }
+            }
+        }
+        keys.into_iter()
+            .map(|(group, names)| {
+                let entries = names
+                    .into_iter()
+                    .filter_map(|name| {
+                        let key = Key::new(group.clone(), name.clone());
+                        let (raw, file) = last_value(&self.files, std::slice::from_ref(&key))?;
+                        let subst = Substitution {
+                            config: self,
+                            group: &group,
+                        };
+                        let value = subst.apply(&raw.value).unwrap_or_else(|| raw.value.clone());
+                        Some((name, value, format!("{file}:{}", raw.line)))
+                    })
+                    .collect();
+                (group, entries)
+            })
+            .collect()
+    }
+
     /// The environment variable setting the option `key` names, if any.
     fn env_of(&self, key: &Key) -> Option<&(String, String)> {
         let (i, _) = self.schema.resolve(key)?;
@@ -411,6 +449,9 @@ fn warning_for(
             kind,
         })
     };
+    if schema.is_open_group(&key.group) {
+        return None;
+    }
     match schema.resolve(key) {
         Some((i, rank)) => {
             let opt = &schema.opts()[i];
@@ -916,6 +957,53 @@ mod tests {
             Some(Ok(v)) => v.python_str(),
             other => panic!("{g}/{n}: {other:?}"),
         }
+    }
+
+    #[test]
+    fn open_groups_are_read_raw_without_warnings() {
+        let mut s = (*schema()).clone();
+        s.open_group_prefix("driver:");
+        let files = vec![
+            ini::parse(
+                "a.conf",
+                b"[driver:acme]\nmemory_mb = 64\nkube = v1/ConfigMap:get\n[driver:]\nx = 1\n",
+            )
+            .expect("parse"),
+            ini::parse(
+                "b.conf",
+                b"[DEFAULT]\nhost = h1\n[driver:acme]\nmemory_mb = 128\noptions = name:$host\n",
+            )
+            .expect("parse"),
+        ];
+        let (c, w) = Config::from_files(Arc::new(s), files).expect("load");
+        let w: Vec<String> = w.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            w,
+            vec!["a.conf:5: unknown group [driver:]"],
+            "only the prefix alone is unknown"
+        );
+        let groups = c.open_groups("driver:");
+        assert_eq!(groups.len(), 1);
+        assert_eq!(
+            groups["driver:acme"],
+            vec![
+                (
+                    "kube".to_string(),
+                    "v1/ConfigMap:get".to_string(),
+                    "a.conf:3".to_string()
+                ),
+                (
+                    "memory_mb".to_string(),
+                    "128".to_string(),
+                    "b.conf:4".to_string()
+                ),
+                (
+                    "options".to_string(),
+                    "name:h1".to_string(),
+                    "b.conf:5".to_string()
+                ),
+            ]
+        );
     }
 
     #[test]

@@ -165,6 +165,9 @@ pub struct Schema {
     /// name).
     aliases: HashMap<Key, (usize, usize)>,
     groups: BTreeSet<String>,
+    /// Prefixes of groups whose options the service reads itself
+    /// ([`crate::Config::open_groups`]): no warning for their keys.
+    open_prefixes: Vec<String>,
 }
 
 impl Schema {
@@ -207,6 +210,21 @@ impl Schema {
     /// Whether a group has at least one option.
     pub fn has_group(&self, group: &str) -> bool {
         self.groups.contains(group)
+    }
+
+    /// Declares the groups named `<prefix><anything>` (`driver:` for
+    /// `[driver:acme]`) as open: their keys are not options of the schema
+    /// and raise no warning; the service reads them with
+    /// [`crate::Config::open_groups`].
+    pub fn open_group_prefix(&mut self, prefix: impl Into<String>) {
+        self.open_prefixes.push(prefix.into());
+    }
+
+    /// Whether `group` is an open group.
+    pub fn is_open_group(&self, group: &str) -> bool {
+        self.open_prefixes
+            .iter()
+            .any(|p| group.len() > p.len() && group.starts_with(p.as_str()))
     }
 
     /// The groups, sorted.

@@ -3,6 +3,7 @@
 //! modules it wires.
 
 mod db;
+mod driver;
 mod serve;
 mod status;
 mod table;
@@ -49,6 +50,9 @@ enum Command {
     /// Manage the database schema (magnum-db-manage).
     #[command(subcommand)]
     Db(DbCommand),
+    /// The installed cluster drivers (magnum-driver-manage).
+    #[command(subcommand)]
+    Driver(DriverCommand),
     /// Deployment checks (magnum-status).
     #[command(subcommand)]
     Status(StatusCommand),
@@ -69,6 +73,30 @@ enum DbCommand {
     /// Take over an existing Magnum database (Alembic head b3e1cf4a2d5e)
     /// without changing its rows.
     Adopt,
+}
+
+#[derive(Debug, Subcommand)]
+enum DriverCommand {
+    /// List the installed drivers (magnum-driver-manage list-drivers), with
+    /// their version, WIT version, source, state and health.
+    List {
+        /// Also show the (server_type, os, coe) each entry point provides,
+        /// the component's SHA-256, its grants and limits.
+        #[arg(short, long)]
+        details: bool,
+    },
+    /// Show a driver package or component: its WIT world, manifest and what
+    /// this host would grant it.
+    Inspect {
+        /// A driver.toml, its directory, or a component file.
+        file: String,
+    },
+    /// Whether this host would load a driver package, and if not, why
+    /// (exit 0 or 1).
+    Validate {
+        /// A driver.toml, its directory, or a component file.
+        file: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -145,7 +173,12 @@ pub fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<(), Failure> {
     let options = load(&cli)?;
-    crate::telemetry::init(&options);
+    // The servers log what they do; the management commands only problems.
+    let serving = matches!(
+        cli.command,
+        Command::Api | Command::AllInOne | Command::Reconciler
+    );
+    crate::telemetry::init(&options, serving);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -156,6 +189,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::AllInOne => runtime.block_on(serve::all_in_one(options)),
         Command::Reconciler => runtime.block_on(serve::reconciler(options)),
         Command::Db(c) => runtime.block_on(db::run(&options, c, &mut stdout)),
+        Command::Driver(c) => runtime.block_on(driver::run(&options, c, &mut stdout)),
         Command::Status(StatusCommand::UpgradeCheck) => {
             runtime.block_on(status::upgrade_check(&options, &mut stdout))
         }
@@ -201,6 +235,12 @@ fn load(cli: &Cli) -> Result<Options, Failure> {
             std::env::current_dir().map_err(|e| Failure::new(format!("working directory: {e}")))?;
         options.apply_all_in_one_defaults(&cwd);
     }
+    // The [driver:<package>] groups are configuration too: a key the
+    // driver host does not know is a configuration error.
+    crate::app::driver_settings(&options).map_err(|e| Failure {
+        code: 2,
+        message: Some(e.to_string()),
+    })?;
     Ok(options)
 }
 

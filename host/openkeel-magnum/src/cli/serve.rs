@@ -46,6 +46,8 @@ pub(super) async fn reconciler(options: Options) -> Result<(), Failure> {
 }
 
 async fn serve(options: &Options, conductor: Conductor) -> Result<(), Failure> {
+    // The drivers are compiled before the first request is accepted.
+    let _drivers = app::start_drivers(options).await?;
     let enforcer = Arc::new(app::load_policy(options)?);
     let auth = app::authenticator(options, enforcer.clone()).await?;
     app::serve(

@@ -29,6 +29,7 @@ pub(super) async fn upgrade_check(options: &Options, out: &mut dyn Write) -> Res
     let checks = [
         ("Policy File JSON to YAML Migration", policy_json(options)),
         ("Database Schema", database(options).await),
+        ("Cluster Drivers", drivers(options).await),
     ];
     let worst = checks
         .iter()
@@ -105,4 +106,38 @@ async fn database(options: &Options) -> (Outcome, Option<String>) {
         Ok(()) => (Outcome::Success, None),
         Err(e) => (Outcome::Failure, Some(super::one_line(&e.to_string()))),
     }
+}
+
+/// The drivers load, the default driver exists, and at least one is enabled.
+async fn drivers(options: &Options) -> (Outcome, Option<String>) {
+    let host = match app::start_drivers(options).await {
+        Ok(h) => h,
+        Err(e) => return (Outcome::Failure, Some(e.to_string())),
+    };
+    let registry = host.registry();
+    if let Err(e) = registry.default_name() {
+        return (Outcome::Failure, Some(e.message));
+    }
+    let names = registry.names();
+    if names.is_empty() {
+        return (
+            Outcome::Warning,
+            Some("No cluster driver is enabled: cluster template creation will fail.".into()),
+        );
+    }
+    let refused: Vec<String> = host
+        .refused()
+        .iter()
+        .map(|r| format!("{}: {}", r.name, r.reason))
+        .collect();
+    if !refused.is_empty() {
+        return (
+            Outcome::Warning,
+            Some(format!("Refused driver packages: {}", refused.join("; "))),
+        );
+    }
+    (
+        Outcome::Success,
+        Some(format!("Installed drivers: {}", names.join(", "))),
+    )
 }

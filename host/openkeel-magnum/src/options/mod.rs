@@ -501,6 +501,27 @@ pub struct Drivers {
     pub enabled_beta_drivers: Vec<String>,
     /// `default_driver`; `None` means the first available.
     pub default_driver: Option<String>,
+    /// `drivers_path` (ours): directories of driver packages.
+    pub drivers_path: Vec<String>,
+    /// `precompiled_cache_dir` (ours); empty: compile at every start.
+    pub precompiled_cache_dir: String,
+    /// `pooling_allocator` (ours).
+    pub pooling_allocator: bool,
+    /// `breaker_threshold` (ours).
+    pub breaker_threshold: i64,
+    /// `breaker_window` (ours), seconds.
+    pub breaker_window: i64,
+    /// `breaker_cooldown` (ours), seconds.
+    pub breaker_cooldown: i64,
+}
+
+/// One key of a `[driver:<package>]` group: its value and where it was set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupEntry {
+    pub key: String,
+    pub value: String,
+    /// `file:line`.
+    pub source: String,
 }
 
 /// `[certificates]`.
@@ -751,6 +772,22 @@ impl Options {
         }
         let sep = if raw.contains('?') { '&' } else { '?' };
         DatabaseUrl::parse(&format!("{raw}{sep}{params}"))
+    }
+
+    /// The `[driver:<package>]` groups the files set, by package name.
+    pub fn driver_groups(&self) -> std::collections::BTreeMap<String, Vec<GroupEntry>> {
+        self.raw
+            .open_groups("driver:")
+            .into_iter()
+            .map(|(group, entries)| {
+                let package = group.trim_start_matches("driver:").to_owned();
+                let entries = entries
+                    .into_iter()
+                    .map(|(key, value, source)| GroupEntry { key, value, source })
+                    .collect();
+                (package, entries)
+            })
+            .collect()
     }
 
     /// The Identity endpoint Magnum uses for its own Keystone client:
@@ -1087,6 +1124,12 @@ impl<'a> Reader<'a> {
                 disabled_drivers: self.list("drivers", "disabled_drivers"),
                 enabled_beta_drivers: self.list("drivers", "enabled_beta_drivers"),
                 default_driver: self.opt_string("drivers", "default_driver"),
+                drivers_path: self.list("drivers", "drivers_path"),
+                precompiled_cache_dir: self.string("drivers", "precompiled_cache_dir"),
+                pooling_allocator: self.bool("drivers", "pooling_allocator"),
+                breaker_threshold: self.int("drivers", "breaker_threshold"),
+                breaker_window: self.int("drivers", "breaker_window"),
+                breaker_cooldown: self.int("drivers", "breaker_cooldown"),
             },
             certificates: Certificates {
                 cert_manager_type: self.string("certificates", "cert_manager_type"),

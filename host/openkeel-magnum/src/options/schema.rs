@@ -504,6 +504,30 @@ pub(super) fn modelled() -> Vec<Opt> {
         Opt::new("drivers", "default_driver", OptType::string())
             .namespace(MAGNUM)
             .help("Default driver to use for cluster templates when no driver is specified by the user or image metadata. If not set, defaults to the first alphabetically sorted available driver."),
+        Opt::new("drivers", "drivers_path", OptType::list())
+            .default("")
+            .namespace(OURS)
+            .help("Directories of driver packages (<dir>/<package>/driver.toml and its component), loaded at start besides the built-in drivers."),
+        Opt::new("drivers", "precompiled_cache_dir", OptType::string())
+            .default("")
+            .namespace(OURS)
+            .help("Where compiled driver components are kept between starts, by their SHA-256 and the engine's version. Empty: compile at every start."),
+        Opt::new("drivers", "pooling_allocator", OptType::Boolean)
+            .default("true")
+            .namespace(OURS)
+            .help("Reserve instance slots for driver calls at start (fast instantiation); the host falls back to on-demand allocation when the reservation fails."),
+        Opt::new("drivers", "breaker_threshold", int(Some(1), None))
+            .default("5")
+            .namespace(OURS)
+            .help("Faults (traps, timeouts, oversized answers) of one driver within breaker_window that open its breaker."),
+        Opt::new("drivers", "breaker_window", int(Some(1), None))
+            .default("60")
+            .namespace(OURS)
+            .help("Seconds over which a driver's faults are counted."),
+        Opt::new("drivers", "breaker_cooldown", int(Some(1), None))
+            .default("30")
+            .namespace(OURS)
+            .help("Seconds an open breaker refuses a driver's calls."),
         Opt::new("certificates", "cert_manager_type", OptType::string())
             .default("barbican")
             .namespace(MAGNUM)
@@ -676,6 +700,9 @@ pub(super) fn modelled() -> Vec<Opt> {
 /// `lookup` and usable in `$name` substitutions, left out of our sample).
 pub(super) fn schema() -> Schema {
     let mut schema = Schema::new();
+    // [driver:<package>]: the grants, limits and options of one driver,
+    // read by `Options::driver_groups`.
+    schema.open_group_prefix("driver:");
     for opt in modelled() {
         if let Err(e) = schema.register(opt) {
             // The table is a constant: a duplicate is a programmer error,

@@ -49,11 +49,26 @@ fn admin_commands() {
     );
 
     let o = cmd(&["status", "upgrade-check"]);
-    assert!(o.stdout.contains("| Check: Cluster Drivers") && o.stdout.contains("Installed drivers: fake"), "{o:?}");
+    assert!(
+        o.stdout.contains("| Check: Cluster Drivers")
+            && o.stdout.contains("Installed drivers: fake"),
+        "{o:?}"
+    );
     let o = cmd(&["driver", "list"]);
-    assert!(o.code == 0 && o.stdout.contains("| Name ") && o.stdout.contains("| fake ") && o.stdout.contains("built-in"), "{o:?}");
+    assert!(
+        o.code == 0
+            && o.stdout.contains("| Name ")
+            && o.stdout.contains("| fake ")
+            && o.stdout.contains("built-in"),
+        "{o:?}"
+    );
     let o = cmd(&["driver", "list", "--details"]);
-    assert!(o.code == 0 && o.stdout.contains("| Name | Server_Type | OS ") && o.stdout.contains("| fake | vm          | ubuntu "), "{o:?}");
+    assert!(
+        o.code == 0
+            && o.stdout.contains("| Name | Server_Type | OS ")
+            && o.stdout.contains("| fake | vm          | ubuntu "),
+        "{o:?}"
+    );
 
     // A file that is no component is refused with its reason, exit 1.
     let junk = dir.path().join("junk.wasm");

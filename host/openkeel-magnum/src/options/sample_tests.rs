@@ -92,6 +92,12 @@ const RUNTIME_DEFAULTS: &[(&str, &str)] = &[
 /// Modelled options the reference sample does not list, with why.
 const NOT_IN_SAMPLE: &[(&str, &str)] = &[
     ("[DEFAULT]/auth_strategy", "ours"),
+    ("[drivers]/drivers_path", "ours: the driver host"),
+    ("[drivers]/precompiled_cache_dir", "ours: the driver host"),
+    ("[drivers]/pooling_allocator", "ours: the driver host"),
+    ("[drivers]/breaker_threshold", "ours: the driver host"),
+    ("[drivers]/breaker_window", "ours: the driver host"),
+    ("[drivers]/breaker_cooldown", "ours: the driver host"),
     (
         "[capi]/kubeconfig",
         "ours: the Cluster API management cluster",

@@ -35,6 +35,8 @@ mod envelope;
 mod transport;
 
 #[cfg(test)]
+mod rabbit_tests;
+#[cfg(test)]
 mod tests;
 
 use std::collections::HashSet;

@@ -4,7 +4,8 @@
 //! authenticates the caller ([`auth`]), checks [`policy`] and calls the use
 //! cases ([`conductor`]), which read and write the database ([`db`]), make
 //! certificates ([`certs`]), call drivers and the OpenStack services
-//! ([`openstack`]). [`app`] wires them from the [`options`]; [`cli`] is the
+//! ([`openstack`]), and send the CADF notifications of cluster operations
+//! ([`notify`]). [`app`] wires them from the [`options`]; [`cli`] is the
 //! command line.
 
 pub mod api;
@@ -14,6 +15,7 @@ pub mod certs;
 pub mod cli;
 pub mod conductor;
 pub mod db;
+pub mod notify;
 pub mod openstack;
 pub mod options;
 pub mod policy;

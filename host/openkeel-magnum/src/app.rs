@@ -13,8 +13,11 @@ use driver_host::{DriverConfig, DriverHost, DriverSettings, HostServices};
 
 use crate::api::{self, Api, ApiOptions, CorsOptions};
 use crate::auth;
-use crate::conductor::{Conductor, Heartbeat};
+use crate::certs::{self, X509Options};
+use crate::conductor::{self, Conductor, Heartbeat};
 use crate::db::{self, Db, DbTarget, Dialect};
+use crate::notify::{self, Notifier, NotifierSettings};
+use crate::openstack::{self, Lookup};
 use crate::options::{AuthStrategy, Options};
 use crate::policy::{self, Enforcer, PolicySettings};
 
@@ -367,4 +370,139 @@ pub async fn start_drivers(options: &Options) -> Result<DriverHost, StartError> 
     DriverHost::start(settings, HostServices::default())
         .await
         .map_err(|e| StartError::new(format!("drivers: {e}")))
+}
+
+/// The conductor's settings from the options.
+pub fn conductor_settings(options: &Options) -> conductor::Settings {
+    conductor::Settings {
+        max_clusters_per_project: options.quotas.max_clusters_per_project,
+        kubernetes_allowed_network_drivers: options
+            .cluster_template
+            .kubernetes_allowed_network_drivers
+            .clone(),
+        kubernetes_default_network_driver: options
+            .cluster_template
+            .kubernetes_default_network_driver
+            .clone(),
+        service_down_time: Duration::from_secs(
+            options.default.service_down_time.max(1).unsigned_abs(),
+        ),
+        max_limit: options.api.max_limit,
+    }
+}
+
+/// `[x509]` as the certificate options.
+pub fn x509_options(options: &Options) -> X509Options {
+    let x = &options.x509;
+    X509Options {
+        allow_ca: x.allow_ca,
+        allowed_extensions: x.allowed_extensions.clone(),
+        allowed_key_usage: x.allowed_key_usage.clone(),
+        term_of_validity: x.term_of_validity,
+        rsa_key_size: u32::try_from(x.rsa_key_size).unwrap_or(2048),
+        ..X509Options::default()
+    }
+}
+
+/// `[oslo_messaging_notifications]` and the transport as the notifier's
+/// settings.
+pub fn notifier_settings(options: &Options) -> NotifierSettings {
+    let n = &options.oslo_messaging_notifications;
+    let host = options.default.host.clone().unwrap_or_else(host_name);
+    NotifierSettings {
+        drivers: n.driver.clone(),
+        transport_url: n
+            .transport_url
+            .clone()
+            .unwrap_or_else(|| options.default.transport_url.clone()),
+        topics: n.topics.clone(),
+        retry: n.retry,
+        exchange: options.default.control_exchange.clone(),
+        publisher_id: notify::publisher_id(&host),
+        ..NotifierSettings::default()
+    }
+}
+
+/// Glance, Nova and Neutron: the built-in data in all-in-one, else the
+/// services of the caller's catalog with the `[*_client]` options.
+pub fn lookup(options: &Options, mode: Mode) -> Result<Arc<dyn Lookup>, StartError> {
+    if mode == Mode::AllInOne {
+        return Ok(Arc::new(openstack::Static::new(true)));
+    }
+    let k = &options.keystone_auth;
+    let session = openstack::Session::new(
+        openstack::SessionSettings {
+            timeout: k
+                .timeout
+                .filter(|t| *t > 0)
+                .map(|t| Duration::from_secs(t.unsigned_abs())),
+            cafile: k.cafile.as_ref().map(PathBuf::from),
+            certfile: k.certfile.as_ref().map(PathBuf::from),
+            keyfile: k.keyfile.as_ref().map(PathBuf::from),
+            insecure: k.insecure,
+            user_agent: None,
+        },
+        None,
+    )
+    .map_err(StartError::new)?;
+    let endpoint = |c: &crate::options::Client| openstack::EndpointSettings {
+        region_name: c.region_name.clone(),
+        endpoint_type: c.endpoint_type.clone(),
+        endpoint: None,
+    };
+    let clients = openstack::Clients::new(
+        session,
+        openstack::ClientsSettings {
+            glance: endpoint(&options.glance_client),
+            nova: endpoint(&options.nova_client),
+            neutron: endpoint(&options.neutron_client),
+        },
+    )
+    .map_err(StartError::new)?;
+    Ok(Arc::new(clients))
+}
+
+/// Where cluster certificates are kept (`[certificates]/cert_manager_type`).
+pub fn certificate_store(options: &Options, db: &Db) -> Result<Arc<dyn certs::Store>, StartError> {
+    let configured = options.lookup("certificates", "cert_manager_type");
+    let (kind, warning) =
+        certs::StoreType::resolve(configured.as_deref().map(str::trim)).map_err(StartError::new)?;
+    if let Some(w) = warning {
+        tracing::warn!("{w}");
+    }
+    match kind {
+        certs::StoreType::X509KeyPair => {
+            Ok(Arc::new(certs::X509KeyPairStore::new(Arc::new(db.clone()))))
+        }
+        certs::StoreType::Kubernetes => Err(StartError::new(
+            "[certificates]/cert_manager_type = kubernetes is not supported by this release: use x509keypair",
+        )),
+    }
+}
+
+/// The conductor of a server process: every part built from the options.
+pub async fn conductor(options: &Options, mode: Mode, db: Db) -> Result<Conductor, StartError> {
+    let drivers = Arc::new(start_drivers(options).await?);
+    let threads =
+        std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1));
+    let keys = Arc::new(
+        certs::KeyGenerator::start(threads)
+            .map_err(|e| StartError::new(format!("start the key generator: {e}")))?,
+    );
+    let notifier = Notifier::new(notifier_settings(options))
+        .map_err(|e| StartError::new(format!("notifications: {e}")))?;
+    Ok(Conductor::new(conductor::Parts {
+        certificates: conductor::Certificates {
+            store: certificate_store(options, &db)?,
+            keys,
+            x509: x509_options(options),
+        },
+        db,
+        drivers,
+        lookup: lookup(options, mode)?,
+        notifier,
+        settings: conductor_settings(options),
+        clock: conductor::wall_clock(),
+        new_uuid: conductor::random_uuids(),
+    }))
 }

@@ -11,7 +11,8 @@ use crate::options::Options;
 pub(super) async fn api(options: Options) -> Result<(), Failure> {
     let db = app::open_database(&options).await?;
     crate::db::check_schema(&db).await.map_err(Failure::new)?;
-    let served = serve(&options, Conductor::new(db.clone())).await;
+    let conductor = app::conductor(&options, app::Mode::Api, db.clone()).await?;
+    let served = serve(&options, conductor).await;
     db.close().await;
     served
 }
@@ -21,7 +22,7 @@ pub(super) async fn api(options: Options) -> Result<(), Failure> {
 pub(super) async fn all_in_one(options: Options) -> Result<(), Failure> {
     let db = app::open_database(&options).await?;
     crate::db::upgrade(&db).await.map_err(Failure::new)?;
-    let conductor = Conductor::new(db.clone());
+    let conductor = app::conductor(&options, app::Mode::AllInOne, db.clone()).await?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let background = tokio::spawn(app::heartbeat(&options, conductor.clone()).run(async {
         let _ = stopped.await;
@@ -38,7 +39,8 @@ pub(super) async fn all_in_one(options: Options) -> Result<(), Failure> {
 pub(super) async fn reconciler(options: Options) -> Result<(), Failure> {
     let db = app::open_database(&options).await?;
     crate::db::check_schema(&db).await.map_err(Failure::new)?;
-    let heartbeat = app::heartbeat(&options, Conductor::new(db.clone()));
+    let conductor = app::conductor(&options, app::Mode::Api, db.clone()).await?;
+    let heartbeat = app::heartbeat(&options, conductor.clone());
     tracing::info!(host = %heartbeat.host, "reconciler started");
     heartbeat.run(app::shutdown_signal()).await;
     db.close().await;
@@ -46,8 +48,6 @@ pub(super) async fn reconciler(options: Options) -> Result<(), Failure> {
 }
 
 async fn serve(options: &Options, conductor: Conductor) -> Result<(), Failure> {
-    // The drivers are compiled before the first request is accepted.
-    let _drivers = app::start_drivers(options).await?;
     let enforcer = Arc::new(app::load_policy(options)?);
     let auth = app::authenticator(options, enforcer.clone()).await?;
     app::serve(

@@ -1,43 +1,147 @@
 //! The use cases: every read the API serves and every state change, in
 //! what Magnum's conductor did. The API calls this module, never the
-//! database.
+//! database, the drivers or OpenStack directly.
+//!
+//! One file per resource (`templates.rs`, `clusters.rs`, `nodegroups.rs`,
+//! …), each adding methods to [`Conductor`].
 
 mod services;
+
+#[cfg(test)]
+pub(crate) mod testing;
 
 pub use services::Heartbeat;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use chrono::NaiveDateTime;
+use driver_host::DriverHost;
 
+use crate::certs::{KeyGenerator, Store, X509Options};
 use crate::db::Db;
+use crate::notify::Notifier;
+use crate::openstack::Lookup;
 
 /// The clock of the use cases (naive UTC, as the rows store it).
 pub type Clock = Arc<dyn Fn() -> NaiveDateTime + Send + Sync>;
 
-/// The conductor: the database and the clock. Cheap to clone.
+/// A new resource UUID (version 4 in production).
+pub type NewUuid = Arc<dyn Fn() -> String + Send + Sync>;
+
+/// The configuration values the use cases read.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// `[quotas]/max_clusters_per_project`.
+    pub max_clusters_per_project: i64,
+    /// `[cluster_template]/kubernetes_allowed_network_drivers`.
+    pub kubernetes_allowed_network_drivers: Vec<String>,
+    /// `[cluster_template]/kubernetes_default_network_driver`.
+    pub kubernetes_default_network_driver: String,
+    /// `[DEFAULT]/service_down_time`.
+    pub service_down_time: Duration,
+    /// `[api]/max_limit`: the page size of lists when no limit is given and
+    /// the cap of larger limits.
+    pub max_limit: i64,
+}
+
+impl Default for Settings {
+    /// Magnum's defaults.
+    fn default() -> Self {
+        Settings {
+            max_clusters_per_project: 20,
+            kubernetes_allowed_network_drivers: vec!["all".into()],
+            kubernetes_default_network_driver: "flannel".into(),
+            service_down_time: Duration::from_secs(180),
+            max_limit: 1000,
+        }
+    }
+}
+
+/// The certificates of clusters: where they are kept, the thread that
+/// generates keys, and the `[x509]` options.
+#[derive(Clone)]
+pub struct Certificates {
+    pub store: Arc<dyn Store>,
+    pub keys: Arc<KeyGenerator>,
+    pub x509: X509Options,
+}
+
+/// What a [`Conductor`] is built from (the composition root fills it).
+#[derive(Clone)]
+pub struct Parts {
+    pub db: Db,
+    pub drivers: Arc<DriverHost>,
+    /// Glance, Nova and Neutron as the caller (`Static` in all-in-one).
+    pub lookup: Arc<dyn Lookup>,
+    pub certificates: Certificates,
+    pub notifier: Notifier,
+    pub settings: Settings,
+    pub clock: Clock,
+    pub new_uuid: NewUuid,
+}
+
+/// The conductor. Cheap to clone: every clone shares the same parts.
 #[derive(Clone)]
 pub struct Conductor {
-    db: Db,
-    clock: Clock,
+    parts: Arc<Parts>,
 }
 
 impl Conductor {
-    /// The conductor over `db`, on the wall clock.
-    pub fn new(db: Db) -> Conductor {
+    /// The conductor over `parts`.
+    pub fn new(parts: Parts) -> Conductor {
         Conductor {
-            db,
-            clock: Arc::new(|| chrono::Utc::now().naive_utc()),
+            parts: Arc::new(parts),
         }
-    }
-
-    /// The conductor with `clock` (tests).
-    pub fn with_clock(db: Db, clock: Clock) -> Conductor {
-        Conductor { db, clock }
     }
 
     /// The current time of the clock.
     pub fn now(&self) -> NaiveDateTime {
-        (self.clock)()
+        (self.parts.clock)()
     }
+
+    /// A new resource UUID.
+    pub fn new_uuid(&self) -> String {
+        (self.parts.new_uuid)()
+    }
+
+    /// The database.
+    pub fn db(&self) -> &Db {
+        &self.parts.db
+    }
+
+    /// The driver host (registry and calls).
+    pub fn drivers(&self) -> &DriverHost {
+        &self.parts.drivers
+    }
+
+    /// Glance, Nova and Neutron lookups.
+    pub fn lookup(&self) -> &dyn Lookup {
+        self.parts.lookup.as_ref()
+    }
+
+    /// The certificate store, key generator and `[x509]` options.
+    pub fn certificates(&self) -> &Certificates {
+        &self.parts.certificates
+    }
+
+    /// The notifier of cluster operations.
+    pub fn notifier(&self) -> &Notifier {
+        &self.parts.notifier
+    }
+
+    /// The configuration values.
+    pub fn settings(&self) -> &Settings {
+        &self.parts.settings
+    }
+}
+
+/// The wall clock, naive UTC.
+pub fn wall_clock() -> Clock {
+    Arc::new(|| chrono::Utc::now().naive_utc())
+}
+
+/// Random version 4 UUIDs.
+pub fn random_uuids() -> NewUuid {
+    Arc::new(|| uuid::Uuid::new_v4().to_string())
 }

@@ -10,7 +10,7 @@ use crate::db;
 impl Conductor {
     /// Every `magnum_service` row, by id.
     pub async fn list_services(&self) -> db::Result<Vec<MagnumService>> {
-        self.db.q().list_magnum_services().await
+        self.db().q().list_magnum_services().await
     }
 }
 
@@ -31,7 +31,7 @@ impl Heartbeat {
     /// Writes one heartbeat.
     pub async fn report(&self) -> db::Result<()> {
         let now = self.conductor.now();
-        let mut q = self.conductor.db.q();
+        let mut q = self.conductor.db().q();
         match q.get_magnum_service(&self.host, &self.binary).await {
             Ok(mut s) => {
                 s.report_count = s.report_count.saturating_add(1);
@@ -77,39 +77,22 @@ impl Heartbeat {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicI64, Ordering};
-
-    use chrono::DateTime;
-
     use super::*;
+    use crate::conductor::testing::{START, TestConductor};
 
     #[tokio::test]
     async fn the_first_report_registers_the_service_and_later_ones_count() {
-        let dir = tempfile::tempdir().unwrap();
-        let target = db::DbTarget::new(
-            db::Dialect::Sqlite,
-            format!("sqlite://{}", dir.path().join("m.db").display()),
-        );
-        let d = db::Db::open(&target).await.unwrap();
-        db::upgrade(&d).await.unwrap();
-        let secs = Arc::new(AtomicI64::new(1_764_590_400));
-        let s2 = secs.clone();
-        let clock: crate::conductor::Clock = Arc::new(move || {
-            DateTime::from_timestamp(s2.load(Ordering::SeqCst), 0)
-                .unwrap()
-                .naive_utc()
-        });
+        let t = TestConductor::new().await;
         let hb = Heartbeat {
-            conductor: Conductor::with_clock(d.clone(), clock),
+            conductor: t.conductor.clone(),
             host: "node-1".into(),
             binary: "magnum-conductor".into(),
             interval: Duration::from_secs(60),
         };
         hb.report().await.unwrap();
-        secs.fetch_add(60, Ordering::SeqCst);
+        t.advance(60);
         hb.report().await.unwrap();
-        let rows = hb.conductor.list_services().await.unwrap();
+        let rows = t.conductor.list_services().await.unwrap();
         assert_eq!(rows.len(), 1);
         let r = &rows[0];
         assert_eq!(
@@ -118,7 +101,7 @@ mod tests {
         );
         assert_eq!(
             r.last_seen_up,
-            DateTime::from_timestamp(1_764_590_460, 0).map(|t| t.naive_utc())
+            chrono::DateTime::from_timestamp(START + 60, 0).map(|t| t.naive_utc())
         );
         assert_eq!((r.disabled, r.forced_down), (Some(false), Some(false)));
     }

@@ -24,6 +24,7 @@ mod columns;
 mod error;
 mod exec;
 mod federations;
+mod key_pair_rows;
 mod magnum_services;
 mod migrate;
 mod mysql;

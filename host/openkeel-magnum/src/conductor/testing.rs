@@ -1,0 +1,120 @@
+//! A conductor for unit tests: a fresh SQLite database, the built-in fake
+//! driver (enabled), the all-in-one OpenStack data, certificates in the
+//! database, a recording notifier, a controllable clock and numbered UUIDs.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+
+use chrono::{DateTime, NaiveDateTime};
+use driver_host::{DriverHost, DriverSettings, HostServices};
+
+use super::{Certificates, Conductor, Parts, Settings};
+use crate::certs::{KeyGenerator, X509KeyPairStore, X509Options};
+use crate::db::{self, Db, DbTarget, Dialect};
+use crate::notify::{Notifier, Recorder, Sources};
+use crate::openstack::Static;
+
+/// The fixture: the conductor and handles on what it was built from.
+pub struct TestConductor {
+    pub conductor: Conductor,
+    pub db: Db,
+    /// Seconds since the Unix epoch of the clock; move it with
+    /// [`TestConductor::advance`].
+    pub seconds: Arc<AtomicI64>,
+    pub notifications: Recorder,
+    _dir: tempfile::TempDir,
+}
+
+/// 2026-11-30T12:00:00Z, the clock's start.
+pub const START: i64 = 1_764_504_000;
+
+impl TestConductor {
+    /// A conductor with Magnum's default settings.
+    pub async fn new() -> TestConductor {
+        TestConductor::with_settings(Settings::default()).await
+    }
+
+    /// A conductor with `settings`.
+    pub async fn with_settings(settings: Settings) -> TestConductor {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = DbTarget::new(
+            Dialect::Sqlite,
+            format!("sqlite://{}", dir.path().join("magnum.db").display()),
+        );
+        let db = Db::open(&target).await.expect("open SQLite");
+        db::upgrade(&db).await.expect("migrate");
+        let drivers = DriverHost::start(
+            DriverSettings {
+                enabled_beta_drivers: vec!["fake".into()],
+                ..DriverSettings::default()
+            },
+            HostServices::default(),
+        )
+        .await
+        .expect("the built-in drivers load");
+        let seconds = Arc::new(AtomicI64::new(START));
+        let s = seconds.clone();
+        let clock: super::Clock = Arc::new(move || {
+            DateTime::from_timestamp(s.load(Ordering::SeqCst), 0)
+                .map(|t| t.naive_utc())
+                .unwrap_or_default()
+        });
+        let counter = Arc::new(AtomicU64::new(0));
+        let new_uuid: super::NewUuid = Arc::new(move || {
+            let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
+            format!("00000000-0000-4000-8000-{n:012x}")
+        });
+        let (notifier, notifications): (Notifier, Recorder) =
+            Notifier::recording("container-infra.test", Sources::default());
+        let certificates = Certificates {
+            store: Arc::new(X509KeyPairStore::new(Arc::new(db.clone()))),
+            keys: Arc::new(KeyGenerator::start(1).expect("key generator")),
+            x509: X509Options::default(),
+        };
+        let conductor = Conductor::new(Parts {
+            db: db.clone(),
+            drivers: Arc::new(drivers),
+            lookup: Arc::new(Static::new(true)),
+            certificates,
+            notifier,
+            settings,
+            clock,
+            new_uuid,
+        });
+        TestConductor {
+            conductor,
+            db,
+            seconds,
+            notifications,
+            _dir: dir,
+        }
+    }
+
+    /// Moves the clock on by `secs`.
+    pub fn advance(&self, secs: i64) {
+        self.seconds.fetch_add(secs, Ordering::SeqCst);
+    }
+
+    /// The clock's current time.
+    pub fn now(&self) -> NaiveDateTime {
+        self.conductor.now()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_fixture_has_a_migrated_database_a_clock_uuids_and_no_notification() {
+        let t = TestConductor::new().await;
+        assert_eq!(db::version(&t.db).await.unwrap().ours, db::latest_version());
+        let start = t.now();
+        t.advance(90);
+        assert_eq!((t.now() - start).num_seconds(), 90);
+        assert_eq!(t.conductor.new_uuid(), "00000000-0000-4000-8000-000000000001");
+        assert_eq!(t.conductor.new_uuid(), "00000000-0000-4000-8000-000000000002");
+        assert!(t.notifications.all().is_empty());
+        assert!(t.conductor.drivers().registry().names().contains(&"fake"));
+    }
+}

@@ -173,9 +173,10 @@ pub fn application(
     conductor: Conductor,
     enforcer: Arc<Enforcer>,
 ) -> axum::Router {
-    let mut handlers = api::builtin_handlers();
-    let down_time = chrono::Duration::seconds(options.default.service_down_time);
-    api::mservices::register(&mut handlers, conductor, enforcer, down_time);
+    let handlers = api::handlers(&api::Services {
+        conductor,
+        enforcer,
+    });
     Api::new(api_options(options), auth, handlers).into_router()
 }
 

@@ -646,6 +646,21 @@ fn fill_from_body(
     None
 }
 
+/// What the resource handlers use: the conductor and the policy.
+#[derive(Clone)]
+pub struct Services {
+    pub conductor: crate::conductor::Conductor,
+    pub enforcer: Arc<crate::policy::Enforcer>,
+}
+
+/// Every handler of this build: the version document and the resource
+/// handlers. Each resource module adds its own `register` call here.
+pub fn handlers(services: &Services) -> Handlers {
+    let mut h = builtin_handlers();
+    mservices::register(&mut h, services);
+    h
+}
+
 /// The built-in handlers of the pipeline itself: the v1 version document.
 pub fn builtin_handlers() -> Handlers {
     let mut h = Handlers::default();
@@ -658,5 +673,7 @@ pub fn builtin_handlers() -> Handlers {
     h
 }
 
+#[cfg(test)]
+pub(crate) mod testing;
 #[cfg(test)]
 mod tests;

@@ -1,8 +1,6 @@
 //! `GET /v1/mservices` (magnum/api/controllers/v1/magnum_services.py): the
 //! declared attributes of every `magnum_service` row, plus its state.
 
-use std::sync::Arc;
-
 use chrono::NaiveDateTime;
 use http::StatusCode;
 use magnum_domain::models::MagnumService;
@@ -10,9 +8,7 @@ use serde::Serialize;
 
 use super::errors::json_response;
 use super::views::isoformat;
-use super::{ApiError, Call, Handlers};
-use crate::conductor::Conductor;
-use crate::policy::Enforcer;
+use super::{ApiError, Call, Handlers, Services};
 
 #[derive(Serialize)]
 struct View {
@@ -32,17 +28,19 @@ struct List {
     mservices: Vec<View>,
 }
 
-/// Registers the handler; `down_time` is `[DEFAULT]/service_down_time`.
-pub fn register(
-    h: &mut Handlers,
-    conductor: Conductor,
-    enforcer: Arc<Enforcer>,
-    down_time: chrono::Duration,
-) {
+/// Registers the handler.
+pub fn register(h: &mut Handlers, services: &Services) {
+    let s = services.clone();
     h.register("magnum_service.get_all", move |call: Call| {
-        let (conductor, enforcer) = (conductor.clone(), enforcer.clone());
+        let Services {
+            conductor,
+            enforcer,
+        } = s.clone();
         async move {
             super::policy::enforce(&enforcer, &call.ctx, "magnum-service:get_all", None)?;
+            // `[DEFAULT]/service_down_time`.
+            let down_time = chrono::Duration::from_std(conductor.settings().service_down_time)
+                .unwrap_or_else(|_| chrono::Duration::seconds(180));
             let rows = conductor
                 .list_services()
                 .await
@@ -123,5 +121,69 @@ mod tests {
         assert!(!is_up(&old, now, down));
         assert!(!is_up(&forced, now, down));
         assert!(is_up(&future, now, down), "either direction");
+    }
+}
+
+#[cfg(test)]
+mod app_tests {
+    use magnum_domain::models::MagnumService;
+
+    use crate::api::testing::{ADMIN, MEMBER, TestApp};
+
+    #[tokio::test]
+    async fn services_are_listed_with_their_state_to_admins_only() {
+        let app = TestApp::new().await;
+        let now = app.t.now();
+        let mut q = app.t.db.q();
+        let mut recent = MagnumService {
+            host: "h1".into(),
+            binary: "magnum-conductor".into(),
+            report_count: 13,
+            disabled: Some(true),
+            disabled_reason: Some("maintenance".into()),
+            last_seen_up: Some(now - chrono::Duration::minutes(1)),
+            ..Default::default()
+        };
+        q.create_magnum_service(&mut recent).await.unwrap();
+        let mut old = MagnumService {
+            host: "h2".into(),
+            binary: "magnum-conductor".into(),
+            report_count: 3,
+            last_seen_up: Some(now - chrono::Duration::hours(1)),
+            ..Default::default()
+        };
+        q.create_magnum_service(&mut old).await.unwrap();
+        let a = app.call("GET /v1/mservices", "", ADMIN).await;
+        assert_eq!(a.status, 200, "{}", a.text());
+        let rows = a.json()["mservices"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let states: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r["host"].as_str().unwrap_or(""),
+                    r["state"].as_str().unwrap_or(""),
+                )
+            })
+            .collect();
+        assert_eq!(states, vec![("h1", "up"), ("h2", "down")]);
+        assert_eq!(rows[0]["disabled_reason"], "maintenance");
+        assert_eq!(rows[0]["created_at"], "2026-11-30T12:00:00+00:00");
+        assert_eq!(
+            rows[1]["disabled"], false,
+            "Magnum's default written on insert"
+        );
+        let a = app.call("GET /v1/mservices", "", MEMBER).await;
+        assert_eq!(a.status, 403);
+        assert_eq!(
+            a.json()["errors"][0]["detail"],
+            "Policy doesn't allow magnum-service:get_all to be performed."
+        );
+        assert_eq!(
+            a.header("openstack-api-version"),
+            "container-infrastructure-management 1.1"
+        );
     }
 }

@@ -26,7 +26,7 @@ pub struct TestConductor {
 }
 
 /// 2026-11-30T12:00:00Z, the clock's start.
-pub const START: i64 = 1_764_504_000;
+pub const START: i64 = 1_796_040_000;
 
 impl TestConductor {
     /// A conductor with Magnum's default settings.
@@ -41,7 +41,19 @@ impl TestConductor {
             Dialect::Sqlite,
             format!("sqlite://{}", dir.path().join("magnum.db").display()),
         );
-        let db = Db::open(&target).await.expect("open SQLite");
+        let seconds = Arc::new(AtomicI64::new(START));
+        let s = seconds.clone();
+        let clock: super::Clock = Arc::new(move || {
+            DateTime::from_timestamp(s.load(Ordering::SeqCst), 0)
+                .map(|t| t.naive_utc())
+                .unwrap_or_default()
+        });
+        // The rows' created_at and updated_at follow the same clock.
+        let hooks = db::Hooks {
+            clock: Some(clock.clone()),
+            on_retry: None,
+        };
+        let db = Db::open_with(&target, hooks).await.expect("open SQLite");
         db::upgrade(&db).await.expect("migrate");
         let drivers = DriverHost::start(
             DriverSettings {
@@ -52,13 +64,6 @@ impl TestConductor {
         )
         .await
         .expect("the built-in drivers load");
-        let seconds = Arc::new(AtomicI64::new(START));
-        let s = seconds.clone();
-        let clock: super::Clock = Arc::new(move || {
-            DateTime::from_timestamp(s.load(Ordering::SeqCst), 0)
-                .map(|t| t.naive_utc())
-                .unwrap_or_default()
-        });
         let counter = Arc::new(AtomicU64::new(0));
         let new_uuid: super::NewUuid = Arc::new(move || {
             let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
@@ -112,8 +117,14 @@ mod tests {
         let start = t.now();
         t.advance(90);
         assert_eq!((t.now() - start).num_seconds(), 90);
-        assert_eq!(t.conductor.new_uuid(), "00000000-0000-4000-8000-000000000001");
-        assert_eq!(t.conductor.new_uuid(), "00000000-0000-4000-8000-000000000002");
+        assert_eq!(
+            t.conductor.new_uuid(),
+            "00000000-0000-4000-8000-000000000001"
+        );
+        assert_eq!(
+            t.conductor.new_uuid(),
+            "00000000-0000-4000-8000-000000000002"
+        );
         assert!(t.notifications.all().is_empty());
         assert!(t.conductor.drivers().registry().names().contains(&"fake"));
     }

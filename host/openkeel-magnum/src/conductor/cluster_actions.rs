@@ -11,7 +11,7 @@ use magnum_domain::validation::{self, ROLE_MASTER};
 use magnum_domain::{MagnumError, RequestContext, Status};
 
 use super::clusters::{
-    call_ctx, call_error, cluster_not_found, default_worker, detached, scope_for, Saved,
+    Saved, call_ctx, call_error, cluster_not_found, default_worker, detached, internal, own_scope,
 };
 use super::{Conductor, Error, Result};
 use crate::db::{Scope, TemplateScope};
@@ -102,14 +102,17 @@ impl Conductor {
             None => {
                 let ngs = self.cluster_nodegroups(&cl.uuid).await?;
                 default_worker(&ngs).cloned().ok_or_else(|| {
-                    Error::internal(format!("cluster {} has no default worker nodegroup", cl.uuid))
+                    internal(format!(
+                        "cluster {} has no default worker nodegroup",
+                        cl.uuid
+                    ))
                 })
             }
             Some(ident) => {
                 let scope = if ctx.is_admin {
                     Scope::ALL_PROJECTS
                 } else {
-                    scope_for(ctx, false)
+                    own_scope(ctx)
                 };
                 self.find_nodegroup(&cl.uuid, ident, &scope).await
             }
@@ -237,7 +240,9 @@ impl Conductor {
                 &ng_uuid,
                 old_count,
                 Some(old_status),
-                move |drv, cctx, st| Box::pin(async move { drv.resize_cluster(cctx, st, &req).await }),
+                move |drv, cctx, st| {
+                    Box::pin(async move { drv.resize_cluster(cctx, st, &req).await })
+                },
             )
             .await
         })
@@ -290,10 +295,9 @@ impl Conductor {
             );
             return Err(match status {
                 Some(s) => MagnumError::upgrade_status_not_supported(s).into(),
-                None => MagnumError::not_supported(
-                    "Upgrading a cluster when status is \"None\"",
-                )
-                .into(),
+                None => {
+                    MagnumError::not_supported("Upgrading a cluster when status is \"None\"").into()
+                }
             });
         }
         let drv = self.driver_of(&st.template)?;
@@ -316,11 +320,12 @@ impl Conductor {
             Err(e) => {
                 let reason = e.status_reason();
                 tracing::error!(cluster_uuid = %uuid, error = %reason, "cluster upgrade failed");
-                if let Some((cl, ngs)) = self.mark_failed(uuid, Status::UpdateFailed, &reason).await {
+                if let Some((cl, ngs)) = self.mark_failed(uuid, Status::UpdateFailed, &reason).await
+                {
                     self.notifier()
                         .cluster_event(ctx, &cl, &ngs, Action::Update, Outcome::Failure);
                 }
-                return Err(Error::internal(format!("upgrade cluster {uuid}: {reason}")));
+                return Err(internal(format!("upgrade cluster {uuid}: {reason}")));
             }
         };
         tracing::info!(cluster_uuid = %uuid, template = %input.template.uuid, "cluster upgrade");

@@ -18,6 +18,7 @@ use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup, StringMap};
 use magnum_domain::validation::{self, ROLE_MASTER, ROLE_WORKER};
 use magnum_domain::{MagnumError, RequestContext, Status};
 
+use super::lookup::{self, Ident, Kind};
 use super::lookups::{self, Lookups};
 use super::{Conductor, Error, Result};
 use crate::db::{
@@ -97,34 +98,27 @@ pub fn generate_name(kind: &str) -> String {
     format!("{word}-{n}-{kind}")
 }
 
-/// The database scope of a caller: every project when `all_projects` (the
-/// handler evaluated an `*_all_projects` rule for an admin), otherwise the
-/// caller's project, or the caller's user when the token has no project
-/// (Magnum's `_add_tenant_filters`).
-pub fn scope_for(ctx: &RequestContext, all_projects: bool) -> Scope {
-    if all_projects {
-        Scope::ALL_PROJECTS
-    } else if !ctx.project_id.is_empty() {
-        Scope::project(&ctx.project_id)
-    } else if !ctx.user_id.is_empty() {
+/// The caller's own rows (its project, or its user when the token has no
+/// project), whatever `all_projects` says: what the quota counts.
+pub(crate) fn own_scope(ctx: &RequestContext) -> Scope {
+    if ctx.project_id.is_empty() {
         Scope::user(&ctx.user_id)
     } else {
-        // Magnum filters on user_id = NULL, which matches no row; no
-        // Keystone id starts with a space.
-        Scope::user(" no user")
+        Scope::project(&ctx.project_id)
     }
 }
 
 /// The template visibility of a caller (spec `api/logic.md` §3): every
-/// template for an admin to whom an `*_all_projects` rule applied;
-/// otherwise the caller's own (project, or user) plus the public templates
-/// that are not hidden, plus the public hidden ones for admins.
-pub fn template_scope_for(ctx: &RequestContext, all_projects: bool) -> TemplateScope {
-    if ctx.is_admin && all_projects {
+/// template for an admin to whom an `*_all_projects` rule applied (the
+/// handler set [`RequestContext::all_projects`]); otherwise the caller's
+/// own (project, or user) plus the public templates that are not hidden,
+/// plus the public hidden ones for admins.
+pub fn template_scope_for(ctx: &RequestContext) -> TemplateScope {
+    if ctx.is_admin && ctx.all_projects {
         return TemplateScope::new(Scope::ALL_PROJECTS);
     }
     TemplateScope {
-        scope: scope_for(ctx, false),
+        scope: own_scope(ctx),
         public_hidden: ctx.is_admin,
     }
 }
@@ -151,6 +145,12 @@ fn guard_conflict(operation: &str, status: Option<Status>) -> Error {
     }
 }
 
+/// An unexpected failure described by `what` (for the logs, never for
+/// clients).
+pub(crate) fn internal(what: impl std::fmt::Display) -> Error {
+    Error::Internal(anyhow::anyhow!("{what}"))
+}
+
 /// The driver's context of a request: the caller's credentials.
 pub(crate) fn call_ctx(ctx: &RequestContext) -> CallContext {
     CallContext {
@@ -162,9 +162,9 @@ pub(crate) fn call_ctx(ctx: &RequestContext) -> CallContext {
 /// A failed synchronous driver call (a validation) as the caller's error.
 pub(crate) fn call_error(e: CallError) -> Error {
     match e {
-        CallError::Client(e) => Error::Magnum(e),
-        CallError::Failed(s) => Error::Internal(s),
-        CallError::Fault(f) => Error::Internal(f.to_string()),
+        CallError::Client(e) => Error::Client(e),
+        CallError::Failed(s) => internal(s),
+        CallError::Fault(f) => internal(f),
     }
 }
 
@@ -291,9 +291,9 @@ impl ListReads for Queries<'_> {
         view: Option<ClusterView>,
     ) -> BoxFuture<'a, db::Result<HashMap<String, Vec<NodeGroup>>>> {
         match view {
-            Some(v) => Box::pin(
-                self.list_nodegroup_sizes_of_clusters(clusters, v == ClusterView::Detail),
-            ),
+            Some(v) => {
+                Box::pin(self.list_nodegroup_sizes_of_clusters(clusters, v == ClusterView::Detail))
+            }
             None => Box::pin(self.list_nodegroups_of_clusters(clusters)),
         }
     }
@@ -330,11 +330,16 @@ pub(crate) fn default_worker(ngs: &[NodeGroup]) -> Option<&NodeGroup> {
 /// Reads the default worker nodegroup of a cluster.
 async fn read_default_worker(q: &mut Queries<'_>, cluster_uuid: &str) -> Result<NodeGroup> {
     let ngs = q
-        .list_nodegroups(&NodeGroupFilter::cluster(cluster_uuid), &ListOptions::default())
+        .list_nodegroups(
+            &NodeGroupFilter::cluster(cluster_uuid),
+            &ListOptions::default(),
+        )
         .await?;
-    default_worker(&ngs)
-        .cloned()
-        .ok_or_else(|| Error::internal(format!("cluster {cluster_uuid} has no default worker nodegroup")))
+    default_worker(&ngs).cloned().ok_or_else(|| {
+        internal(format!(
+            "cluster {cluster_uuid} has no default worker nodegroup"
+        ))
+    })
 }
 
 /// The cluster row of a create request (spec `api/logic.md` §1): the
@@ -382,9 +387,8 @@ pub(crate) fn default_nodegroups(
     master_count: i32,
     node_count: i32,
 ) -> (NodeGroup, NodeGroup) {
-    let first = |own: &Option<String>, tmpl: &Option<String>| {
-        lookups::pick(own, tmpl).map(str::to_string)
-    };
+    let first =
+        |own: &Option<String>, tmpl: &Option<String>| lookups::pick(own, tmpl).map(str::to_string);
     let make = |role: &str, count: i32, flavor: Option<String>| NodeGroup {
         name: format!("default-{role}"),
         cluster_id: cl.uuid.clone(),
@@ -486,10 +490,10 @@ where
 {
     match tokio::spawn(tokio::time::timeout(DRIVER_TIMEOUT, fut)).await {
         Ok(Ok(r)) => r,
-        Ok(Err(_)) => Err(Error::internal(
+        Ok(Err(_)) => Err(internal(
             "the driver operation did not finish within 2 minutes",
         )),
-        Err(e) => Err(Error::internal(format!("the driver operation failed: {e}"))),
+        Err(e) => Err(internal(format!("the driver operation failed: {e}"))),
     }
 }
 
@@ -552,27 +556,27 @@ impl Conductor {
                 t.driver.as_deref(),
             )
             .cloned()
-            .map_err(Error::Magnum)
+            .map_err(Error::Client)
     }
 
     /// Looks a cluster up by UUID (when `ident` is UUID-like) or by name,
-    /// within `scope`: none is 404 ClusterNotFound (another project's
-    /// cluster is invisible, hence 404 too), several names 409.
+    /// within the caller's scope ([`lookup::scope`]): none is 404
+    /// ClusterNotFound (another project's cluster is invisible, hence 404
+    /// too), several names 409.
     ///
     /// Magnum: magnum/api/utils.py:99 (`get_resource`).
-    pub async fn get_cluster(&self, ident: &str, scope: &Scope) -> Result<Cluster> {
+    pub async fn get_cluster(&self, ctx: &RequestContext, ident: &str) -> Result<Cluster> {
+        let scope = lookup::scope(ctx);
         let mut q = self.db().q();
-        if validation::is_uuid_like(ident) {
-            return q
-                .get_cluster_by_uuid(ident, scope)
-                .await
-                .map_err(|e| cluster_not_found(e, ident));
-        }
-        let mut rows = q.get_clusters_by_name(ident, scope).await?;
-        match rows.len() {
-            0 => Err(MagnumError::cluster_not_found(ident).into()),
-            1 => Ok(rows.swap_remove(0)),
-            _ => Err(MagnumError::multiple_clusters().into()),
+        match Ident::uuid_or_name(ident) {
+            Ident::Uuid(u) => {
+                lookup::found(Kind::Cluster, ident, q.get_cluster_by_uuid(u, &scope).await)
+            }
+            _ => lookup::single(
+                Kind::Cluster,
+                ident,
+                q.get_clusters_by_name(ident, &scope).await,
+            ),
         }
     }
 
@@ -581,7 +585,10 @@ impl Conductor {
         Ok(self
             .db()
             .q()
-            .list_nodegroups(&NodeGroupFilter::cluster(cluster_uuid), &ListOptions::default())
+            .list_nodegroups(
+                &NodeGroupFilter::cluster(cluster_uuid),
+                &ListOptions::default(),
+            )
             .await?)
     }
 
@@ -592,11 +599,10 @@ impl Conductor {
     pub async fn cluster_details(
         &self,
         ctx: &RequestContext,
-        all_projects: bool,
         cluster: Cluster,
     ) -> Result<ClusterDetail> {
         let nodegroups = self.cluster_nodegroups(&cluster.uuid).await?;
-        let scope = template_scope_for(ctx, all_projects);
+        let scope = template_scope_for(ctx);
         let template = match self
             .db()
             .q()
@@ -628,12 +634,11 @@ impl Conductor {
     pub async fn list_clusters(
         &self,
         ctx: &RequestContext,
-        all_projects: bool,
         o: &ListOptions,
         view: Option<ClusterView>,
     ) -> Result<ClusterPage> {
         let mut q = self.db().q();
-        list_page(&mut q, ctx, all_projects, o, view).await
+        list_page(&mut q, ctx, o, view).await
     }
 
     /// Checks a cluster create as Magnum's decorators do before the
@@ -761,7 +766,8 @@ impl Conductor {
             .await?;
         self.remember_quota(&ctx.project_id, seen);
         tracing::info!(cluster_uuid = %row.uuid, project_id = %row.project_id, "cluster created");
-        self.start_create_job(ctx.clone(), row.uuid.clone(), busy).await;
+        self.start_create_job(ctx.clone(), row.uuid.clone(), busy)
+            .await;
         Ok(row)
     }
 
@@ -822,7 +828,9 @@ impl Conductor {
                         return Ok(UpdateStep::Done);
                     }
                     worker.node_count = Some(input.node_count);
-                    tx.q().update_nodegroup(&mut worker, &["node_count"]).await?;
+                    tx.q()
+                        .update_nodegroup(&mut worker, &["node_count"])
+                        .await?;
                     Ok(UpdateStep::Driver {
                         worker: worker.uuid,
                         old_count,
@@ -900,9 +908,8 @@ impl Conductor {
                 Ok(())
             }
             Err(CallError::Client(e)) => {
-                let status = old_status.unwrap_or_else(|| {
-                    st.nodegroup(ng_uuid).and_then(|ng| ng.status)
-                });
+                let status =
+                    old_status.unwrap_or_else(|| st.nodegroup(ng_uuid).and_then(|ng| ng.status));
                 self.restore_node_count(uuid, ng_uuid, old_count, status, None)
                     .await;
                 Err(e.into())
@@ -1024,7 +1031,8 @@ impl Conductor {
                 Ok(())
             }
             Err(CallError::Client(e)) => {
-                self.restore_status(&st.cluster, before, before_reason).await;
+                self.restore_status(&st.cluster, before, before_reason)
+                    .await;
                 Err(e.into())
             }
             Err(e) => {
@@ -1052,7 +1060,10 @@ impl Conductor {
                 let reason = reason.clone();
                 Box::pin(async move {
                     let all = Scope::ALL_PROJECTS;
-                    let mut cur = tx.for_update().get_cluster_by_uuid(&read.uuid, &all).await?;
+                    let mut cur = tx
+                        .for_update()
+                        .get_cluster_by_uuid(&read.uuid, &all)
+                        .await?;
                     if cur.status != read.status || cur.updated_at != read.updated_at {
                         return Ok::<_, Error>(());
                     }
@@ -1162,7 +1173,9 @@ impl Conductor {
                                 Err(e) if e.is_not_found() => continue,
                                 Err(e) => return Err(e.into()),
                             };
-                            let seen = st.nodegroup(&ng.uuid).map_or(ng.updated_at, |r| r.updated_at);
+                            let seen = st
+                                .nodegroup(&ng.uuid)
+                                .map_or(ng.updated_at, |r| r.updated_at);
                             if cur.updated_at != seen {
                                 return Ok(Saved::Stale);
                             }
@@ -1295,12 +1308,11 @@ impl Conductor {
 pub(crate) async fn list_page<Q: ListReads>(
     q: &mut Q,
     ctx: &RequestContext,
-    all_projects: bool,
     o: &ListOptions,
     view: Option<ClusterView>,
 ) -> Result<ClusterPage> {
-    let scope = scope_for(ctx, all_projects);
-    let tscope = template_scope_for(ctx, all_projects);
+    let scope = lookup::scope(ctx);
+    let tscope = template_scope_for(ctx);
     if let Some(marker) = o.marker.as_deref() {
         // Magnum: the marker is looked up with the caller's scope.
         q.cluster(marker, &scope)

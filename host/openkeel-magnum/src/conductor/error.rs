@@ -1,93 +1,92 @@
-//! The errors of the use cases: a client error Magnum answers with its
-//! status and message, a database failure, or another internal failure.
-
-use std::fmt;
+//! The error of every use case: one of Magnum's client errors (its status
+//! and message go back to the caller), or a failure of the database or of
+//! another part that the API answers with its generic 500.
 
 use magnum_domain::MagnumError;
 
-use crate::db;
+use crate::db::{self, Retryable};
 use crate::openstack::LookupError;
 
-/// A result of the use cases.
+/// A result of the conductor.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Why a use case failed.
-#[derive(Debug)]
+/// A failed use case.
+///
+/// `From` conversions let `?` lift the errors of the parts: a
+/// [`MagnumError`] stays a client error, a [`LookupError`] is a client error
+/// or a failure, a [`db::Error`] is a failure (map the rows that are
+/// Magnum's 404/409 first, see [`super::lookup`]). It is also the error of
+/// [`db::Db::in_tx`] closures: a client error returned inside a
+/// transaction rolls it back and reaches the caller unchanged, and
+/// deadlocks are retried.
+#[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// One of Magnum's client errors: the API answers it as it is.
-    Magnum(MagnumError),
-    /// The database failed (the API answers 500).
-    Db(db::Error),
-    /// Anything else unexpected (an OpenStack failure, a driver fault in a
-    /// synchronous call); the text is for the logs, never for clients.
-    Internal(String),
+    /// A Magnum client error, answered as it is.
+    #[error(transparent)]
+    Client(MagnumError),
+    /// A database failure.
+    #[error(transparent)]
+    Db(#[from] db::Error),
+    /// Any other unexpected failure (an OpenStack service that failed, a
+    /// driver host fault), with its context.
+    #[error("{0:#}")]
+    Internal(anyhow::Error),
 }
 
 impl Error {
     /// The client error, when this is one.
-    pub fn magnum(&self) -> Option<&MagnumError> {
+    pub fn client(&self) -> Option<&MagnumError> {
         match self {
-            Error::Magnum(e) => Some(e),
+            Error::Client(e) => Some(e),
             _ => None,
-        }
-    }
-
-    /// An internal failure described by `what`.
-    pub fn internal(what: impl fmt::Display) -> Error {
-        Error::Internal(what.to_string())
-    }
-
-    /// Whether this is the database's "no row matches".
-    pub fn is_not_found(&self) -> bool {
-        matches!(self, Error::Db(e) if e.is_not_found())
-    }
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Magnum(e) => e.fmt(f),
-            Error::Db(e) => e.fmt(f),
-            Error::Internal(s) => f.write_str(s),
-        }
-    }
-}
-
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Error::Magnum(e) => Some(e),
-            Error::Db(e) => Some(e),
-            Error::Internal(_) => None,
         }
     }
 }
 
 impl From<MagnumError> for Error {
     fn from(e: MagnumError) -> Self {
-        Error::Magnum(e)
-    }
-}
-
-impl From<db::Error> for Error {
-    fn from(e: db::Error) -> Self {
-        Error::Db(e)
+        Error::Client(e)
     }
 }
 
 impl From<LookupError> for Error {
-    /// Magnum's client errors of a lookup stay client errors; an unexpected
-    /// OpenStack failure is internal.
     fn from(e: LookupError) -> Self {
         match e {
-            LookupError::Client(e) => Error::Magnum(e),
-            LookupError::Failed(e) => Error::Internal(e.to_string()),
+            LookupError::Client(e) => Error::Client(e),
+            LookupError::Failed(e) => Error::Internal(e.into()),
         }
     }
 }
 
-impl db::Retryable for Error {
+impl From<anyhow::Error> for Error {
+    fn from(e: anyhow::Error) -> Self {
+        Error::Internal(e)
+    }
+}
+
+impl Retryable for Error {
     fn is_retryable(&self) -> bool {
         matches!(self, Error::Db(e) if e.is_retryable())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_errors_stay_client_errors_and_only_database_deadlocks_retry() {
+        let e = Error::from(MagnumError::cluster_template_not_found("x"));
+        assert_eq!(e.client().map(|m| m.status), Some(404));
+        assert!(!e.is_retryable());
+        let e = Error::from(LookupError::Client(MagnumError::image_not_found("i")));
+        assert_eq!(
+            e.client().map(|m| m.message.as_str()),
+            Some("Image i could not be found.")
+        );
+        let e = Error::from(db::Error::NotFound("select cluster".into()));
+        assert!(e.client().is_none());
+        assert!(!e.is_retryable());
+        assert_eq!(e.to_string(), "select cluster: row not found");
     }
 }

@@ -375,7 +375,8 @@ impl Conductor {
                     tracing::error!(cluster_uuid = %uuid, error = %e, "store cluster certificates");
                     // Deviation: Magnum leaves the certificates it stored
                     // before the failure.
-                    self.delete_certificates(uuid, &refs).await;
+                    // Each failure is logged; the references are dropped anyway.
+                    let _ = self.delete_certificates(uuid, &refs).await;
                     return Err(failed());
                 }
             }
@@ -417,12 +418,14 @@ impl Conductor {
         match claimed {
             Ok(true) => Ok(true),
             Ok(false) => {
-                self.delete_certificates(uuid, &refs).await;
+                // Each failure is logged; the references are dropped anyway.
+                let _ = self.delete_certificates(uuid, &refs).await;
                 Ok(false)
             }
             Err(e) => {
                 tracing::error!(cluster_uuid = %uuid, error = %e, "save certificate references");
-                self.delete_certificates(uuid, &refs).await;
+                // Each failure is logged; the references are dropped anyway.
+                let _ = self.delete_certificates(uuid, &refs).await;
                 Err(failed())
             }
         }

@@ -206,11 +206,9 @@ pub(crate) fn boot_volume_size(labels: &Option<StringMap>) -> Result<i64, String
     match labels.as_ref().and_then(|l| l.get("boot_volume_size")) {
         None => Ok(0),
         Some(v) => match python::parse_int(v) {
-            Ok(n) => Ok(n.to_i64().unwrap_or(if n.is_negative() {
-                i64::MIN
-            } else {
-                i64::MAX
-            })),
+            Ok(n) => Ok(n
+                .to_i64()
+                .unwrap_or(if n.is_negative() { i64::MIN } else { i64::MAX })),
             Err(e) => Err(e.message().to_string()),
         },
     }
@@ -232,9 +230,15 @@ pub(crate) fn create_lookups(t: &ClusterTemplate, cl: &Cluster) -> Vec<Key> {
     };
     add(Kind::Image, t.image_id.as_deref());
     add(Kind::Flavor, pick(&cl.flavor_id, &t.flavor_id));
-    add(Kind::Flavor, pick(&cl.master_flavor_id, &t.master_flavor_id));
+    add(
+        Kind::Flavor,
+        pick(&cl.master_flavor_id, &t.master_flavor_id),
+    );
     add(Kind::ExternalNetwork, t.external_network_id.as_deref());
-    add(Kind::FixedNetwork, pick(&cl.fixed_network, &t.fixed_network));
+    add(
+        Kind::FixedNetwork,
+        pick(&cl.fixed_network, &t.fixed_network),
+    );
     add(Kind::FixedSubnet, pick(&cl.fixed_subnet, &t.fixed_subnet));
     if let Some(k) = cl.keypair.as_deref().filter(|k| !k.is_empty()) {
         keys.push(Key::new(Kind::Keypair, k));

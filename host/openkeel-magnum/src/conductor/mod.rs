@@ -9,6 +9,7 @@ mod cluster_actions;
 mod clusters;
 mod error;
 mod jobs;
+pub mod lookup;
 mod lookups;
 mod poll;
 mod quota;
@@ -25,8 +26,7 @@ pub(crate) mod testing;
 
 pub use cluster_actions::{ClusterResize, ClusterUpgrade};
 pub use clusters::{
-    ClusterCreate, ClusterDetail, ClusterPage, ClusterUpdate, generate_name, scope_for,
-    template_scope_for,
+    ClusterCreate, ClusterDetail, ClusterPage, ClusterUpdate, generate_name, template_scope_for,
 };
 pub use error::{Error, Result};
 pub use jobs::CREATE_ORPHAN_AGE;

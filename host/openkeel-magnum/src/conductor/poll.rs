@@ -11,7 +11,7 @@ use driver_host::{CallContext, ClusterState};
 use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup};
 use magnum_domain::{RequestContext, Status};
 
-use super::clusters::Saved;
+use super::clusters::{Saved, internal};
 use super::{Conductor, Error, Result};
 use crate::db::{ClusterFilter, ListOptions, Scope, TemplateScope};
 use crate::notify::{Action, Outcome};
@@ -53,7 +53,11 @@ pub struct PollPass {
 
 /// The nodegroups of `st` with those of an answer in their place (for the
 /// counts and addresses of a notification).
-fn merged_nodegroups(st: &ClusterState, answer: &[NodeGroup], deleted: &[String]) -> Vec<NodeGroup> {
+fn merged_nodegroups(
+    st: &ClusterState,
+    answer: &[NodeGroup],
+    deleted: &[String],
+) -> Vec<NodeGroup> {
     let mut out: Vec<NodeGroup> = st
         .nodegroups
         .iter()
@@ -158,7 +162,7 @@ impl Conductor {
         let upd = drv
             .poll_status(&CallContext::admin(), &st)
             .await
-            .map_err(|e| Error::internal(format!("poll cluster {uuid}: {e}")))?;
+            .map_err(|e| internal(format!("poll cluster {uuid}: {e}")))?;
         if let Some(cl) = &upd.cluster
             && cl.status == Some(Status::DeleteComplete)
         {
@@ -249,7 +253,10 @@ impl Conductor {
                 let (read, reason) = (read.clone(), reason.clone());
                 Box::pin(async move {
                     let all = Scope::ALL_PROJECTS;
-                    let mut cur = tx.for_update().get_cluster_by_uuid(&read.uuid, &all).await?;
+                    let mut cur = tx
+                        .for_update()
+                        .get_cluster_by_uuid(&read.uuid, &all)
+                        .await?;
                     if cur.status != read.status || cur.updated_at != read.updated_at {
                         return Ok::<_, Error>(None);
                     }
@@ -321,7 +328,8 @@ impl Conductor {
                 ));
             }
         }
-        let by_uuid: HashMap<&str, &Cluster> = polled.iter().map(|c| (c.uuid.as_str(), c)).collect();
+        let by_uuid: HashMap<&str, &Cluster> =
+            polled.iter().map(|c| (c.uuid.as_str(), c)).collect();
         let uuids: Vec<String> = polled.iter().map(|c| c.uuid.clone()).collect();
         let removed = self
             .db()

@@ -29,7 +29,7 @@ use magnum_domain::models::MagnumService;
 use magnum_domain::validation::QUOTA_RESOURCE_CLUSTER;
 use magnum_domain::{MagnumError, RequestContext};
 
-use super::clusters::scope_for;
+use super::clusters::own_scope;
 use super::{Conductor, Error, Result};
 use crate::db::{self, ClusterFilter, Queries, Tx};
 
@@ -120,7 +120,7 @@ impl Conductor {
         let mut q = self.db().q();
         let limit = self.cluster_quota_limit(&mut q, &ctx.project_id).await?;
         let n = q
-            .count_clusters(&ClusterFilter::scope(scope_for(ctx, false)))
+            .count_clusters(&ClusterFilter::scope(own_scope(ctx)))
             .await?;
         if n >= limit {
             return Err(MagnumError::resource_limit_exceeded(limit).into());
@@ -196,7 +196,9 @@ impl Conductor {
         let mut lock = self.lock_row(tx).await?;
         // The reads below run after the lock: their snapshot holds every
         // create committed before it.
-        let limit = self.cluster_quota_limit(&mut tx.q(), &ctx.project_id).await?;
+        let limit = self
+            .cluster_quota_limit(&mut tx.q(), &ctx.project_id)
+            .await?;
         let prev = lock.report_count;
         let known = self.quota_bounds().lookup(&ctx.project_id, prev);
         let others = match known {
@@ -205,7 +207,7 @@ impl Conductor {
                 // The count includes this create's own row.
                 let all = tx
                     .q()
-                    .count_clusters(&ClusterFilter::scope(scope_for(ctx, false)))
+                    .count_clusters(&ClusterFilter::scope(own_scope(ctx)))
                     .await?;
                 all - 1
             }

@@ -194,6 +194,27 @@ pub fn heartbeat(options: &Options, conductor: Conductor) -> Heartbeat {
     }
 }
 
+/// The status loop of the process: a tick every 10 seconds (every second
+/// in all-in-one, where one process does everything), a lease of three
+/// ticks, held under a name unique to the process.
+pub fn reconciler(mode: Mode, conductor: Conductor) -> crate::reconcile::Reconciler {
+    let holder = format!("reconciler-{}", uuid::Uuid::new_v4());
+    let mut settings = crate::reconcile::Settings::new(holder);
+    if mode == Mode::AllInOne {
+        settings.interval = Duration::from_secs(1);
+    }
+    crate::reconcile::Reconciler::new(conductor, settings)
+}
+
+/// The workers of the cluster create jobs: one less than the cores (at
+/// least one), so that requests keep a core.
+pub fn create_job_workers() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get().saturating_sub(1))
+        .unwrap_or(1)
+        .max(1)
+}
+
 /// The machine's host name, as Magnum's `[DEFAULT]/host` default.
 fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")

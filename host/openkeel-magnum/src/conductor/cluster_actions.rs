@@ -48,7 +48,7 @@ fn is_int_like(s: &str) -> bool {
 
 /// What the transaction of a resize decided.
 enum ResizeStep {
-    Refused(Cluster),
+    Refused(Box<Cluster>),
     Driver {
         old_count: Option<i32>,
         old_status: Option<Status>,
@@ -183,7 +183,7 @@ impl Conductor {
                         .await
                         .map_err(|e| cluster_not_found(e, uuid))?;
                     if !cur.status.is_some_and(Status::can_resize) {
-                        return Ok::<_, Error>(ResizeStep::Refused(cur));
+                        return Ok::<_, Error>(ResizeStep::Refused(Box::new(cur)));
                     }
                     let mut row = match tx
                         .for_update()

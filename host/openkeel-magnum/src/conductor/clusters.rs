@@ -233,7 +233,7 @@ pub(crate) enum Saved {
     /// The answer changed nothing.
     Nothing,
     /// Written; the cluster as saved when the answer had one.
-    Written(Option<Cluster>),
+    Written(Option<Box<Cluster>>),
     /// The rows changed since they were read: nothing was written.
     Stale,
 }
@@ -451,10 +451,10 @@ pub(crate) async fn validate_resources(
     t: &ClusterTemplate,
     cl: &Cluster,
 ) -> Result<()> {
-    if let Some(image) = t.image_id.as_deref() {
-        if l.image(image).await?.os_distro.is_none() {
-            return Err(MagnumError::os_distro_field_not_found(image).into());
-        }
+    if let Some(image) = t.image_id.as_deref()
+        && l.image(image).await?.os_distro.is_none()
+    {
+        return Err(MagnumError::os_distro_field_not_found(image).into());
     }
     for f in [
         lookups::pick(&cl.flavor_id, &t.flavor_id),
@@ -513,7 +513,7 @@ impl Drop for BusyMark {
 
 /// What the transaction of a PATCH decided.
 enum UpdateStep {
-    Refused(Cluster),
+    Refused(Box<Cluster>),
     Done,
     Driver {
         worker: String,
@@ -807,7 +807,7 @@ impl Conductor {
                         .await
                         .map_err(|e| cluster_not_found(e, uuid))?;
                     if !cl.status.is_some_and(Status::can_update) {
-                        return Ok::<_, Error>(UpdateStep::Refused(cl));
+                        return Ok::<_, Error>(UpdateStep::Refused(Box::new(cl)));
                     }
                     let mut worker = read_default_worker(&mut tx.q(), uuid).await?;
                     let old_count = worker.node_count;
@@ -1208,7 +1208,7 @@ impl Conductor {
                             Err(e) => return Err(e.into()),
                         }
                     }
-                    Ok(Saved::Written(saved))
+                    Ok(Saved::Written(saved.map(Box::new)))
                 })
             })
             .await

@@ -60,6 +60,9 @@ pub(crate) struct JobHooks {
     /// After the certificates are generated and stored, before their
     /// references are saved.
     pub before_save: Option<Hook>,
+    /// With the cluster's mutex held, right before the driver's create is
+    /// called (the delete path waits meanwhile).
+    pub before_driver: Option<Hook>,
     /// When the job has ended (done or skipped).
     pub after_job: Option<Hook>,
     /// When a cluster's mutex is found held or awaited, before waiting.
@@ -84,6 +87,9 @@ struct Job {
     _busy: Option<BusyMark>,
 }
 
+/// A cluster's mutex and the number of its holders and waiters.
+type Held = (Arc<tokio::sync::Mutex<()>>, usize);
+
 /// The create-job pool, the per-cluster mutexes and the certificate
 /// generations in flight.
 #[derive(Default)]
@@ -97,7 +103,7 @@ pub(crate) struct CreateJobs {
     dropping: AtomicBool,
     dropped: AtomicU64,
     /// Each cluster's mutex and the number of its holders and waiters.
-    locks: Mutex<HashMap<String, (Arc<tokio::sync::Mutex<()>>, usize)>>,
+    locks: Mutex<HashMap<String, Held>>,
     /// Stops the certificate generation of a running job, by cluster.
     generating: Mutex<HashMap<String, Arc<Notify>>>,
     hooks: Mutex<JobHooks>,
@@ -483,6 +489,7 @@ impl Conductor {
             call_ctx(&job.ctx)
         };
         let timeout = u32::try_from(st.cluster.create_timeout.unwrap_or(0).max(0)).unwrap_or(0);
+        run_hook(&self.hooks().before_driver, uuid).await;
         let answer: Result<Update, String> = match self.driver_of(&st.template) {
             Ok(drv) => drv
                 .create_cluster(&cctx, &st, timeout)

@@ -217,7 +217,8 @@ async fn create_lookups_keep_magnum_order() {
     let flavor = MagnumError::flavor_not_found("big");
     let image = MagnumError::image_not_found("img");
     let key = MagnumError::key_pair_not_found("ops-key");
-    let cases: [(&str, Vec<(&str, MagnumError)>, &MagnumError); 3] = [
+    type Case<'a> = (&'a str, Vec<(&'a str, MagnumError)>, &'a MagnumError);
+    let cases: [Case<'_>; 3] = [
         (
             "root-disk flavors first",
             vec![

@@ -16,7 +16,7 @@ mod quota;
 mod services;
 
 #[cfg(test)]
-mod cluster_tests;
+pub(crate) mod cluster_tests;
 #[cfg(test)]
 mod job_tests;
 #[cfg(test)]

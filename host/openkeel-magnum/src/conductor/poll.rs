@@ -171,7 +171,7 @@ impl Conductor {
             return Ok(cl.clone());
         }
         let saved = match self.save_update(&upd, Some(&st)).await? {
-            Saved::Written(Some(cl)) => cl,
+            Saved::Written(Some(cl)) => *cl,
             // Stale: polled again on the next tick.
             Saved::Stale | Saved::Nothing | Saved::Written(None) => return Ok(st.cluster),
         };

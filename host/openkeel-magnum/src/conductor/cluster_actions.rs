@@ -13,6 +13,7 @@ use magnum_domain::{MagnumError, RequestContext, Status};
 use super::clusters::{
     Saved, call_ctx, call_error, cluster_not_found, default_worker, detached, internal, own_scope,
 };
+use super::lookup::{self, Ident, Kind};
 use super::{Conductor, Error, Result};
 use crate::db::{Scope, TemplateScope};
 use crate::notify::{Action, Outcome};
@@ -40,12 +41,6 @@ pub struct ClusterUpgrade {
     pub nodegroup: Option<String>,
 }
 
-/// Whether `s` is an integer as Python's `strutils.is_int_like` reads it
-/// (`str(int(s)) == s`).
-fn is_int_like(s: &str) -> bool {
-    s.parse::<i64>().is_ok_and(|n| n.to_string() == s)
-}
-
 /// What the transaction of a resize decided.
 enum ResizeStep {
     Refused(Box<Cluster>),
@@ -67,26 +62,24 @@ impl Conductor {
         scope: &Scope,
     ) -> Result<NodeGroup> {
         let mut q = self.db().q();
-        let found = if is_int_like(ident) {
-            let id = ident.parse::<i64>().unwrap_or_default();
-            q.get_nodegroup_by_id(cluster_uuid, id, scope).await
-        } else if validation::is_uuid_like(ident) {
-            q.get_nodegroup_by_uuid(cluster_uuid, ident, scope).await
-        } else {
-            let mut rows = q.get_nodegroups_by_name(cluster_uuid, ident, scope).await?;
-            return match rows.len() {
-                0 => Err(MagnumError::node_group_not_found(ident).into()),
-                1 => Ok(rows.swap_remove(0)),
-                _ => Err(MagnumError::multiple_node_groups().into()),
-            };
-        };
-        found.map_err(|e| {
-            if e.is_not_found() {
-                MagnumError::node_group_not_found(ident).into()
-            } else {
-                Error::from(e)
-            }
-        })
+        let k = Kind::NodeGroup;
+        match Ident::id_uuid_or_name(ident) {
+            Ident::Id(id) => lookup::found(
+                k,
+                ident,
+                q.get_nodegroup_by_id(cluster_uuid, id, scope).await,
+            ),
+            Ident::Uuid(u) => lookup::found(
+                k,
+                ident,
+                q.get_nodegroup_by_uuid(cluster_uuid, u, scope).await,
+            ),
+            Ident::Name(n) => lookup::single(
+                k,
+                ident,
+                q.get_nodegroups_by_name(cluster_uuid, n, scope).await,
+            ),
+        }
     }
 
     /// The nodegroup an action names: the default worker when `ident` is

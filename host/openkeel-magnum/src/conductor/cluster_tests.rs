@@ -686,3 +686,332 @@ async fn the_default_limit_is_the_setting() {
     assert_eq!(client(r), (403, limit_message(1)));
     env.create("p2").await;
 }
+
+/// A cluster of p1 with `labels`, created and completed by one poll.
+async fn complete(env: &Env, labels: &[(&str, &str)]) -> Cluster {
+    let labels: StringMap = labels
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let cl = env
+        .c()
+        .create_cluster(
+            &caller("p1"),
+            ClusterCreate {
+                labels: Some(labels),
+                merge_labels: true,
+                ..env.input()
+            },
+        )
+        .await
+        .expect("create");
+    let polled = env
+        .c()
+        .poll_cluster(&cl.uuid)
+        .await
+        .expect("poll")
+        .expect("polled");
+    assert_eq!(polled.status, Some(Status::CreateComplete));
+    env.t.notifications.take();
+    env.t.advance(1);
+    polled
+}
+
+fn events(env: &Env) -> Vec<String> {
+    env.t
+        .notifications
+        .take()
+        .iter()
+        .map(|n| {
+            format!(
+                "{} {}",
+                n.event_type,
+                n.payload["outcome"].as_str().unwrap_or("")
+            )
+        })
+        .collect()
+}
+
+// The PATCH of node_count (cluster_conductor.py:89-164): the default
+// worker's count is stored and the driver's update called; the same values
+// again are a no-op; a health-only change is saved without the driver.
+#[tokio::test]
+async fn update_sets_the_node_count_and_the_health() {
+    let env = Env::new(Dialect::Sqlite).await;
+    let cl = complete(&env, &[]).await;
+    let rc = caller("p1");
+    let update = |n: i32, health: Option<&str>| ClusterUpdate {
+        node_count: n,
+        health_status: health.map(str::to_string),
+        health_status_reason: None,
+    };
+    env.c()
+        .update_cluster(&rc, &cl.uuid, update(3, None))
+        .await
+        .expect("update");
+    let row = env.row(&cl.uuid).await.expect("row");
+    assert_eq!(row.status, Some(Status::UpdateInProgress));
+    assert_eq!(env.nodegroups(&cl.uuid).await[1].node_count, Some(3));
+    assert_eq!(events(&env), vec!["magnum.cluster.update pending"]);
+    let polled = env
+        .c()
+        .poll_cluster(&cl.uuid)
+        .await
+        .expect("poll")
+        .expect("polled");
+    assert_eq!(polled.status, Some(Status::UpdateComplete));
+    assert_eq!(events(&env), vec!["magnum.cluster.update success"]);
+    env.t.advance(1);
+    // The same values: nothing happens.
+    env.c()
+        .update_cluster(&rc, &cl.uuid, update(3, None))
+        .await
+        .expect("no-op");
+    assert_eq!(
+        env.row(&cl.uuid).await.and_then(|c| c.status),
+        Some(Status::UpdateComplete)
+    );
+    assert!(events(&env).is_empty());
+    // Health only: saved, no driver call.
+    env.c()
+        .update_cluster(&rc, &cl.uuid, update(3, Some("HEALTHY")))
+        .await
+        .expect("health");
+    let row = env.row(&cl.uuid).await.expect("row");
+    assert_eq!(row.health_status.as_deref(), Some("HEALTHY"));
+    assert_eq!(row.status, Some(Status::UpdateComplete));
+    assert!(events(&env).is_empty());
+    // A cluster that does not exist.
+    let r = env
+        .c()
+        .update_cluster(&rc, "5d12f6fd-a196-4bf0-ae4c-1f639a523a52", update(1, None))
+        .await;
+    assert_eq!(client(r).0, 404);
+}
+
+// A driver failure leaves the cluster and the nodegroup UPDATE_FAILED with
+// the driver's reason, and the node count as it was (Magnum's conductor).
+#[tokio::test]
+async fn a_failed_update_restores_the_node_count() {
+    let env = Env::new(Dialect::Sqlite).await;
+    let cl = complete(
+        &env,
+        &[
+            ("fake_error", "update"),
+            ("fake_fail_reason", "no capacity"),
+        ],
+    )
+    .await;
+    env.c()
+        .update_cluster(
+            &caller("p1"),
+            &cl.uuid,
+            ClusterUpdate {
+                node_count: 4,
+                ..ClusterUpdate::default()
+            },
+        )
+        .await
+        .expect("accepted");
+    let row = env.row(&cl.uuid).await.expect("row");
+    assert_eq!(row.status, Some(Status::UpdateFailed));
+    assert_eq!(row.status_reason.as_deref(), Some("no capacity"));
+    let worker = &env.nodegroups(&cl.uuid).await[1];
+    assert_eq!(worker.node_count, Some(1));
+    assert_eq!(worker.status, Some(Status::UpdateFailed));
+    assert_eq!(
+        events(&env),
+        vec![
+            "magnum.cluster.update pending",
+            "magnum.cluster.update failure"
+        ]
+    );
+}
+
+// Resize (cluster_actions.py:99-141): the default worker when no nodegroup
+// is named, the bounds of a worker (400), an unknown nodegroup (404), and
+// the driver's failure with its reason.
+#[tokio::test]
+async fn resize_checks_its_nodegroup_then_calls_the_driver() {
+    let env = Env::new(Dialect::Sqlite).await;
+    let cl = complete(&env, &[]).await;
+    let rc = caller("p1");
+    let resize = |ng: Option<&str>, n: i32| ClusterResize {
+        nodegroup: ng.map(str::to_string),
+        node_count: n,
+        nodes_to_remove: Vec::new(),
+    };
+    let r = env
+        .c()
+        .resize_cluster(&rc, &cl, resize(Some("no-such-group"), 2))
+        .await;
+    assert_eq!(
+        client(r),
+        (404, "Nodegroup no-such-group could not be found.".into())
+    );
+    let r = env.c().resize_cluster(&rc, &cl, resize(None, -1)).await;
+    assert_eq!(client(r).0, 400);
+    env.c()
+        .resize_cluster(&rc, &cl, resize(Some("default-worker"), 2))
+        .await
+        .expect("resize");
+    let worker = &env.nodegroups(&cl.uuid).await[1];
+    assert_eq!(worker.node_count, Some(2));
+    assert_eq!(
+        env.row(&cl.uuid).await.and_then(|c| c.status),
+        Some(Status::UpdateInProgress)
+    );
+    let polled = env
+        .c()
+        .poll_cluster(&cl.uuid)
+        .await
+        .expect("poll")
+        .expect("polled");
+    assert_eq!(polled.status, Some(Status::UpdateComplete));
+    // UPDATE_IN_PROGRESS may be resized (the autoscaler does); a deleting
+    // cluster may not: the guard answers 409 at once.
+    env.db()
+        .q()
+        .set_cluster_status(&cl.uuid, Status::UpdateInProgress, None)
+        .await
+        .expect("status");
+    env.c()
+        .resize_cluster(&rc, &cl, resize(None, 3))
+        .await
+        .expect("resize while updating");
+    env.db()
+        .q()
+        .set_cluster_status(&cl.uuid, Status::DeleteInProgress, None)
+        .await
+        .expect("status");
+    let r = env.c().resize_cluster(&rc, &cl, resize(None, 4)).await;
+    assert_eq!(
+        client(r),
+        (
+            409,
+            "Resizing a cluster when status is \"DELETE_IN_PROGRESS\" is not supported.".into()
+        )
+    );
+    assert_eq!(env.nodegroups(&cl.uuid).await[1].node_count, Some(3));
+}
+
+// Upgrade (cluster_actions.py:155-194): the driver moves the cluster to the
+// template; a non-default nodegroup may only use the cluster's template.
+#[tokio::test]
+async fn upgrade_moves_the_cluster_to_the_template() {
+    let env = Env::new(Dialect::Sqlite).await;
+    let cl = complete(&env, &[]).await;
+    let mut newer = ClusterTemplate {
+        uuid: "0b1c2d3e-4f01-4c41-9d3a-7a0c2c1f5e02".into(),
+        id: 0,
+        name: "newer".into(),
+        labels: Some(StringMap::from([("kube_tag".into(), "v1.31.0".into())])),
+        ..env.tmpl.clone()
+    };
+    env.db()
+        .q()
+        .create_cluster_template(&mut newer)
+        .await
+        .expect("template");
+    env.c()
+        .upgrade_cluster(
+            &caller("p1"),
+            &cl,
+            ClusterUpgrade {
+                template: newer.clone(),
+                ..ClusterUpgrade::default()
+            },
+        )
+        .await
+        .expect("upgrade");
+    let row = env.row(&cl.uuid).await.expect("row");
+    assert_eq!(row.cluster_template_id, newer.uuid);
+    assert_eq!(row.status, Some(Status::UpdateInProgress));
+    assert_eq!(events(&env), vec!["magnum.cluster.update pending"]);
+}
+
+// A delete the driver fails leaves DELETE_FAILED with its reason and sends
+// Magnum's delete failure.
+#[tokio::test]
+async fn a_failed_delete_is_delete_failed() {
+    let env = Env::new(Dialect::Sqlite).await;
+    let cl = complete(
+        &env,
+        &[
+            ("fake_error", "delete"),
+            ("fake_fail_reason", "stuck volume"),
+        ],
+    )
+    .await;
+    env.c()
+        .delete_cluster(&caller("p1"), &cl)
+        .await
+        .expect("accepted");
+    let row = env.row(&cl.uuid).await.expect("row");
+    assert_eq!(row.status, Some(Status::DeleteFailed));
+    assert_eq!(row.status_reason.as_deref(), Some("stuck volume"));
+    assert_eq!(
+        events(&env),
+        vec![
+            "magnum.cluster.delete pending",
+            "magnum.cluster.delete failure"
+        ]
+    );
+}
+
+// Lookups of clusters by uuid or name within the caller's scope: another
+// project's cluster is 404, a name used twice 409.
+#[tokio::test]
+async fn clusters_are_found_by_uuid_or_name_in_scope() {
+    let env = Env::new(Dialect::Sqlite).await;
+    let a = env
+        .c()
+        .create_cluster(
+            &caller("p1"),
+            ClusterCreate {
+                name: Some("same".into()),
+                ..env.input()
+            },
+        )
+        .await
+        .expect("create");
+    let rc = caller("p1");
+    assert_eq!(
+        env.c().get_cluster(&rc, &a.uuid).await.expect("uuid").uuid,
+        a.uuid
+    );
+    assert_eq!(
+        env.c().get_cluster(&rc, "same").await.expect("name").uuid,
+        a.uuid
+    );
+    let r = env.c().get_cluster(&caller("p2"), &a.uuid).await;
+    assert_eq!(
+        client(r),
+        (404, format!("Cluster {} could not be found.", a.uuid))
+    );
+    env.c()
+        .create_cluster(
+            &caller("p1"),
+            ClusterCreate {
+                name: Some("same".into()),
+                ..env.input()
+            },
+        )
+        .await
+        .expect("create");
+    let r = env.c().get_cluster(&rc, "same").await;
+    assert_eq!(client(r).0, 409);
+    let admin = RequestContext {
+        is_admin: true,
+        all_projects: true,
+        ..caller("p2")
+    };
+    assert_eq!(
+        env.c()
+            .get_cluster(&admin, &a.uuid)
+            .await
+            .expect("admin")
+            .uuid,
+        a.uuid
+    );
+}

@@ -1,0 +1,322 @@
+//! The read and delete routes of clusters (magnum/api/controllers/v1/cluster.py):
+//! `GET /v1/clusters` (summary), `GET /v1/clusters/detail`,
+//! `GET /v1/clusters/{ident}` (detail with `faults`) and
+//! `DELETE /v1/clusters/{ident}`; the views of both forms for the
+//! negotiated microversion (`stack_id` becomes `cluster_id` at 1.13).
+
+use http::StatusCode;
+use magnum_domain::microversion::Version;
+use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup, StringMap};
+use magnum_domain::validation::ROLE_MASTER;
+use magnum_domain::{MagnumError, RequestContext, Status};
+use serde_json::{Map, Value, json};
+
+use super::errors::json_response;
+use super::paging::{Collection, Page};
+use super::versions::Link;
+use super::views::{Form, isoformat};
+use super::{ApiError, Call, Handlers, Services};
+use crate::db::ClusterView;
+use crate::policy::{Enforcer, Target};
+
+/// Registers the handlers.
+pub fn register(h: &mut Handlers, services: &Services) {
+    for (id, form) in [
+        ("cluster.get_all", Form::Summary),
+        ("cluster.detail", Form::Detail),
+    ] {
+        let s = services.clone();
+        h.register(id, move |call: Call| {
+            let s = s.clone();
+            async move { list(&s, call, form).await }
+        });
+    }
+    let s = services.clone();
+    h.register("cluster.get_one", move |call: Call| {
+        let s = s.clone();
+        async move { get_one(&s, call).await }
+    });
+    let s = services.clone();
+    h.register("cluster.delete", move |call: Call| {
+        let s = s.clone();
+        async move { delete(&s, call).await }
+    });
+}
+
+/// Evaluates an `*_all_projects` rule for an admin (a denial is the 403 of
+/// the whole request) and marks the context: its lookups then ignore the
+/// project.
+pub(crate) fn all_projects(
+    enforcer: &Enforcer,
+    ctx: &mut RequestContext,
+    rule: &str,
+) -> Result<(), MagnumError> {
+    if ctx.is_admin {
+        super::policy::enforce(enforcer, ctx, rule, None)?;
+        ctx.all_projects = true;
+    }
+    Ok(())
+}
+
+/// The policy target of a cluster (its `as_dict()` fields the rules read).
+pub(crate) fn cluster_target(cl: &Cluster) -> Target {
+    let opt = |v: &Option<String>| v.clone().map_or(Value::Null, Value::String);
+    let mut t = Target::new();
+    t.insert("id".into(), json!(cl.id));
+    t.insert("uuid".into(), json!(cl.uuid));
+    t.insert("name".into(), json!(cl.name));
+    t.insert("project_id".into(), json!(cl.project_id));
+    t.insert("user_id".into(), json!(cl.user_id));
+    t.insert("cluster_template_id".into(), json!(cl.cluster_template_id));
+    t.insert(
+        "status".into(),
+        cl.status.map_or(Value::Null, |s| json!(s.as_str())),
+    );
+    t.insert("stack_id".into(), opt(&cl.stack_id));
+    t.insert("keypair".into(), opt(&cl.keypair));
+    t.insert("api_address".into(), opt(&cl.api_address));
+    t
+}
+
+async fn list(
+    s: &Services,
+    call: Call,
+    form: Form,
+) -> Result<http::Response<axum::body::Body>, ApiError> {
+    let (rule, all_rule, resource) = match form {
+        Form::Summary => (
+            "cluster:get_all",
+            "cluster:get_all_all_projects",
+            "clusters",
+        ),
+        Form::Detail => (
+            "cluster:detail",
+            "cluster:detail_all_projects",
+            "clusters/detail",
+        ),
+    };
+    let mut ctx = call.ctx.clone();
+    super::policy::enforce(&s.enforcer, &ctx, rule, None)?;
+    if call.marker_in_path {
+        // Magnum: cluster.py:426 — only /v1/clusters/detail lists.
+        return Err(MagnumError::http_not_found_unformatted().into());
+    }
+    all_projects(&s.enforcer, &mut ctx, all_rule)?;
+    let page = Page::from_query(&call.query, s.conductor.settings().max_limit)?;
+    let view = match form {
+        Form::Summary => ClusterView::Summary,
+        Form::Detail => ClusterView::Detail,
+    };
+    let p = s
+        .conductor
+        .list_clusters(&ctx, &page.list_options(), Some(view))
+        .await?;
+    let next = page.next(&call.base_url, resource, p.clusters.len(), || {
+        p.clusters
+            .last()
+            .map(|c| c.uuid.clone())
+            .unwrap_or_default()
+    });
+    let empty = Vec::new();
+    let items: Vec<Value> = p
+        .clusters
+        .iter()
+        .map(|cl| {
+            let ngs = p.nodegroups.get(&cl.uuid).unwrap_or(&empty);
+            let t = p.templates.get(&cl.cluster_template_id);
+            cluster_view(&call.base_url, call.version, cl, ngs, t, form, None)
+        })
+        .collect();
+    Ok(json_response(
+        StatusCode::OK,
+        &Collection::new("clusters", items, next),
+    ))
+}
+
+async fn get_one(s: &Services, call: Call) -> Result<http::Response<axum::body::Body>, ApiError> {
+    let mut ctx = call.ctx.clone();
+    all_projects(&s.enforcer, &mut ctx, "cluster:get_one_all_projects")?;
+    let ident = call
+        .params
+        .get("cluster_ident")
+        .cloned()
+        .unwrap_or_default();
+    let cl = s.conductor.get_cluster(&ctx, &ident).await?;
+    super::policy::enforce(&s.enforcer, &ctx, "cluster:get", Some(&cluster_target(&cl)))?;
+    let d = s.conductor.cluster_details(&ctx, cl).await?;
+    let faults = faults(&d.cluster, &d.nodegroups);
+    Ok(json_response(
+        StatusCode::OK,
+        &cluster_view(
+            &call.base_url,
+            call.version,
+            &d.cluster,
+            &d.nodegroups,
+            Some(&d.template),
+            Form::Detail,
+            faults,
+        ),
+    ))
+}
+
+async fn delete(s: &Services, call: Call) -> Result<http::Response<axum::body::Body>, ApiError> {
+    let mut ctx = call.ctx.clone();
+    all_projects(&s.enforcer, &mut ctx, "cluster:delete_all_projects")?;
+    let ident = call
+        .params
+        .get("cluster_ident")
+        .cloned()
+        .unwrap_or_default();
+    let cl = s.conductor.get_cluster(&ctx, &ident).await?;
+    super::policy::enforce(
+        &s.enforcer,
+        &ctx,
+        "cluster:delete",
+        Some(&cluster_target(&cl)),
+    )?;
+    s.conductor.delete_cluster(&ctx, &cl).await?;
+    let mut r = http::Response::new(axum::body::Body::empty());
+    *r.status_mut() = StatusCode::NO_CONTENT;
+    Ok(r)
+}
+
+/// The node counts and addresses of a cluster, from its nodegroups:
+/// (workers, masters, worker addresses, master addresses).
+fn counts(ngs: &[NodeGroup]) -> (i64, i64, Vec<String>, Vec<String>) {
+    let (mut nodes, mut masters) = (0, 0);
+    let (mut node_addrs, mut master_addrs) = (Vec::new(), Vec::new());
+    for ng in ngs {
+        let n = i64::from(ng.node_count.unwrap_or(0));
+        let addrs = ng.node_addresses.clone().unwrap_or_default();
+        if ng.role.as_deref() == Some(ROLE_MASTER) {
+            masters += n;
+            master_addrs.extend(addrs);
+        } else {
+            nodes += n;
+            node_addrs.extend(addrs);
+        }
+    }
+    (nodes, masters, node_addrs, master_addrs)
+}
+
+/// `api_utils.get_labels_diff`: overridden (the template's value), added
+/// (the cluster's), skipped (the template's).
+fn labels_diff(parent: &StringMap, labels: &StringMap) -> (StringMap, StringMap, StringMap) {
+    let (mut overridden, mut added, mut skipped) =
+        (StringMap::new(), StringMap::new(), StringMap::new());
+    for (k, v) in parent {
+        if !labels.contains_key(k) {
+            skipped.insert(k.clone(), v.clone());
+        }
+    }
+    for (k, v) in labels {
+        match parent.get(k) {
+            None => {
+                added.insert(k.clone(), v.clone());
+            }
+            Some(pv) if pv != v => {
+                overridden.insert(k.clone(), pv.clone());
+            }
+            Some(_) => {}
+        }
+    }
+    (overridden, added, skipped)
+}
+
+/// The `faults` of `GET /v1/clusters/{ident}` for a cluster in a failed
+/// status: nodegroup name → status reason of its failed nodegroups (a
+/// NULL reason stays null); `None` otherwise.
+fn faults(cl: &Cluster, ngs: &[NodeGroup]) -> Option<Map<String, Value>> {
+    let failed = cl.status.is_some_and(|s| Status::FAULT.contains(&s));
+    if !failed {
+        return None;
+    }
+    Some(
+        ngs.iter()
+            .filter(|ng| ng.status.is_some_and(Status::is_failed))
+            .map(|ng| {
+                (
+                    ng.name.clone(),
+                    ng.status_reason.clone().map_or(Value::Null, Value::String),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// A cluster in the summary or detail form of microversion `v`, keys in
+/// Magnum's order (spec types.md §3).
+pub(crate) fn cluster_view(
+    base: &str,
+    v: Version,
+    cl: &Cluster,
+    ngs: &[NodeGroup],
+    template: Option<&ClusterTemplate>,
+    form: Form,
+    faults: Option<Map<String, Value>>,
+) -> Value {
+    let (nodes, masters, node_addrs, master_addrs) = counts(ngs);
+    let labels = cl.labels.clone().unwrap_or_default();
+    let stack_key = if v.minor() >= 13 {
+        "cluster_id"
+    } else {
+        "stack_id"
+    };
+    let status = cl.status.map(Status::as_str);
+    let mut o = Map::new();
+    o.insert("uuid".into(), json!(cl.uuid));
+    o.insert("name".into(), json!(cl.name));
+    o.insert("cluster_template_id".into(), json!(cl.cluster_template_id));
+    o.insert("keypair".into(), json!(cl.keypair));
+    o.insert("node_count".into(), json!(nodes));
+    o.insert("master_count".into(), json!(masters));
+    o.insert("docker_volume_size".into(), json!(cl.docker_volume_size));
+    o.insert("labels".into(), json!(labels));
+    o.insert("master_flavor_id".into(), json!(cl.master_flavor_id));
+    o.insert("flavor_id".into(), json!(cl.flavor_id));
+    o.insert("create_timeout".into(), json!(cl.create_timeout));
+    o.insert(
+        "links".into(),
+        json!(Link::pair(base, "clusters", &cl.uuid)),
+    );
+    o.insert(stack_key.into(), json!(cl.stack_id));
+    o.insert("status".into(), json!(status));
+    if form == Form::Summary {
+        o.insert("health_status".into(), json!(cl.health_status));
+        o.insert("merge_labels".into(), json!(false));
+        return Value::Object(o);
+    }
+    let parent = template.and_then(|t| t.labels.clone()).unwrap_or_default();
+    let (overridden, added, skipped) = labels_diff(&parent, &labels);
+    o.insert("status_reason".into(), json!(cl.status_reason));
+    o.insert("health_status".into(), json!(cl.health_status));
+    o.insert(
+        "health_status_reason".into(),
+        json!(cl.health_status_reason.clone().unwrap_or_default()),
+    );
+    o.insert("discovery_url".into(), json!(cl.discovery_url));
+    o.insert("api_address".into(), json!(cl.api_address));
+    o.insert("coe_version".into(), json!(cl.coe_version));
+    o.insert("container_version".into(), json!(cl.container_version));
+    o.insert("project_id".into(), json!(cl.project_id));
+    o.insert("user_id".into(), json!(cl.user_id));
+    o.insert("node_addresses".into(), json!(node_addrs));
+    o.insert("master_addresses".into(), json!(master_addrs));
+    if let Some(f) = faults {
+        o.insert("faults".into(), Value::Object(f));
+    }
+    o.insert("fixed_network".into(), json!(cl.fixed_network));
+    o.insert("fixed_subnet".into(), json!(cl.fixed_subnet));
+    o.insert("floating_ip_enabled".into(), json!(cl.floating_ip_enabled));
+    o.insert("merge_labels".into(), json!(false));
+    o.insert("labels_overridden".into(), json!(overridden));
+    o.insert("labels_added".into(), json!(added));
+    o.insert("labels_skipped".into(), json!(skipped));
+    o.insert("master_lb_enabled".into(), json!(cl.master_lb_enabled));
+    o.insert("created_at".into(), json!(isoformat(cl.created_at)));
+    o.insert("updated_at".into(), json!(cl.updated_at.map(isoformat)));
+    Value::Object(o)
+}
+
+#[cfg(test)]
+mod tests;

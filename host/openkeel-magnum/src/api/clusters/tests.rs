@@ -1,0 +1,228 @@
+//! Transcript tests of the cluster read and delete routes (ports of
+//! internal/api/clusters_test.go, clusters_faults_test.go).
+
+use magnum_domain::Status;
+use magnum_domain::models::{Cluster, NodeGroup};
+use serde_json::{Value, json};
+
+use super::faults;
+use crate::api::testing::{ADMIN, MEMBER, TestApp};
+use crate::conductor::ClusterCreate;
+use crate::conductor::cluster_tests::{Env, caller};
+use crate::conductor::testing::TestConductor;
+
+/// The app over a conductor with a template of p1 and `n` clusters of p1
+/// named c0, c1…; their uuids.
+async fn app(n: usize) -> (TestApp, Vec<String>) {
+    let t = TestConductor::builder()
+        .parts(|p| p.certificates.x509.rsa_key_size = 1024)
+        .build()
+        .await;
+    let env = Env::with(t).await;
+    let mut uuids = Vec::new();
+    for i in 0..n {
+        let cl = env
+            .c()
+            .create_cluster(
+                &caller("p1"),
+                ClusterCreate {
+                    name: Some(format!("c{i}")),
+                    ..env.input()
+                },
+            )
+            .await
+            .expect("create");
+        uuids.push(cl.uuid);
+    }
+    (TestApp::over(env.t), uuids)
+}
+
+fn with(headers: &[&str], more: &[&'static str]) -> Vec<String> {
+    headers
+        .iter()
+        .chain(more.iter())
+        .map(|s| s.to_string())
+        .collect()
+}
+
+async fn get(app: &TestApp, path: &str, headers: &[String]) -> (u16, Value) {
+    let h: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let a = app.call(&format!("GET {path}"), "", &h).await;
+    (a.status.as_u16(), a.json())
+}
+
+// Ports TestClusterListAndPagination (its reads; the creates are made
+// through the conductor until the create route exists).
+#[tokio::test]
+async fn lists_page_and_scope() {
+    let (app, uuids) = app(3).await;
+    let v13 = with(MEMBER, &["OpenStack-API-Version: container-infra 1.13"]);
+    let (st, got) = get(&app, "/v1/clusters?limit=2", &v13).await;
+    assert_eq!(st, 200, "{got}");
+    let list = got["clusters"].as_array().expect("clusters");
+    assert_eq!(list.len(), 2);
+    let first = list[0].as_object().expect("object");
+    let keys: Vec<&str> = first.keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        vec![
+            "uuid",
+            "name",
+            "cluster_template_id",
+            "keypair",
+            "node_count",
+            "master_count",
+            "docker_volume_size",
+            "labels",
+            "master_flavor_id",
+            "flavor_id",
+            "create_timeout",
+            "links",
+            "cluster_id",
+            "status",
+            "health_status",
+            "merge_labels"
+        ],
+        "the summary's fields in Magnum's order, cluster_id at 1.13"
+    );
+    assert_eq!(first["merge_labels"], json!(false));
+    assert!(first["cluster_id"].is_string(), "{first:?}");
+    let next = got["next"].as_str().expect("next");
+    assert!(
+        next.ends_with(&format!(
+            "/v1/clusters?sort_key=id&sort_dir=asc&limit=2&marker={}",
+            uuids[1]
+        )),
+        "{next}"
+    );
+    // Before 1.13 the driver's id is stack_id.
+    let (_, got) = get(&app, "/v1/clusters", &with(MEMBER, &[])).await;
+    assert!(got["clusters"][0].get("stack_id").is_some(), "{got}");
+    assert!(got["clusters"][0].get("cluster_id").is_none(), "{got}");
+    let (st, got) = get(
+        &app,
+        &format!("/v1/clusters/detail?limit=2&marker={}", uuids[1]),
+        &with(MEMBER, &[]),
+    )
+    .await;
+    assert_eq!(st, 200);
+    let list = got["clusters"].as_array().expect("clusters");
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0]["uuid"], json!(uuids[2]));
+    assert!(list[0].get("status_reason").is_some(), "detail fields");
+    assert!(got.get("next").is_none());
+    // Another project sees nothing; an admin with the all-projects rule
+    // sees all.
+    let p2 = vec![
+        "X-Project-Id: p2".to_string(),
+        "X-User-Id: u2".into(),
+        "X-Roles: member,reader".into(),
+    ];
+    let (_, got) = get(&app, "/v1/clusters", &p2).await;
+    assert_eq!(got["clusters"], json!([]));
+    assert_eq!(get(&app, "/v1/clusters/c0", &p2).await.0, 404);
+    let (_, got) = get(&app, "/v1/clusters", &with(ADMIN, &[])).await;
+    assert_eq!(got["clusters"].as_array().map(Vec::len), Some(3));
+    let m = with(MEMBER, &[]);
+    assert_eq!(get(&app, "/v1/clusters?limit=0", &m).await.0, 400);
+    assert_eq!(get(&app, "/v1/clusters?sort_dir=up", &m).await.0, 400);
+    assert_eq!(
+        get(&app, "/v1/clusters?sort_key=node_count", &m).await.0,
+        400
+    );
+    let (st, got) = get(
+        &app,
+        "/v1/clusters?marker=5d12f6fd-a196-4bf0-ae4c-1f639a523a52",
+        &m,
+    )
+    .await;
+    assert_eq!(st, 404, "{got}");
+}
+
+// Ports the reads and the delete of TestClusterLifecycle: the detail of
+// one cluster by uuid and by name, 404 for an unknown one, a delete (204)
+// that the status loop finishes.
+#[tokio::test]
+async fn one_cluster_and_its_delete() {
+    let (app, uuids) = app(1).await;
+    let m = with(MEMBER, &[]);
+    let (st, by_uuid) = get(&app, &format!("/v1/clusters/{}", uuids[0]), &m).await;
+    assert_eq!(st, 200, "{by_uuid}");
+    let (_, by_name) = get(&app, "/v1/clusters/c0", &m).await;
+    assert_eq!(by_uuid, by_name);
+    assert_eq!(by_uuid["node_count"], json!(1));
+    assert_eq!(by_uuid["master_count"], json!(1));
+    assert_eq!(by_uuid["status"], json!("CREATE_IN_PROGRESS"));
+    assert_eq!(by_uuid["project_id"], json!("p1"));
+    assert_eq!(by_uuid["labels_added"], json!({}));
+    assert!(by_uuid.get("faults").is_none(), "faults only when failed");
+    assert_eq!(
+        by_uuid["links"][0]["href"],
+        json!(format!("http://localhost/v1/clusters/{}", uuids[0]))
+    );
+    let (st, got) = get(&app, "/v1/clusters/nope", &m).await;
+    assert_eq!(st, 404);
+    assert_eq!(
+        got["errors"][0]["detail"],
+        json!("Cluster nope could not be found.")
+    );
+    // /v1/clusters/<uuid>/detail is Magnum's literal 404.
+    let (st, _) = get(&app, &format!("/v1/clusters/{}/detail", uuids[0]), &m).await;
+    assert_eq!(st, 404);
+    let h: Vec<&str> = MEMBER.to_vec();
+    let a = app
+        .call(&format!("DELETE /v1/clusters/{}", uuids[0]), "", &h)
+        .await;
+    assert_eq!(a.status.as_u16(), 204, "{}", a.text());
+    assert!(a.body.is_empty());
+    let (_, got) = get(&app, "/v1/clusters/c0", &m).await;
+    assert_eq!(got["status"], json!("DELETE_IN_PROGRESS"));
+    crate::reconcile::Reconciler::new(
+        app.t.conductor.clone(),
+        crate::reconcile::Settings::new("test"),
+    )
+    .tick()
+    .await
+    .expect("tick");
+    assert_eq!(get(&app, "/v1/clusters/c0", &m).await.0, 404);
+    // Another project's member cannot delete (404 before 403).
+    let a = app
+        .call(
+            "DELETE /v1/clusters/c0",
+            "",
+            &[
+                "X-Project-Id: p2",
+                "X-User-Id: u2",
+                "X-Roles: member,reader",
+            ],
+        )
+        .await;
+    assert_eq!(a.status.as_u16(), 404);
+}
+
+// Ports TestClusterFaultsKeepNullReason.
+#[test]
+fn faults_keep_a_null_reason() {
+    let ng = |name: &str, status: Status, reason: Option<&str>| NodeGroup {
+        name: name.into(),
+        status: Some(status),
+        status_reason: reason.map(str::to_string),
+        ..NodeGroup::default()
+    };
+    let mut cl = Cluster {
+        status: Some(Status::CreateFailed),
+        ..Cluster::default()
+    };
+    let ngs = vec![
+        ng("default-master", Status::CreateFailed, None),
+        ng("default-worker", Status::CreateFailed, Some("boom")),
+        ng("extra", Status::CreateComplete, None),
+    ];
+    let f = faults(&cl, &ngs).expect("faults");
+    assert_eq!(
+        serde_json::to_string(&f).expect("json"),
+        r#"{"default-master":null,"default-worker":"boom"}"#
+    );
+    cl.status = Some(Status::CreateComplete);
+    assert!(faults(&cl, &ngs).is_none());
+}

@@ -7,15 +7,20 @@
 use http::StatusCode;
 use magnum_domain::microversion::Version;
 use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup, StringMap};
-use magnum_domain::validation::ROLE_MASTER;
+use magnum_domain::validation::{
+    CLUSTER_NAME, RANGE_CREATE_TIMEOUT, RANGE_DOCKER_VOLUME_SIZE, RANGE_MASTER_COUNT,
+    RANGE_NODE_COUNT, ROLE_MASTER, STRING_FIELD,
+};
 use magnum_domain::{MagnumError, RequestContext, Status};
 use serde_json::{Map, Value, json};
 
+use super::body::{Const, Schema, Type, attr};
 use super::errors::json_response;
 use super::paging::{Collection, Page};
 use super::versions::Link;
 use super::views::{Form, isoformat};
 use super::{ApiError, Call, Handlers, Services};
+use crate::conductor::ClusterCreate;
 use crate::db::ClusterView;
 use crate::policy::{Enforcer, Target};
 
@@ -31,6 +36,13 @@ pub fn register(h: &mut Handlers, services: &Services) {
             async move { list(&s, call, form).await }
         });
     }
+    for id in ["cluster.post@1.1", "cluster.post@1.10"] {
+        let s = services.clone();
+        h.register(id, move |call: Call| {
+            let s = s.clone();
+            async move { create(&s, call).await }
+        });
+    }
     let s = services.clone();
     h.register("cluster.get_one", move |call: Call| {
         let s = s.clone();
@@ -41,6 +53,155 @@ pub fn register(h: &mut Handlers, services: &Services) {
         let s = s.clone();
         async move { delete(&s, call).await }
     });
+}
+
+/// The cluster statuses, in Magnum's order (`ClusterStatus.ALL`).
+const STATUS_NAMES: &[&str] = &[
+    "CREATE_IN_PROGRESS",
+    "CREATE_FAILED",
+    "CREATE_COMPLETE",
+    "UPDATE_IN_PROGRESS",
+    "UPDATE_FAILED",
+    "UPDATE_COMPLETE",
+    "DELETE_IN_PROGRESS",
+    "DELETE_FAILED",
+    "DELETE_COMPLETE",
+    "RESUME_COMPLETE",
+    "RESUME_FAILED",
+    "RESTORE_COMPLETE",
+    "ROLLBACK_IN_PROGRESS",
+    "ROLLBACK_FAILED",
+    "ROLLBACK_COMPLETE",
+    "SNAPSHOT_COMPLETE",
+    "CHECK_COMPLETE",
+    "ADOPT_COMPLETE",
+];
+
+/// The `Cluster` API type (magnum/api/controllers/v1/cluster.py:64-191).
+pub(crate) static CLUSTER: Schema = Schema {
+    arg: "cluster",
+    attrs: &[
+        attr("uuid", Type::Uuid),
+        attr("name", Type::String(CLUSTER_NAME)),
+        attr("cluster_template_id", Type::Text).mandatory(),
+        attr("keypair", Type::String(STRING_FIELD)),
+        attr("node_count", Type::Integer(RANGE_NODE_COUNT)).default(Const::Int(1)),
+        attr("master_count", Type::Integer(RANGE_MASTER_COUNT)).default(Const::Int(1)),
+        attr(
+            "docker_volume_size",
+            Type::Integer(RANGE_DOCKER_VOLUME_SIZE),
+        ),
+        attr("labels", Type::Labels),
+        attr("master_flavor_id", Type::String(STRING_FIELD)),
+        attr("flavor_id", Type::String(STRING_FIELD)),
+        attr("create_timeout", Type::Integer(RANGE_CREATE_TIMEOUT)).default(Const::Int(60)),
+        attr("links", Type::Links).readonly(),
+        attr("stack_id", Type::Text).readonly(),
+        attr("cluster_id", Type::Text).readonly(),
+        attr("status", Type::Enum(STATUS_NAMES)),
+        attr("status_reason", Type::Text),
+        attr(
+            "health_status",
+            Type::Enum(&["HEALTHY", "UNHEALTHY", "UNKNOWN"]),
+        ),
+        attr("health_status_reason", Type::StringDict),
+        attr("discovery_url", Type::Text),
+        attr("api_address", Type::Text).readonly(),
+        attr("coe_version", Type::Text).readonly(),
+        attr("container_version", Type::Text).readonly(),
+        attr("project_id", Type::Text).readonly(),
+        attr("user_id", Type::Text).readonly(),
+        attr("node_addresses", Type::TextList).readonly(),
+        attr("master_addresses", Type::TextList).readonly(),
+        attr("faults", Type::StringDict),
+        attr("fixed_network", Type::String(STRING_FIELD)),
+        attr("fixed_subnet", Type::String(STRING_FIELD)),
+        attr("floating_ip_enabled", Type::Boolean),
+        attr("merge_labels", Type::Boolean).default(Const::Bool(false)),
+        attr("labels_overridden", Type::Labels),
+        attr("labels_added", Type::Labels),
+        attr("labels_skipped", Type::Labels),
+        attr("master_lb_enabled", Type::Boolean),
+        attr("created_at", Type::Datetime).readonly(),
+        attr("updated_at", Type::Datetime).readonly(),
+    ],
+};
+
+/// `POST /v1/clusters`, in Magnum's order: the body's types, the template
+/// (404 ClusterTemplateNotFound, 400 below 1.10), the driver, the
+/// devicemapper volume, the master size, the policy, then the conductor
+/// (quota, hidden template, inheritance, OpenStack resources,
+/// master_lb_enabled). 202 with the new uuid.
+async fn create(s: &Services, call: Call) -> Result<http::Response<axum::body::Body>, ApiError> {
+    let raw = call.require_body()?;
+    let b = CLUSTER.decode(raw)?;
+    let old = !call.version.at_least(Version::new(1, 10));
+    let template_404_is_400 = |e: crate::conductor::Error| -> ApiError {
+        match e {
+            crate::conductor::Error::Client(m) if old && m.kind == "ClusterTemplateNotFound" => {
+                m.with_status(400).into()
+            }
+            e => e.into(),
+        }
+    };
+    let ctx = &call.ctx;
+    let c = &s.conductor;
+    // Magnum: a null reference is looked up as "None".
+    let reference = b.text("cluster_template_id").unwrap_or("None").to_string();
+    let template = c
+        .template_for_cluster(ctx, &reference)
+        .await
+        .map_err(template_404_is_400)?;
+    let int = |name: &str| -> i32 {
+        match b.int(name) {
+            Some(n) => i32::try_from(n).unwrap_or(i32::MAX),
+            // A null count is 0, as Magnum stores None.
+            None => 0,
+        }
+    };
+    let input = ClusterCreate {
+        name: b.text("name").map(str::to_string),
+        keypair: b.text("keypair").map(str::to_string),
+        labels: b.string_map("labels"),
+        merge_labels: b.boolean("merge_labels").unwrap_or(false),
+        docker_volume_size: b
+            .int("docker_volume_size")
+            .map(|n| i32::try_from(n).unwrap_or(i32::MAX)),
+        master_flavor_id: b.text("master_flavor_id").map(str::to_string),
+        flavor_id: b.text("flavor_id").map(str::to_string),
+        fixed_network: b.text("fixed_network").map(str::to_string),
+        fixed_subnet: b.text("fixed_subnet").map(str::to_string),
+        floating_ip_enabled: b.boolean("floating_ip_enabled"),
+        master_lb_enabled: b.boolean("master_lb_enabled"),
+        create_timeout: b
+            .int("create_timeout")
+            .map_or(60, |n| i32::try_from(n).unwrap_or(i32::MAX)),
+        master_count: int("master_count"),
+        node_count: int("node_count"),
+        health_status: b.text("health_status").map(str::to_string),
+        health_status_reason: b.string_map("health_status_reason"),
+        discovery_url: b.text("discovery_url").map(str::to_string),
+        template,
+    };
+    c.check_cluster_create(
+        &input.template,
+        input.master_count,
+        input.docker_volume_size,
+    )
+    .await
+    .map_err(template_404_is_400)?;
+    // Deviation: Magnum refuses node_count 0 below 1.10 here; the zero-node
+    // cluster is created at every microversion, because clients create one
+    // without sending any (magnum-tempest-plugin).
+    super::policy::enforce(&s.enforcer, ctx, "cluster:create", None)?;
+    let cl = c
+        .create_cluster(ctx, input)
+        .await
+        .map_err(template_404_is_400)?;
+    Ok(json_response(
+        StatusCode::ACCEPTED,
+        &json!({"uuid": cl.uuid}),
+    ))
 }
 
 /// Evaluates an `*_all_projects` rule for an admin (a denial is the 403 of

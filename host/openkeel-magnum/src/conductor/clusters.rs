@@ -580,6 +580,31 @@ impl Conductor {
         }
     }
 
+    /// The template a cluster create names (`cluster_template_id`): by
+    /// database id, uuid or name as the objects' `get()` finds it, among
+    /// the templates the caller may see; none is 404 ClusterTemplateNotFound
+    /// naming what the client sent, a name used twice 409.
+    pub async fn template_for_cluster(
+        &self,
+        ctx: &RequestContext,
+        ident: &str,
+    ) -> Result<ClusterTemplate> {
+        let scope = template_scope_for(ctx);
+        let mut q = self.db().q();
+        let k = Kind::ClusterTemplate;
+        match Ident::id_uuid_or_name(ident) {
+            Ident::Id(id) => {
+                lookup::found(k, ident, q.get_cluster_template_by_id(id, &scope).await)
+            }
+            Ident::Uuid(u) => {
+                lookup::found(k, ident, q.get_cluster_template_by_uuid(u, &scope).await)
+            }
+            Ident::Name(n) => {
+                lookup::single(k, ident, q.get_cluster_templates_by_name(n, &scope).await)
+            }
+        }
+    }
+
     /// The nodegroups of a cluster, by id.
     pub async fn cluster_nodegroups(&self, cluster_uuid: &str) -> Result<Vec<NodeGroup>> {
         Ok(self

@@ -226,3 +226,229 @@ fn faults_keep_a_null_reason() {
     cl.status = Some(Status::CreateComplete);
     assert!(faults(&cl, &ngs).is_none());
 }
+
+/// The app over a conductor whose OpenStack knows only the all-in-one
+/// resources (unknown names fail), with a template of p1.
+async fn strict_app() -> (TestApp, String) {
+    let t = TestConductor::builder()
+        .parts(|p| {
+            p.certificates.x509.rsa_key_size = 1024;
+            p.lookup = std::sync::Arc::new(crate::openstack::Static::new(false));
+        })
+        .build()
+        .await;
+    let env = Env::with(t).await;
+    let tid = env.tmpl.uuid.clone();
+    (TestApp::over(env.t), tid)
+}
+
+async fn post(app: &TestApp, version: &str, body: &str, more: &[&str]) -> (u16, Value) {
+    let mut h: Vec<String> = MEMBER.iter().map(|s| s.to_string()).collect();
+    if !version.is_empty() {
+        h.push(format!("OpenStack-API-Version: container-infra {version}"));
+    }
+    for m in more {
+        // A later header of the same name replaces the member's.
+        let name = m.split(':').next().unwrap_or("");
+        h.retain(|x| !x.starts_with(name));
+        h.push(m.to_string());
+    }
+    let h: Vec<&str> = h.iter().map(String::as_str).collect();
+    let a = app.call("POST /v1/clusters", body, &h).await;
+    let v = if a.body.is_empty() {
+        Value::Null
+    } else {
+        a.json()
+    };
+    (a.status.as_u16(), v)
+}
+
+fn detail(v: &Value) -> &str {
+    v["errors"][0]["detail"].as_str().unwrap_or("")
+}
+
+// Ports TestClusterCreateBadInputLeavesTablesUnchanged: every refused
+// create answers Magnum's status and message and changes no row.
+#[tokio::test]
+async fn bad_creates_leave_the_tables_unchanged() {
+    let (app, tid) = strict_app().await;
+    let (st, _) = post(
+        &app,
+        "",
+        &format!(r#"{{"name": "keep", "cluster_template_id": "{tid}"}}"#),
+        &[],
+    )
+    .await;
+    assert_eq!(st, 202);
+    let before = crate::db::testing::table_digest(&app.t.db).await;
+    let cases: Vec<(&str, &str, String, u16, &str)> = vec![
+        (
+            "unknown attribute",
+            "",
+            r#"{"cluster_template_id": "x", "bogus": 1}"#.into(),
+            400,
+            "Unknown attribute for argument cluster: bogus",
+        ),
+        (
+            "read-only attribute",
+            "",
+            format!(r#"{{"cluster_template_id": "{tid}", "api_address": "1.2.3.4"}}"#),
+            400,
+            "Invalid input for field/attribute api_address. Value: '1.2.3.4'. Cannot set read only field.",
+        ),
+        (
+            "missing template",
+            "",
+            r#"{"name": "x"}"#.into(),
+            400,
+            "Invalid input for field/attribute cluster_template_id. Value: 'None'. Mandatory field missing.",
+        ),
+        (
+            "unknown template below 1.10",
+            "1.9",
+            r#"{"cluster_template_id": "nope"}"#.into(),
+            400,
+            "ClusterTemplate nope could not be found.",
+        ),
+        (
+            "unknown template from 1.10",
+            "1.10",
+            r#"{"cluster_template_id": "nope"}"#.into(),
+            404,
+            "ClusterTemplate nope could not be found.",
+        ),
+        (
+            "bad name",
+            "",
+            format!(r#"{{"cluster_template_id": "{tid}", "name": "1abc"}}"#),
+            400,
+            "Invalid input for field/attribute name. Value: '1abc'. Value should match the pattern ^[a-zA-Z][a-zA-Z0-9_.-]*$",
+        ),
+        (
+            "negative node count",
+            "",
+            format!(r#"{{"cluster_template_id": "{tid}", "node_count": -1}}"#),
+            400,
+            "Invalid input for field/attribute node_count. Value: '-1'. Value should be greater or equal to 0",
+        ),
+        (
+            "even master count",
+            "",
+            format!(r#"{{"cluster_template_id": "{tid}", "master_count": 2}}"#),
+            400,
+            "master nodegroup size of 2 is invalid, size cannot be an even number.",
+        ),
+        (
+            "unknown flavor",
+            "",
+            format!(r#"{{"cluster_template_id": "{tid}", "flavor_id": "huge"}}"#),
+            400,
+            "Unable to find flavor huge.",
+        ),
+        (
+            "unknown keypair",
+            "",
+            format!(r#"{{"cluster_template_id": "{tid}", "keypair": "nokey"}}"#),
+            404,
+            "Unable to find keypair nokey.",
+        ),
+        (
+            "masters without load balancer",
+            "",
+            format!(
+                r#"{{"cluster_template_id": "{tid}", "master_count": 3, "master_lb_enabled": false}}"#
+            ),
+            400,
+            "master_count must be 1 when master_lb_enabled is False",
+        ),
+        (
+            "not JSON",
+            "",
+            "{".into(),
+            400,
+            "Request is not in valid JSON format",
+        ),
+    ];
+    for (name, version, body, status, want) in cases {
+        let (st, got) = post(&app, version, &body, &[]).await;
+        assert_eq!((st, detail(&got)), (status, want), "{name}: {got}");
+        assert_eq!(
+            crate::db::testing::table_digest(&app.t.db).await,
+            before,
+            "{name}: tables changed"
+        );
+    }
+}
+
+// Ports TestClusterCreateZeroNodesAtEveryMicroversion (a deviation: Magnum
+// refuses node_count 0 below 1.10).
+#[tokio::test]
+async fn zero_node_clusters_at_every_microversion() {
+    let (app, tid) = strict_app().await;
+    for (i, version) in ["", "1.9", "1.10", "latest"].iter().enumerate() {
+        let body =
+            format!(r#"{{"name": "zero{i}", "cluster_template_id": "{tid}", "node_count": 0}}"#);
+        let (st, got) = post(&app, version, &body, &[]).await;
+        assert_eq!(st, 202, "{version}: {got}");
+        let id = got["uuid"].as_str().expect("uuid");
+        let (_, got) = get(&app, &format!("/v1/clusters/{id}"), &with(MEMBER, &[])).await;
+        assert_eq!(got["node_count"], json!(0), "{version}");
+    }
+}
+
+// Ports TestClusterQuotaThroughAPI.
+#[tokio::test]
+async fn the_quota_through_the_api() {
+    let (app, tid) = strict_app().await;
+    let mut q = magnum_domain::models::Quota {
+        project_id: "p1".into(),
+        resource: "Cluster".into(),
+        hard_limit: 1,
+        ..Default::default()
+    };
+    app.t.db.q().create_quota(&mut q).await.expect("quota");
+    let body = format!(r#"{{"cluster_template_id": "{tid}"}}"#);
+    assert_eq!(post(&app, "", &body, &[]).await.0, 202);
+    let (st, got) = post(&app, "", &body, &[]).await;
+    assert_eq!(st, 403);
+    assert_eq!(
+        detail(&got),
+        "Resource limit exceeded: You have reached the maximum clusters per project, 1. You may delete a cluster to make room for a new one."
+    );
+    // Another project cannot see the private template (400 below 1.10).
+    let (st, _) = post(&app, "", &body, &["X-Project-Id: p2"]).await;
+    assert_eq!(st, 400);
+}
+
+// Ports TestClusterFailureLabel: a failure the driver reports shows in
+// the detail with its reason and the failed nodegroups' faults; lists
+// never carry faults.
+#[tokio::test]
+async fn a_failed_cluster_shows_its_faults() {
+    let (app, tid) = strict_app().await;
+    let body = format!(
+        r#"{{"name": "bad", "cluster_template_id": "{tid}",
+            "labels": {{"fake_fail": "create", "fake_fail_reason": "boom"}}}}"#
+    );
+    assert_eq!(post(&app, "", &body, &[]).await.0, 202);
+    crate::reconcile::Reconciler::new(
+        app.t.conductor.clone(),
+        crate::reconcile::Settings::new("test"),
+    )
+    .tick()
+    .await
+    .expect("tick");
+    let m = with(MEMBER, &[]);
+    let (_, got) = get(&app, "/v1/clusters/bad", &m).await;
+    assert_eq!(got["status"], json!("CREATE_FAILED"), "{got}");
+    assert_eq!(got["status_reason"], json!("boom"));
+    assert_eq!(got["faults"]["default-worker"], json!("boom"), "{got}");
+    let (_, list) = get(&app, "/v1/clusters/detail", &m).await;
+    assert!(list["clusters"][0].get("faults").is_none(), "{list}");
+}
+
+#[test]
+fn the_status_names_are_magnums() {
+    let names: Vec<&str> = Status::ALL.iter().map(|s| s.as_str()).collect();
+    assert_eq!(names, super::STATUS_NAMES);
+}

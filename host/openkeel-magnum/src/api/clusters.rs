@@ -1,15 +1,16 @@
-//! The read and delete routes of clusters (magnum/api/controllers/v1/cluster.py):
+//! The cluster routes (magnum/api/controllers/v1/cluster.py, cluster_actions.py):
 //! `GET /v1/clusters` (summary), `GET /v1/clusters/detail`,
-//! `GET /v1/clusters/{ident}` (detail with `faults`) and
-//! `DELETE /v1/clusters/{ident}`; the views of both forms for the
-//! negotiated microversion (`stack_id` becomes `cluster_id` at 1.13).
+//! `GET /v1/clusters/{ident}` (detail with `faults`), `POST /v1/clusters`,
+//! `DELETE /v1/clusters/{ident}` and the resize and upgrade actions; the
+//! views of both forms for the negotiated microversion (`stack_id` becomes
+//! `cluster_id` at 1.13). `PATCH` is not here yet.
 
 use http::StatusCode;
 use magnum_domain::microversion::Version;
 use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup, StringMap};
 use magnum_domain::validation::{
     CLUSTER_NAME, RANGE_CREATE_TIMEOUT, RANGE_DOCKER_VOLUME_SIZE, RANGE_MASTER_COUNT,
-    RANGE_NODE_COUNT, ROLE_MASTER, STRING_FIELD,
+    RANGE_MAX_BATCH_SIZE, RANGE_NODE_COUNT, RANGE_RESIZE_NODE_COUNT, ROLE_MASTER, STRING_FIELD,
 };
 use magnum_domain::{MagnumError, RequestContext, Status};
 use serde_json::{Map, Value, json};
@@ -20,7 +21,7 @@ use super::paging::{Collection, Page};
 use super::versions::Link;
 use super::views::{Form, isoformat};
 use super::{ApiError, Call, Handlers, Services};
-use crate::conductor::ClusterCreate;
+use crate::conductor::{ClusterCreate, ClusterResize, ClusterUpgrade};
 use crate::db::ClusterView;
 use crate::policy::{Enforcer, Target};
 
@@ -43,6 +44,23 @@ pub fn register(h: &mut Handlers, services: &Services) {
             async move { create(&s, call).await }
         });
     }
+    for id in ["cluster_actions.resize@1.7", "cluster_actions.resize@1.10"] {
+        let s = services.clone();
+        h.register(id, move |call: Call| {
+            let s = s.clone();
+            async move { resize(&s, call).await }
+        });
+    }
+    h.register("cluster_actions.upgrade@1.7", |call: Call| async move {
+        // Magnum: the 1.7 upgrade parses its body, then refuses.
+        UPGRADE.decode(call.require_body()?)?;
+        Err(MagnumError::cluster_upgrade_not_supported().into())
+    });
+    let s = services.clone();
+    h.register("cluster_actions.upgrade@1.8", move |call: Call| {
+        let s = s.clone();
+        async move { upgrade(&s, call).await }
+    });
     let s = services.clone();
     h.register("cluster.get_one", move |call: Call| {
         let s = s.clone();
@@ -198,6 +216,110 @@ async fn create(s: &Services, call: Call) -> Result<http::Response<axum::body::B
         .create_cluster(ctx, input)
         .await
         .map_err(template_404_is_400)?;
+    Ok(json_response(
+        StatusCode::ACCEPTED,
+        &json!({"uuid": cl.uuid}),
+    ))
+}
+
+/// `ClusterResizeRequest` (magnum/api/controllers/v1/cluster_actions.py:42-56).
+static RESIZE: Schema = Schema {
+    arg: "cluster_resize_req",
+    attrs: &[
+        attr("node_count", Type::Integer(RANGE_RESIZE_NODE_COUNT)).mandatory(),
+        attr("nodes_to_remove", Type::TextList),
+        attr("nodegroup", Type::String(STRING_FIELD)),
+        attr("created_at", Type::Datetime).readonly(),
+        attr("updated_at", Type::Datetime).readonly(),
+    ],
+};
+
+/// `ClusterUpgradeRequest` (cluster_actions.py:59-72).
+static UPGRADE: Schema = Schema {
+    arg: "cluster_upgrade_req",
+    attrs: &[
+        attr("max_batch_size", Type::Integer(RANGE_MAX_BATCH_SIZE)),
+        attr("nodegroup", Type::String(STRING_FIELD)),
+        attr("cluster_template", Type::String(STRING_FIELD)),
+        attr("created_at", Type::Datetime).readonly(),
+        attr("updated_at", Type::Datetime).readonly(),
+    ],
+};
+
+fn path_ident(call: &Call) -> String {
+    call.params
+        .get("cluster_ident")
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// `POST /v1/clusters/{ident}/actions/resize`: the body, a zero node count
+/// below 1.10 (400), the lookup in the caller's own scope (no
+/// all-projects rule, admins included), `cluster:resize` on the cluster,
+/// then the conductor (nodegroup, bounds, master rule, state guard).
+async fn resize(s: &Services, call: Call) -> Result<http::Response<axum::body::Body>, ApiError> {
+    let b = RESIZE.decode(call.require_body()?)?;
+    let node_count = b
+        .int("node_count")
+        .map_or(0, |n| i32::try_from(n).unwrap_or(i32::MAX));
+    if !call.version.at_least(Version::new(1, 10)) && node_count == 0 {
+        return Err(MagnumError::zero_node_count_not_supported().into());
+    }
+    let input = ClusterResize {
+        nodegroup: b.text("nodegroup").map(str::to_string),
+        node_count,
+        nodes_to_remove: b
+            .list("nodes_to_remove")
+            .map(<[String]>::to_vec)
+            .unwrap_or_default(),
+    };
+    let mut ctx = call.ctx.clone();
+    ctx.all_projects = false;
+    let cl = s.conductor.get_cluster(&ctx, &path_ident(&call)).await?;
+    super::policy::enforce(
+        &s.enforcer,
+        &ctx,
+        "cluster:resize",
+        Some(&cluster_target(&cl)),
+    )?;
+    s.conductor.resize_cluster(&ctx, &cl, input).await?;
+    Ok(json_response(
+        StatusCode::ACCEPTED,
+        &json!({"uuid": cl.uuid}),
+    ))
+}
+
+/// `POST /v1/clusters/{ident}/actions/upgrade` from 1.8: the body, the
+/// admin's all-projects rule, the lookup, `cluster:upgrade`, the template
+/// with the caller's visibility (404/409), then the conductor (nodegroup,
+/// template rule, the status guard as a 400, the driver).
+async fn upgrade(s: &Services, call: Call) -> Result<http::Response<axum::body::Body>, ApiError> {
+    let b = UPGRADE.decode(call.require_body()?)?;
+    let mut ctx = call.ctx.clone();
+    all_projects(&s.enforcer, &mut ctx, "cluster:upgrade_all_projects")?;
+    let cl = s.conductor.get_cluster(&ctx, &path_ident(&call)).await?;
+    super::policy::enforce(
+        &s.enforcer,
+        &ctx,
+        "cluster:upgrade",
+        Some(&cluster_target(&cl)),
+    )?;
+    let Some(reference) = b.text("cluster_template") else {
+        // Magnum looks the template up with an unset value and fails with
+        // an unhandled error.
+        return Err(
+            MagnumError::server_error("'UnsetType' object has no attribute 'replace'").into(),
+        );
+    };
+    let template = s.conductor.template_for_upgrade(&ctx, reference).await?;
+    let input = ClusterUpgrade {
+        template,
+        max_batch_size: b
+            .int("max_batch_size")
+            .map_or(0, |n| i32::try_from(n).unwrap_or(i32::MAX)),
+        nodegroup: b.text("nodegroup").map(str::to_string),
+    };
+    s.conductor.upgrade_cluster(&ctx, &cl, input).await?;
     Ok(json_response(
         StatusCode::ACCEPTED,
         &json!({"uuid": cl.uuid}),

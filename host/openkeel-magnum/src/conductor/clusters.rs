@@ -589,10 +589,31 @@ impl Conductor {
         ctx: &RequestContext,
         ident: &str,
     ) -> Result<ClusterTemplate> {
+        self.find_template(ctx, Ident::id_uuid_or_name(ident), ident)
+            .await
+    }
+
+    /// The template an upgrade names: by uuid or name
+    /// (`api_utils.get_resource`), among those the caller may see.
+    pub async fn template_for_upgrade(
+        &self,
+        ctx: &RequestContext,
+        ident: &str,
+    ) -> Result<ClusterTemplate> {
+        self.find_template(ctx, Ident::uuid_or_name(ident), ident)
+            .await
+    }
+
+    async fn find_template(
+        &self,
+        ctx: &RequestContext,
+        how: Ident<'_>,
+        ident: &str,
+    ) -> Result<ClusterTemplate> {
         let scope = template_scope_for(ctx);
         let mut q = self.db().q();
         let k = Kind::ClusterTemplate;
-        match Ident::id_uuid_or_name(ident) {
+        match how {
             Ident::Id(id) => {
                 lookup::found(k, ident, q.get_cluster_template_by_id(id, &scope).await)
             }

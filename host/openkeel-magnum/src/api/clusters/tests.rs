@@ -452,3 +452,169 @@ fn the_status_names_are_magnums() {
     let names: Vec<&str> = Status::ALL.iter().map(|s| s.as_str()).collect();
     assert_eq!(names, super::STATUS_NAMES);
 }
+
+async fn call_v(app: &TestApp, req: &str, version: &str, body: &str) -> (u16, Value) {
+    let mut h: Vec<String> = MEMBER.iter().map(|s| s.to_string()).collect();
+    if !version.is_empty() {
+        h.push(format!("OpenStack-API-Version: container-infra {version}"));
+    }
+    let h: Vec<&str> = h.iter().map(String::as_str).collect();
+    let a = app.call(req, body, &h).await;
+    let v = if a.body.is_empty() {
+        Value::Null
+    } else {
+        a.json()
+    };
+    (a.status.as_u16(), v)
+}
+
+async fn tick(app: &TestApp) {
+    crate::reconcile::Reconciler::new(
+        app.t.conductor.clone(),
+        crate::reconcile::Settings::new("test"),
+    )
+    .tick()
+    .await
+    .expect("tick");
+}
+
+// Ports TestClusterLifecycle (without its PATCH steps: that route is not
+// here yet): create by template name with merged labels, the views below
+// and from 1.13, a tick, resize, upgrade at 1.7 and 1.8, delete.
+#[tokio::test]
+async fn a_cluster_lifecycle() {
+    let (app, _) = strict_app().await;
+    let mut newer = magnum_domain::models::ClusterTemplate {
+        id: 0,
+        uuid: "0b1c2d3e-4f01-4c41-9d3a-7a0c2c1f5e02".into(),
+        name: "tmpl2".into(),
+        labels: Some(
+            [("kube_tag".to_string(), "v1.31.0".to_string())]
+                .into_iter()
+                .collect(),
+        ),
+        ..app
+            .t
+            .db
+            .q()
+            .get_cluster_template_by_uuid(
+                crate::conductor::cluster_tests::TEMPLATE_UUID,
+                &crate::db::TemplateScope::new(crate::db::Scope::ALL_PROJECTS),
+            )
+            .await
+            .expect("template")
+    };
+    app.t
+        .db
+        .q()
+        .create_cluster_template(&mut newer)
+        .await
+        .expect("template");
+    let (st, got) = call_v(
+        &app,
+        "POST /v1/clusters",
+        "1.10",
+        r#"{"name": "c1", "cluster_template_id": "tmpl", "node_count": 2,
+            "labels": {"extra": 1}, "merge_labels": true}"#,
+    )
+    .await;
+    assert_eq!(st, 202, "{got}");
+    let uuid = got["uuid"].as_str().expect("uuid").to_string();
+    assert!(magnum_domain::validation::is_uuid_like(&uuid));
+    let (_, got) = call_v(&app, "GET /v1/clusters/c1", "1.12", "").await;
+    assert_eq!(got["status"], json!("CREATE_IN_PROGRESS"));
+    assert_eq!(
+        (got["node_count"].clone(), got["master_count"].clone()),
+        (json!(2), json!(1))
+    );
+    assert!(got.get("stack_id").is_some(), "stack_id below 1.13");
+    assert_eq!(got["labels"]["extra"], json!("1"));
+    assert_eq!(got["labels"]["kube_tag"], json!("v1.30.0"));
+    assert_eq!(got["labels_added"], json!({"extra": "1"}));
+    tick(&app).await;
+    let (_, got) = call_v(&app, &format!("GET /v1/clusters/{uuid}"), "1.13", "").await;
+    assert_eq!(got["status"], json!("CREATE_COMPLETE"), "{got}");
+    assert!(got["api_address"].is_string());
+    assert_eq!(got["node_addresses"].as_array().map(Vec::len), Some(2));
+    assert!(got.get("stack_id").is_none() && got["cluster_id"].is_string());
+
+    // Resize.
+    let resize = "POST /v1/clusters/c1/actions/resize";
+    assert_eq!(
+        call_v(&app, resize, "1.7", r#"{"node_count": 0}"#).await.0,
+        400
+    );
+    let (st, got) = call_v(
+        &app,
+        resize,
+        "1.10",
+        r#"{"node_count": 1, "nodes_to_remove": []}"#,
+    )
+    .await;
+    assert_eq!((st, got["uuid"].as_str()), (202, Some(uuid.as_str())));
+    tick(&app).await;
+    let (_, got) = call_v(&app, "GET /v1/clusters/c1", "", "").await;
+    assert_eq!(got["status"], json!("UPDATE_COMPLETE"), "{got}");
+    assert_eq!(got["node_count"], json!(1));
+    let (st, got) = call_v(
+        &app,
+        resize,
+        "1.10",
+        r#"{"node_count": 1, "nodegroup": "default-master"}"#,
+    )
+    .await;
+    assert_eq!(st, 202, "{got}");
+    tick(&app).await;
+
+    // Upgrade: 1.7 always 400; from 1.8 to another template.
+    let upgrade = "POST /v1/clusters/c1/actions/upgrade";
+    let body = format!(r#"{{"cluster_template": "{}"}}"#, newer.uuid);
+    let (st, got) = call_v(&app, upgrade, "1.7", &body).await;
+    assert_eq!(
+        (st, detail(&got)),
+        (
+            400,
+            "Cluster upgrade is not supported in the provided microversion."
+        )
+    );
+    let (st, got) = call_v(
+        &app,
+        upgrade,
+        "1.8",
+        r#"{"cluster_template": "tmpl2", "max_batch_size": 1}"#,
+    )
+    .await;
+    assert_eq!(st, 202, "{got}");
+    let (st, got) = call_v(&app, upgrade, "1.8", r#"{"cluster_template": "tmpl2"}"#).await;
+    assert_eq!(
+        (st, detail(&got)),
+        (
+            400,
+            "Upgrading a cluster when status is \"UPDATE_IN_PROGRESS\" is not supported."
+        )
+    );
+    tick(&app).await;
+    let (_, got) = call_v(&app, "GET /v1/clusters/c1", "", "").await;
+    assert_eq!(got["status"], json!("UPDATE_COMPLETE"), "{got}");
+    assert_eq!(got["cluster_template_id"], json!(newer.uuid));
+    assert_eq!(got["coe_version"], json!("v1.31.0"));
+
+    // Delete.
+    assert_eq!(call_v(&app, "DELETE /v1/clusters/c1", "", "").await.0, 204);
+    let (_, got) = call_v(&app, "GET /v1/clusters/c1", "", "").await;
+    assert_eq!(got["status"], json!("DELETE_IN_PROGRESS"));
+    tick(&app).await;
+    let (st, got) = call_v(&app, "GET /v1/clusters/c1", "", "").await;
+    assert_eq!((st, detail(&got)), (404, "Cluster c1 could not be found."));
+    let ngs = app
+        .t
+        .db
+        .q()
+        .list_nodegroups(
+            &crate::db::NodeGroupFilter::cluster(&uuid),
+            &crate::db::ListOptions::default(),
+        )
+        .await
+        .expect("nodegroups");
+    assert!(ngs.is_empty(), "rows left");
+}

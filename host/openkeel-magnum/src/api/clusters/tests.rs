@@ -618,3 +618,35 @@ async fn a_cluster_lifecycle() {
         .expect("nodegroups");
     assert!(ngs.is_empty(), "rows left");
 }
+
+// Ports the route steps of TestClusterPatchRules that do not need PATCH:
+// an unknown nodegroup of a resize is 404; another project's member gets
+// 404 on a delete, an admin of another project deletes (all-projects rule).
+#[tokio::test]
+async fn resize_and_delete_across_projects() {
+    let (app, tid) = strict_app().await;
+    let body = format!(r#"{{"name": "c1", "cluster_template_id": "{tid}"}}"#);
+    assert_eq!(post(&app, "", &body, &[]).await.0, 202);
+    tick(&app).await;
+    let (st, got) = call_v(
+        &app,
+        "POST /v1/clusters/c1/actions/resize",
+        "1.10",
+        r#"{"node_count": 2, "nodegroup": "nope"}"#,
+    )
+    .await;
+    assert_eq!(
+        (st, detail(&got)),
+        (404, "Nodegroup nope could not be found.")
+    );
+    let member = [
+        "X-Project-Id: p2",
+        "X-User-Id: u2",
+        "X-Roles: member,reader",
+    ];
+    let a = app.call("DELETE /v1/clusters/c1", "", &member).await;
+    assert_eq!(a.status.as_u16(), 404);
+    let admin = ["X-Project-Id: p2", "X-User-Id: a2", "X-Roles: admin"];
+    let a = app.call("DELETE /v1/clusters/c1", "", &admin).await;
+    assert_eq!(a.status.as_u16(), 204, "{}", a.text());
+}

@@ -5,6 +5,7 @@
 //! One file per resource (`templates.rs`, `clusters.rs`, `nodegroups.rs`,
 //! …), each adding methods to [`Conductor`].
 
+pub mod cluster_templates;
 mod error;
 pub mod lookup;
 mod services;
@@ -12,6 +13,7 @@ mod services;
 #[cfg(test)]
 pub(crate) mod testing;
 
+pub use cluster_templates::{TemplateCreate, TemplateUpdate};
 pub use error::{Error, Result};
 pub use services::Heartbeat;
 

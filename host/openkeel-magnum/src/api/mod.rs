@@ -9,6 +9,7 @@
 
 pub mod accept;
 pub mod body;
+pub mod cluster_templates;
 pub mod errors;
 pub mod json;
 pub mod middleware;
@@ -661,6 +662,7 @@ pub struct Services {
 pub fn handlers(services: &Services) -> Handlers {
     let mut h = builtin_handlers();
     mservices::register(&mut h, services);
+    cluster_templates::register(&mut h, services);
     h
 }
 

@@ -509,6 +509,14 @@ impl Conductor {
         parts.lookup = lookup;
         Conductor::new(parts)
     }
+
+    /// The conductor with another driver host (tests).
+    #[cfg(test)]
+    pub(crate) fn with_drivers(&self, drivers: std::sync::Arc<driver_host::DriverHost>) -> Self {
+        let mut parts = (*self.parts).clone();
+        parts.drivers = drivers;
+        Conductor::new(parts)
+    }
 }
 
 /// Magnum's COE validator lookup: only `kubernetes`. `coe` is the

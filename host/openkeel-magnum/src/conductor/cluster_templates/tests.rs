@@ -279,3 +279,162 @@ fn object_coercion_of_patched_values() {
     );
     assert_eq!(msg(doc("labels", labels(PyValue::from(1)))), None);
 }
+
+fn base_template() -> ClusterTemplate {
+    ClusterTemplate {
+        coe: Some("kubernetes".into()),
+        image_id: Some(STATIC_IMAGE_NAME.into()),
+        server_type: Some("vm".into()),
+        public: Some(false),
+        hidden: Some(false),
+        ..ClusterTemplate::default()
+    }
+}
+
+async fn try_create(c: &Conductor, t: ClusterTemplate) -> Result<ClusterTemplate> {
+    let allow = || Ok(());
+    c.create_cluster_template(
+        &ctx("p1", "u1", false),
+        TemplateCreate {
+            template: t,
+            present: vec!["coe", "image_id", "cluster_distro", "driver"],
+            authorize: &allow,
+            publish: &allow,
+        },
+    )
+    .await
+}
+
+fn message<T: std::fmt::Debug>(r: Result<T>) -> (u16, String) {
+    match r {
+        Err(Error::Client(e)) => (e.status, e.message),
+        other => panic!("not a client error: {other:?}"),
+    }
+}
+
+/// Driver resolution (spec `api/logic.md` §2, `enforce_driver_supported`):
+/// with no driver at all the tuple must be provided by an enabled driver.
+#[tokio::test]
+async fn no_enabled_driver_for_the_tuple() {
+    let t = conductor().await;
+    let host = driver_host::DriverHost::start(
+        driver_host::DriverSettings {
+            disabled_drivers: vec!["fake".into()],
+            ..driver_host::DriverSettings::default()
+        },
+        driver_host::HostServices::default(),
+    )
+    .await
+    .expect("driver host");
+    let c = t.conductor.with_drivers(Arc::new(host));
+    assert_eq!(
+        message(try_create(&c, base_template()).await),
+        (
+            400,
+            "Cluster type (vm, ubuntu, kubernetes) is not supported by any loaded cluster \
+             driver. Loaded drivers support: none (no cluster drivers are loaded)."
+                .into()
+        )
+    );
+    // A named driver is only loaded: a disabled one is still found.
+    let named = ClusterTemplate {
+        driver: Some("fake".into()),
+        ..base_template()
+    };
+    let got = try_create(&c, named).await.expect("named driver");
+    assert_eq!(got.driver.as_deref(), Some("fake"));
+    assert!(
+        snapshot_len(&t).await == 1,
+        "only the named create was written"
+    );
+}
+
+async fn snapshot_len(t: &TestConductor) -> usize {
+    t.db.q()
+        .list_cluster_templates(
+            &TemplateScope::new(Scope::ALL_PROJECTS),
+            &ListOptions::default(),
+        )
+        .await
+        .map(|r| r.len())
+        .unwrap_or(usize::MAX)
+}
+
+/// The image's `magnum_driver` property and `os_distro`, and Glance errors
+/// `enforce_driver_supported` swallows.
+#[tokio::test]
+async fn distro_and_driver_from_the_image() {
+    let t = TestConductor::new().await;
+    let mut stat = Static::new(false);
+    let img = stat.images[0].clone();
+    stat.images.push(crate::openstack::Image {
+        id: "img-driver".into(),
+        name: "with-driver".into(),
+        magnum_driver: Some("nope".into()),
+        ..img.clone()
+    });
+    stat.images.push(crate::openstack::Image {
+        id: "img-plain".into(),
+        name: "no-distro".into(),
+        os_distro: None,
+        ..img.clone()
+    });
+    stat.images.push(crate::openstack::Image {
+        id: "img-twin".into(),
+        ..img.clone()
+    });
+    let c = t.conductor.with_lookup(Arc::new(stat));
+    let with = |image: &str| ClusterTemplate {
+        image_id: Some(image.into()),
+        ..base_template()
+    };
+    assert_eq!(
+        message(try_create(&c, with("with-driver")).await),
+        (400, "Cluster driver (nope) not supported.".into()),
+        "the image's magnum_driver is the driver"
+    );
+    assert_eq!(
+        message(try_create(&c, with("no-distro")).await),
+        (
+            400,
+            "Image no-distro doesn't contain os_distro field.".into()
+        )
+    );
+    // Two images with the name: the decorator swallows the 409 and keeps
+    // the body's distro; validate_os_resources answers it.
+    let twin = ClusterTemplate {
+        cluster_distro: Some("ubuntu".into()),
+        ..with(STATIC_IMAGE_NAME)
+    };
+    let (status, msg) = message(try_create(&c, twin).await);
+    assert_eq!(status, 409, "{msg}");
+    let twin_no_distro = with(STATIC_IMAGE_NAME);
+    assert_eq!(
+        message(try_create(&c, twin_no_distro).await),
+        (
+            400,
+            format!("Image {STATIC_IMAGE_NAME} doesn't contain os_distro field.")
+        ),
+        "no distro once the lookup failed"
+    );
+    assert_eq!(
+        message(try_create(&c, with("missing")).await),
+        (400, "Image missing could not be found.".into()),
+        "not found is not swallowed"
+    );
+    let ok = ClusterTemplate {
+        image_id: Some("img-plain".into()),
+        cluster_distro: Some("ubuntu".into()),
+        driver: Some("fake".into()),
+        ..base_template()
+    };
+    assert_eq!(
+        message(try_create(&c, ok).await),
+        (
+            400,
+            "Image img-plain doesn't contain os_distro field.".into()
+        ),
+        "with distro and driver given, validate_image still needs os_distro"
+    );
+    assert_eq!(snapshot_len(&t).await, 0);
+}

@@ -286,6 +286,17 @@ impl Conductor {
                     .await?;
             }
         }
+        // Magnum: cluster_template.py:453 — the deprecated storage drivers
+        // are accepted with a warning in the log.
+        if let Some(d @ ("devicemapper" | "overlay")) = t.docker_storage_driver.as_deref() {
+            tracing::warn!(
+                docker_storage_driver = d,
+                "the docker storage driver of the new cluster template is deprecated"
+            );
+        }
+        // Deviation: Magnum answers 500 for a kubernetes template whose
+        // distro is coreos (an attribute it lacks, cluster_template.py:460);
+        // such a template is created here.
         if t.name.is_empty() {
             t.name = generate_template_name();
         }

@@ -296,7 +296,8 @@ impl Conductor {
         }
         // Deviation: Magnum answers 500 for a kubernetes template whose
         // distro is coreos (an attribute it lacks, cluster_template.py:460);
-        // such a template is created here.
+        // such a template is created here, and a cluster of it is refused
+        // by the driver rules (no driver provides the tuple: 400).
         if t.name.is_empty() {
             t.name = generate_template_name();
         }

@@ -167,7 +167,7 @@ async fn create(s: &Services, call: Call) -> Result<http::Response<axum::body::B
     // Magnum: a null reference is looked up as "None".
     let reference = b.text("cluster_template_id").unwrap_or("None").to_string();
     let template = c
-        .template_for_cluster(ctx, &reference)
+        .get_cluster_template_by_ref(ctx, &reference)
         .await
         .map_err(template_404_is_400)?;
     let int = |name: &str| -> i32 {
@@ -311,7 +311,10 @@ async fn upgrade(s: &Services, call: Call) -> Result<http::Response<axum::body::
             MagnumError::server_error("'UnsetType' object has no attribute 'replace'").into(),
         );
     };
-    let template = s.conductor.template_for_upgrade(&ctx, reference).await?;
+    let template = s
+        .conductor
+        .get_cluster_template(&ctx, reference, ctx.all_projects)
+        .await?;
     let input = ClusterUpgrade {
         template,
         max_batch_size: b

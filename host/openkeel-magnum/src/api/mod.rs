@@ -9,6 +9,7 @@
 
 pub mod accept;
 pub mod body;
+pub mod cluster_templates;
 pub mod clusters;
 pub mod errors;
 pub mod json;
@@ -662,6 +663,7 @@ pub struct Services {
 pub fn handlers(services: &Services) -> Handlers {
     let mut h = builtin_handlers();
     mservices::register(&mut h, services);
+    cluster_templates::register(&mut h, services);
     clusters::register(&mut h, services);
     h
 }

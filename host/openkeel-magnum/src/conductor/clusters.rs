@@ -18,6 +18,7 @@ use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup, StringMap};
 use magnum_domain::validation::{self, ROLE_MASTER, ROLE_WORKER};
 use magnum_domain::{MagnumError, RequestContext, Status};
 
+use super::cluster_templates::template_scope;
 use super::lookup::{self, Ident, Kind};
 use super::lookups::{self, Lookups};
 use super::{Conductor, Error, Result};
@@ -105,21 +106,6 @@ pub(crate) fn own_scope(ctx: &RequestContext) -> Scope {
         Scope::user(&ctx.user_id)
     } else {
         Scope::project(&ctx.project_id)
-    }
-}
-
-/// The template visibility of a caller (spec `api/logic.md` §3): every
-/// template for an admin to whom an `*_all_projects` rule applied (the
-/// handler set [`RequestContext::all_projects`]); otherwise the caller's
-/// own (project, or user) plus the public templates that are not hidden,
-/// plus the public hidden ones for admins.
-pub fn template_scope_for(ctx: &RequestContext) -> TemplateScope {
-    if ctx.is_admin && ctx.all_projects {
-        return TemplateScope::new(Scope::ALL_PROJECTS);
-    }
-    TemplateScope {
-        scope: own_scope(ctx),
-        public_hidden: ctx.is_admin,
     }
 }
 
@@ -580,52 +566,6 @@ impl Conductor {
         }
     }
 
-    /// The template a cluster create names (`cluster_template_id`): by
-    /// database id, uuid or name as the objects' `get()` finds it, among
-    /// the templates the caller may see; none is 404 ClusterTemplateNotFound
-    /// naming what the client sent, a name used twice 409.
-    pub async fn template_for_cluster(
-        &self,
-        ctx: &RequestContext,
-        ident: &str,
-    ) -> Result<ClusterTemplate> {
-        self.find_template(ctx, Ident::id_uuid_or_name(ident), ident)
-            .await
-    }
-
-    /// The template an upgrade names: by uuid or name
-    /// (`api_utils.get_resource`), among those the caller may see.
-    pub async fn template_for_upgrade(
-        &self,
-        ctx: &RequestContext,
-        ident: &str,
-    ) -> Result<ClusterTemplate> {
-        self.find_template(ctx, Ident::uuid_or_name(ident), ident)
-            .await
-    }
-
-    async fn find_template(
-        &self,
-        ctx: &RequestContext,
-        how: Ident<'_>,
-        ident: &str,
-    ) -> Result<ClusterTemplate> {
-        let scope = template_scope_for(ctx);
-        let mut q = self.db().q();
-        let k = Kind::ClusterTemplate;
-        match how {
-            Ident::Id(id) => {
-                lookup::found(k, ident, q.get_cluster_template_by_id(id, &scope).await)
-            }
-            Ident::Uuid(u) => {
-                lookup::found(k, ident, q.get_cluster_template_by_uuid(u, &scope).await)
-            }
-            Ident::Name(n) => {
-                lookup::single(k, ident, q.get_cluster_templates_by_name(n, &scope).await)
-            }
-        }
-    }
-
     /// The nodegroups of a cluster, by id.
     pub async fn cluster_nodegroups(&self, cluster_uuid: &str) -> Result<Vec<NodeGroup>> {
         Ok(self
@@ -648,7 +588,7 @@ impl Conductor {
         cluster: Cluster,
     ) -> Result<ClusterDetail> {
         let nodegroups = self.cluster_nodegroups(&cluster.uuid).await?;
-        let scope = template_scope_for(ctx);
+        let scope = template_scope(ctx, ctx.all_projects);
         let template = match self
             .db()
             .q()
@@ -1358,7 +1298,7 @@ pub(crate) async fn list_page<Q: ListReads>(
     view: Option<ClusterView>,
 ) -> Result<ClusterPage> {
     let scope = lookup::scope(ctx);
-    let tscope = template_scope_for(ctx);
+    let tscope = template_scope(ctx, ctx.all_projects);
     if let Some(marker) = o.marker.as_deref() {
         // Magnum: the marker is looked up with the caller's scope.
         q.cluster(marker, &scope)

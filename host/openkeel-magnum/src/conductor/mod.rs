@@ -6,6 +6,7 @@
 //! …), each adding methods to [`Conductor`].
 
 mod cluster_actions;
+pub mod cluster_templates;
 mod clusters;
 mod error;
 mod jobs;
@@ -25,9 +26,8 @@ mod lookup_tests;
 pub(crate) mod testing;
 
 pub use cluster_actions::{ClusterResize, ClusterUpgrade};
-pub use clusters::{
-    ClusterCreate, ClusterDetail, ClusterPage, ClusterUpdate, generate_name, template_scope_for,
-};
+pub use cluster_templates::{TemplateCreate, TemplateUpdate};
+pub use clusters::{ClusterCreate, ClusterDetail, ClusterPage, ClusterUpdate, generate_name};
 pub use error::{Error, Result};
 pub use jobs::CREATE_ORPHAN_AGE;
 pub use poll::PollPass;

@@ -15,6 +15,7 @@ pub mod mservices;
 pub mod params;
 pub mod policy;
 pub mod routes;
+pub mod stats;
 pub mod versions;
 pub mod views;
 
@@ -658,6 +659,7 @@ pub struct Services {
 pub fn handlers(services: &Services) -> Handlers {
     let mut h = builtin_handlers();
     mservices::register(&mut h, services);
+    stats::register(&mut h, services);
     h
 }
 

@@ -5,12 +5,17 @@
 //! One file per resource (`templates.rs`, `clusters.rs`, `nodegroups.rs`,
 //! …), each adding methods to [`Conductor`].
 
+mod error;
+mod quotas;
 mod services;
+mod stats;
 
 #[cfg(test)]
 pub(crate) mod testing;
 
+pub use error::{Error, Result};
 pub use services::Heartbeat;
+pub use stats::Stats;
 
 use std::sync::Arc;
 use std::time::Duration;

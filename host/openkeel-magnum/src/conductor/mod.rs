@@ -6,6 +6,9 @@
 //! …), each adding methods to [`Conductor`].
 
 mod error;
+mod federations;
+pub mod lookup;
+mod names;
 mod quotas;
 mod services;
 mod stats;
@@ -14,6 +17,7 @@ mod stats;
 pub(crate) mod testing;
 
 pub use error::{Error, Result};
+pub use federations::{FederationCreate, federation_doc};
 pub use services::Heartbeat;
 pub use stats::Stats;
 

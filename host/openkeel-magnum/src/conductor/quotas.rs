@@ -7,7 +7,8 @@ use magnum_domain::MagnumError;
 use magnum_domain::models::Quota;
 
 use super::Conductor;
-use super::error::{Error, Result, list_error};
+use super::error::{Error, Result};
+use super::lookup::{self, Kind};
 use crate::db::{self, ListOptions, QuotaFilter};
 
 /// Magnum's `[quotas]/max_clusters_per_project` when it is not configured.
@@ -23,26 +24,16 @@ impl Conductor {
         page: &ListOptions,
     ) -> Result<Vec<Quota>> {
         let mut q = self.db().q();
-        let marker = page.marker.as_deref();
-        if let Some(m) = marker {
-            // Magnum: Quota.get_by_id runs before the list.
-            let id = m
-                .parse::<i64>()
-                .map_err(|_| MagnumError::quota_not_found_by_id(m))?;
-            match q.get_quota_by_id(id).await {
-                Ok(_) => {}
-                Err(db::Error::NotFound(_)) => {
-                    return Err(MagnumError::quota_not_found_by_id(m).into());
-                }
-                Err(e) => return Err(e.into()),
-            }
+        if let Some(m) = page.marker.as_deref() {
+            // Magnum: Quota.get_by_id runs before the list, whatever the
+            // filter.
+            let id = m.parse::<i64>().map_err(|_| Kind::Quota.not_found(m))?;
+            lookup::found(Kind::Quota, m, q.get_quota_by_id(id).await)?;
         }
         let filter = QuotaFilter {
             project_id: project_id.map(str::to_owned),
         };
-        q.list_quotas(&filter, page)
-            .await
-            .map_err(|e| list_error(e, marker, MagnumError::quota_not_found_by_id))
+        lookup::page(Kind::Quota, page, q.list_quotas(&filter, page).await)
     }
 
     /// The stored quota of (project, resource), or `None` when there is none

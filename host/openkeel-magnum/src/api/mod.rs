@@ -17,6 +17,7 @@ pub mod paging;
 pub mod params;
 pub mod patch;
 pub mod policy;
+pub mod quotas;
 pub mod routes;
 pub mod stats;
 pub mod versions;
@@ -663,6 +664,7 @@ pub fn handlers(services: &Services) -> Handlers {
     let mut h = builtin_handlers();
     mservices::register(&mut h, services);
     stats::register(&mut h, services);
+    quotas::register(&mut h, services);
     h
 }
 

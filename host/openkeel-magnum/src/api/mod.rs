@@ -10,6 +10,7 @@
 pub mod accept;
 pub mod body;
 pub mod errors;
+pub mod federations;
 pub mod json;
 pub mod middleware;
 pub mod mservices;
@@ -665,6 +666,7 @@ pub fn handlers(services: &Services) -> Handlers {
     mservices::register(&mut h, services);
     stats::register(&mut h, services);
     quotas::register(&mut h, services);
+    federations::register(&mut h, services);
     h
 }
 
@@ -680,6 +682,8 @@ pub fn builtin_handlers() -> Handlers {
     h
 }
 
+#[cfg(test)]
+pub(crate) mod fixture;
 #[cfg(test)]
 pub(crate) mod testing;
 #[cfg(test)]

@@ -97,9 +97,7 @@ async fn lists_show_summaries_and_detail_lists_every_field() {
     );
     let a = app.call("GET /v1/federations", "", OTHER).await;
     assert_eq!(a.json(), json!({"federations": []}), "another project");
-    let a = app
-        .call("GET /v1/federations", "", ADMIN)
-        .await;
+    let a = app.call("GET /v1/federations", "", ADMIN).await;
     assert_eq!(
         a.json(),
         json!({"federations": []}),

@@ -9,6 +9,7 @@ mod error;
 mod federations;
 pub mod lookup;
 mod names;
+mod nodegroups;
 mod quotas;
 mod services;
 mod stats;
@@ -18,6 +19,7 @@ pub(crate) mod testing;
 
 pub use error::{Error, Result};
 pub use federations::{FederationCreate, federation_doc};
+pub use nodegroups::NODEGROUP_PATCH_COLUMNS;
 pub use services::Heartbeat;
 pub use stats::Stats;
 

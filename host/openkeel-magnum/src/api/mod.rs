@@ -14,6 +14,7 @@ pub mod federations;
 pub mod json;
 pub mod middleware;
 pub mod mservices;
+pub mod nodegroups;
 pub mod paging;
 pub mod params;
 pub mod patch;
@@ -667,6 +668,7 @@ pub fn handlers(services: &Services) -> Handlers {
     stats::register(&mut h, services);
     quotas::register(&mut h, services);
     federations::register(&mut h, services);
+    nodegroups::register(&mut h, services);
     h
 }
 

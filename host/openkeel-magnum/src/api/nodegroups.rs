@@ -452,7 +452,7 @@ async fn post(s: &Services, call: Call) -> Result<Response, ApiError> {
     ng.uuid = c.new_uuid();
     ng.is_default.get_or_insert(false);
     let sent = ng.clone();
-    let row = c.create_nodegroup(&cl, ng).await?;
+    let row = c.create_nodegroup(&call.ctx, &cl, ng).await?;
     // Deviation: Magnum answers with the unsaved object (no id or
     // created_at unless the client sent them); we store the row first and
     // show its id and created_at.
@@ -527,7 +527,7 @@ async fn patch_one(s: &Services, call: Call) -> Result<Response, ApiError> {
     c.check_flavor_root_volume(&call.ctx, updated.flavor_id.as_deref(), &cluster_labels)
         .await?;
     check_rules(&updated, &updated.name, label_keys)?;
-    c.update_nodegroup(&cl, &updated, &cols).await?;
+    c.update_nodegroup(&call.ctx, &cl, &updated, &cols).await?;
     Ok(json_response(
         StatusCode::ACCEPTED,
         &detail(&call.base_url, &updated, &cluster_labels, Fields::Stored),
@@ -545,7 +545,7 @@ async fn delete(s: &Services, call: Call) -> Result<Response, ApiError> {
     let ng = c
         .get_nodegroup(&call.ctx, &cl.uuid, param(&call, "nodegroup_id"))
         .await?;
-    c.delete_nodegroup(&cl, &ng).await?;
+    c.delete_nodegroup(&call.ctx, &cl, &ng).await?;
     Ok(no_content())
 }
 

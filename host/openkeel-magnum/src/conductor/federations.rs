@@ -17,8 +17,8 @@ use magnum_jsonpatch::{Dict, PyValue};
 
 use super::Conductor;
 use super::error::Result;
+use super::generate_name;
 use super::lookup::{self, Ident, Kind};
-use super::names;
 use crate::db::{self, ListOptions};
 
 /// What a federation POST gives, after the body checks: the attributes the
@@ -142,7 +142,7 @@ impl Conductor {
         }
         let mut f = Federation {
             uuid: self.new_uuid(),
-            name: req.name.unwrap_or_else(|| names::generate("federation")),
+            name: req.name.unwrap_or_else(|| generate_name("federation")),
             project_id: ctx.project_id.clone(),
             hostcluster_id: req.hostcluster_id,
             member_ids: req.member_ids,

@@ -1,18 +1,21 @@
 //! Nodegroups of a cluster (magnum/api/controllers/v1/nodegroup.py,
 //! magnum/conductor/handlers/nodegroup_conductor.py): the lookups the API
 //! makes (the cluster, then the nodegroup inside it, by id, uuid or name),
-//! the checks that need other parts (the template's image, the flavor's
-//! root disk) and the row changes of create, update and delete with the
-//! conductor's state guards.
+//! the checks that need other parts (the flavor's root disk), and create,
+//! update and delete: the rows first (with the conductor's state guards),
+//! then the cluster's driver with the request's credentials, whose
+//! failure leaves the nodegroup `*_FAILED` and the cluster
+//! `UPDATE_FAILED` with the driver's reason.
 
-use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup};
+use magnum_domain::models::{Cluster, NodeGroup};
 use magnum_domain::status::{can_create_node_group, can_update_node_group};
 use magnum_domain::{MagnumError, RequestContext, Status};
 
 use super::Conductor;
+use super::clusters::{call_ctx, detached};
 use super::error::{Error, Result};
 use super::lookup::{self, Ident, Kind};
-use crate::db::{self, ListOptions, NodeGroupFilter, Queries, Scope, TemplateScope};
+use crate::db::{self, ListOptions, NodeGroupFilter, Queries, Scope};
 
 /// The nodegroup columns a PATCH may change.
 pub const NODEGROUP_PATCH_COLUMNS: &[&str] = &[
@@ -51,6 +54,33 @@ fn state_conflict(op: &str, status: Status) -> MagnumError {
             status.as_str()
         ),
     )
+}
+
+/// A nodegroup operation of the driver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    Create,
+    Update,
+    Delete,
+}
+
+impl Op {
+    fn name(self) -> &'static str {
+        match self {
+            Op::Create => "nodegroup_create",
+            Op::Update => "nodegroup_update",
+            Op::Delete => "nodegroup_delete",
+        }
+    }
+
+    /// The nodegroup's status when the driver failed the operation.
+    fn failed(self) -> Status {
+        match self {
+            Op::Create => Status::CreateFailed,
+            Op::Update => Status::UpdateFailed,
+            Op::Delete => Status::DeleteFailed,
+        }
+    }
 }
 
 /// Whether `s` is an integer as Python's `strutils.is_int_like` sees it
@@ -131,20 +161,6 @@ impl Conductor {
         name_used(&mut self.db().q(), cluster_uuid, name).await
     }
 
-    /// The template a cluster was built from (any project: the cluster's
-    /// reference is trusted); gone → 404.
-    pub async fn template_of(&self, cl: &Cluster) -> Result<ClusterTemplate> {
-        let scope = TemplateScope::new(Scope::ALL_PROJECTS);
-        lookup::found(
-            Kind::ClusterTemplate,
-            &cl.cluster_template_id,
-            self.db()
-                .q()
-                .get_cluster_template_by_uuid(&cl.cluster_template_id, &scope)
-                .await,
-        )
-    }
-
     /// Magnum's `validate_flavor_root_volume_size`: unless the cluster
     /// label `boot_volume_size` is positive, the flavor must exist (a
     /// missing one is looked up as `None`) and have a root disk (400
@@ -181,19 +197,26 @@ impl Conductor {
 
     /// Stores a nodegroup the API built (validated, with its uuid,
     /// cluster_id and project_id) as `CREATE_IN_PROGRESS` and puts its
-    /// cluster `UPDATE_IN_PROGRESS`, in one transaction. A status sent by
-    /// the client that the conductor refuses is a 409 before anything is
-    /// written; a name taken meanwhile is 409 `NodeGroupAlreadyExists`.
-    /// Returns the stored row.
+    /// cluster `UPDATE_IN_PROGRESS`, in one transaction, then starts it
+    /// with the cluster's driver. A status sent by the client that the
+    /// conductor refuses is a 409 before anything is written; a name taken
+    /// meanwhile is 409 `NodeGroupAlreadyExists`. Returns the stored row
+    /// (as inserted, before the driver's answer).
     ///
     /// Magnum: magnum/conductor/handlers/nodegroup_conductor.py:68-90.
-    pub async fn create_nodegroup(&self, cl: &Cluster, ng: NodeGroup) -> Result<NodeGroup> {
+    pub async fn create_nodegroup(
+        &self,
+        ctx: &RequestContext,
+        cl: &Cluster,
+        ng: NodeGroup,
+    ) -> Result<NodeGroup> {
         if !can_create_node_group(ng.status) {
             let s = ng.status.unwrap_or(Status::CreateFailed);
             return Err(state_conflict("nodegroup_create", s).into());
         }
         let (cluster_uuid, cluster_name) = (cl.uuid.as_str(), cl.name.as_str());
-        self.db()
+        let row: NodeGroup = self
+            .db()
             .in_tx(|tx| {
                 let mut row = NodeGroup {
                     status: Some(Status::CreateInProgress),
@@ -205,11 +228,11 @@ impl Conductor {
                     let name = row.name.clone();
                     let exists = || MagnumError::node_group_already_exists(&name, cluster_name);
                     if name_used(&mut q, cluster_uuid, &name).await? {
-                        return Err(exists().into());
+                        return Err(Error::from(exists()));
                     }
                     match q.create_nodegroup(&mut row).await {
                         Ok(()) => {}
-                        Err(db::Error::Duplicate { .. }) => return Err(exists().into()),
+                        Err(db::Error::Duplicate { .. }) => return Err(Error::from(exists())),
                         Err(e) => return Err(e.into()),
                     }
                     cur.status = Some(Status::UpdateInProgress);
@@ -217,17 +240,22 @@ impl Conductor {
                     Ok(row)
                 })
             })
-            .await
+            .await?;
+        self.run_nodegroup_op(ctx, cluster_uuid, &row.uuid, Op::Create)
+            .await;
+        Ok(row)
     }
 
     /// Writes the patched columns of `ng` (a subset of
     /// [`NODEGROUP_PATCH_COLUMNS`]) with the nodegroup and its cluster
     /// `UPDATE_IN_PROGRESS`; a nodegroup whose stored status the conductor
-    /// refuses is a 409 and changes nothing. Returns the saved row.
+    /// refuses is a 409 and changes nothing; then the cluster's driver
+    /// updates it. Returns the saved row (before the driver's answer).
     ///
     /// Magnum: magnum/conductor/handlers/nodegroup_conductor.py:92-113.
     pub async fn update_nodegroup(
         &self,
+        ctx: &RequestContext,
         cl: &Cluster,
         ng: &NodeGroup,
         cols: &[&str],
@@ -238,14 +266,15 @@ impl Conductor {
             )));
         }
         let cluster_uuid = cl.uuid.as_str();
-        self.db()
+        let row: NodeGroup = self
+            .db()
             .in_tx(|tx| {
                 Box::pin(async move {
                     let mut q = tx.for_update();
                     let mut cur = lock_nodegroup(&mut q, cluster_uuid, &ng.uuid).await?;
                     if !can_update_node_group(cur.status) {
                         let s = cur.status.unwrap_or(Status::UpdateFailed);
-                        return Err(state_conflict("nodegroup_update", s).into());
+                        return Err(Error::from(state_conflict("nodegroup_update", s)));
                     }
                     cur.min_node_count = ng.min_node_count;
                     cur.max_node_count = ng.max_node_count;
@@ -258,24 +287,34 @@ impl Conductor {
                     let mut c = lock_cluster(&mut q, cluster_uuid).await?;
                     c.status = Some(Status::UpdateInProgress);
                     q.update_cluster(&mut c, &["status"]).await?;
-                    Ok(cur)
+                    Ok::<_, Error>(cur)
                 })
             })
-            .await
+            .await?;
+        self.run_nodegroup_op(ctx, cluster_uuid, &row.uuid, Op::Update)
+            .await;
+        Ok(row)
     }
 
     /// Starts deleting a non-default nodegroup (a default one is 400): it
     /// goes `DELETE_IN_PROGRESS` and its cluster `UPDATE_IN_PROGRESS`; the
-    /// row goes when the driver reports the deletion done. There is no
-    /// state guard. Returns the saved row.
+    /// row goes when the driver reports the deletion done (its answer, or
+    /// the status poller later). There is no state guard. Returns the
+    /// saved row (before the driver's answer).
     ///
     /// Magnum: magnum/conductor/handlers/nodegroup_conductor.py:115-133.
-    pub async fn delete_nodegroup(&self, cl: &Cluster, ng: &NodeGroup) -> Result<NodeGroup> {
+    pub async fn delete_nodegroup(
+        &self,
+        ctx: &RequestContext,
+        cl: &Cluster,
+        ng: &NodeGroup,
+    ) -> Result<NodeGroup> {
         if ng.is_default == Some(true) {
             return Err(MagnumError::deleting_default_ng_not_supported().into());
         }
         let cluster_uuid = cl.uuid.as_str();
-        self.db()
+        let row: NodeGroup = self
+            .db()
             .in_tx(|tx| {
                 Box::pin(async move {
                     let mut q = tx.for_update();
@@ -285,7 +324,101 @@ impl Conductor {
                     let mut c = lock_cluster(&mut q, cluster_uuid).await?;
                     c.status = Some(Status::UpdateInProgress);
                     q.update_cluster(&mut c, &["status"]).await?;
-                    Ok(cur)
+                    Ok::<_, Error>(cur)
+                })
+            })
+            .await?;
+        self.run_nodegroup_op(ctx, cluster_uuid, &row.uuid, Op::Delete)
+            .await;
+        Ok(row)
+    }
+
+    /// Calls the cluster's driver for a nodegroup operation whose rows are
+    /// written and saves its answer (unless the rows changed meanwhile).
+    /// Like Magnum's cast, the client's answer does not depend on it: a
+    /// failure leaves the nodegroup `*_FAILED` and the cluster
+    /// `UPDATE_FAILED` with the reason, and is logged. The call runs on its
+    /// own task, so it finishes even when the request is dropped.
+    async fn run_nodegroup_op(
+        &self,
+        ctx: &RequestContext,
+        cluster_uuid: &str,
+        ng_uuid: &str,
+        op: Op,
+    ) {
+        let (c, ctx) = (self.clone(), ctx.clone());
+        let (cluster, ng) = (cluster_uuid.to_string(), ng_uuid.to_string());
+        let r = detached(async move {
+            let _busy = c.mark_busy(&cluster);
+            let st = c.cluster_state(&cluster).await?;
+            let Some(row) = st.nodegroup(&ng).cloned() else {
+                return Err(Kind::NodeGroup.not_found(&ng).into());
+            };
+            let drv = c.driver_of(&st.template)?;
+            let cctx = call_ctx(&ctx);
+            let answer = match op {
+                Op::Create => drv.create_nodegroup(&cctx, &st, &row).await,
+                Op::Update => drv.update_nodegroup(&cctx, &st, &row).await,
+                Op::Delete => drv.delete_nodegroup(&cctx, &st, &row).await,
+            };
+            match answer {
+                Ok(upd) => {
+                    c.save_answer(&st, upd).await;
+                    Ok(())
+                }
+                Err(e) => Err(Error::Internal(anyhow::anyhow!(e.status_reason()))),
+            }
+        })
+        .await;
+        if let Err(e) = r {
+            let reason = match &e {
+                Error::Client(m) => m.message.clone(),
+                Error::Internal(e) => format!("{e:#}"),
+                Error::Db(e) => e.to_string(),
+            };
+            tracing::error!(cluster_uuid, nodegroup_uuid = ng_uuid, operation = op.name(), error = %reason, "nodegroup operation failed");
+            if let Err(e) = self
+                .fail_nodegroup_op(cluster_uuid, ng_uuid, op, &reason)
+                .await
+            {
+                tracing::error!(cluster_uuid, nodegroup_uuid = ng_uuid, error = %e, "record nodegroup failure");
+            }
+        }
+    }
+
+    /// Marks the nodegroup `<OP>_FAILED` and its cluster `UPDATE_FAILED`
+    /// with `reason`.
+    async fn fail_nodegroup_op(
+        &self,
+        cluster_uuid: &str,
+        ng_uuid: &str,
+        op: Op,
+        reason: &str,
+    ) -> Result<()> {
+        self.db()
+            .in_tx(|tx| {
+                Box::pin(async move {
+                    let mut q = tx.for_update();
+                    let all = Scope::ALL_PROJECTS;
+                    match q.get_nodegroup_by_uuid(cluster_uuid, ng_uuid, &all).await {
+                        Ok(mut ng) => {
+                            ng.status = Some(op.failed());
+                            ng.status_reason = Some(reason.to_string());
+                            q.update_nodegroup(&mut ng, &["status", "status_reason"])
+                                .await?;
+                        }
+                        Err(e) if e.is_not_found() => {}
+                        Err(e) => return Err(Error::from(e)),
+                    }
+                    match q.get_cluster_by_uuid(cluster_uuid, &all).await {
+                        Ok(mut cl) => {
+                            cl.status = Some(Status::UpdateFailed);
+                            q.update_cluster(&mut cl, &["status"]).await?;
+                            Ok(())
+                        }
+                        Err(e) if e.is_not_found() => Ok(()),
+                        Err(e) => Err(e.into()),
+                    }
                 })
             })
             .await

@@ -11,9 +11,6 @@ use super::error::{Error, Result};
 use super::lookup::{self, Kind};
 use crate::db::{self, ListOptions, QuotaFilter};
 
-/// Magnum's `[quotas]/max_clusters_per_project` when it is not configured.
-const DEFAULT_MAX_CLUSTERS_PER_PROJECT: i64 = 20;
-
 impl Conductor {
     /// The quotas of `project_id` (every project when `None`) with Magnum's
     /// pagination; the marker is a quota id, looked up first whatever the
@@ -43,14 +40,6 @@ impl Conductor {
             Ok(q) => Ok(Some(q)),
             Err(db::Error::NotFound(_)) => Ok(None),
             Err(e) => Err(e.into()),
-        }
-    }
-
-    /// `[quotas]/max_clusters_per_project`, Magnum's 20 when not positive.
-    pub fn default_cluster_quota(&self) -> i64 {
-        match self.settings().max_clusters_per_project {
-            n if n > 0 => n,
-            _ => DEFAULT_MAX_CLUSTERS_PER_PROJECT,
         }
     }
 

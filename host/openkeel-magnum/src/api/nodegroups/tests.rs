@@ -241,7 +241,26 @@ async fn create_answers_202_with_the_object_as_built() {
     );
     let ng = nodegroup(&app, NEW).await;
     assert_eq!(ng.status, Some(Status::CreateInProgress));
+    assert!(ng.stack_id.is_some(), "the driver was called: {ng:?}");
     assert_eq!(cluster_status(&app).await, Some(Status::UpdateInProgress));
+}
+
+#[tokio::test]
+async fn a_driver_failure_leaves_the_rows_failed_after_the_202() {
+    let app = seeded().await;
+    let a = call(
+        &app,
+        "1.9",
+        &format!("POST {}", base()),
+        r#"{"name": "bad", "labels": {"fake_error": "nodegroup_create"}}"#,
+        MEMBER,
+    )
+    .await;
+    expect(&a, 202, "");
+    let ng = nodegroup(&app, NEW).await;
+    assert_eq!(ng.status, Some(Status::CreateFailed));
+    assert!(ng.status_reason.is_some(), "{ng:?}");
+    assert_eq!(cluster_status(&app).await, Some(Status::UpdateFailed));
 }
 
 #[tokio::test]

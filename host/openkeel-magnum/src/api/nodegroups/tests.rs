@@ -990,3 +990,20 @@ async fn bad_input_on_every_secondary_route_is_a_4xx_and_changes_nothing() {
     }
     assert_eq!(snapshot(&app).await, before, "tables changed");
 }
+
+/// microversions.md 1.10: the zero-node gate is the clusters'; a
+/// nodegroup POST with `node_count` 0 is accepted at 1.9 (probed).
+#[tokio::test]
+async fn zero_nodes_are_accepted_from_1_9() {
+    let app = seeded().await;
+    let a = call(
+        &app,
+        "1.9",
+        &format!("POST {}", base()),
+        r#"{"name": "z", "node_count": 0}"#,
+        MEMBER,
+    )
+    .await;
+    expect(&a, 202, "");
+    assert_eq!(a.json()["node_count"], 0);
+}

@@ -325,7 +325,7 @@ async fn get_all(s: &Services, call: Call) -> Result<Response, ApiError> {
     )?;
     let cl = s
         .conductor
-        .nodegroup_cluster(&ctx, param(&call, "cluster_id"))
+        .get_cluster(&ctx, param(&call, "cluster_id"))
         .await?;
     let page = Page::from_query(&call.query, s.conductor.settings().max_limit)?;
     let role = call.query.text("role");
@@ -355,7 +355,7 @@ async fn get_one(s: &Services, call: Call) -> Result<Response, ApiError> {
     )?;
     let cl = s
         .conductor
-        .nodegroup_cluster(&ctx, param(&call, "cluster_id"))
+        .get_cluster(&ctx, param(&call, "cluster_id"))
         .await?;
     let ng = s
         .conductor
@@ -377,7 +377,7 @@ async fn post(s: &Services, call: Call) -> Result<Response, ApiError> {
     super::policy::enforce(&s.enforcer, &call.ctx, "nodegroup:create", None)?;
     let c = &s.conductor;
     let cl = c
-        .nodegroup_cluster(&scoped(&call.ctx, false), param(&call, "cluster_id"))
+        .get_cluster(&scoped(&call.ctx, false), param(&call, "cluster_id"))
         .await?;
     if cl.api_address.as_deref().unwrap_or("").is_empty() {
         return Err(MagnumError::cluster_api_address_unavailable().into());
@@ -476,7 +476,7 @@ async fn patch_one(s: &Services, call: Call) -> Result<Response, ApiError> {
     let ops = patch::parse(call.require_body()?, &patch::NODE_GROUP)?;
     let c = &s.conductor;
     let cl = c
-        .nodegroup_cluster(&scoped(&call.ctx, false), param(&call, "cluster_id"))
+        .get_cluster(&scoped(&call.ctx, false), param(&call, "cluster_id"))
         .await?;
     super::policy::enforce(&s.enforcer, &call.ctx, "nodegroup:update", None)?;
     let ng = c
@@ -540,7 +540,7 @@ async fn delete(s: &Services, call: Call) -> Result<Response, ApiError> {
     super::policy::enforce(&s.enforcer, &call.ctx, "nodegroup:delete", None)?;
     let c = &s.conductor;
     let cl = c
-        .nodegroup_cluster(&scoped(&call.ctx, false), param(&call, "cluster_id"))
+        .get_cluster(&scoped(&call.ctx, false), param(&call, "cluster_id"))
         .await?;
     let ng = c
         .get_nodegroup(&call.ctx, &cl.uuid, param(&call, "nodegroup_id"))

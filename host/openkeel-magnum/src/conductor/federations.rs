@@ -133,7 +133,7 @@ impl Conductor {
         let Some(host) = req.hostcluster_id.as_deref() else {
             return Err(MagnumError::federation_no_host_cluster().into());
         };
-        self.federation_cluster(ctx, host).await?;
+        self.get_cluster(ctx, host).await?;
         let Some(properties) = req.properties else {
             return Err(MagnumError::federation_no_properties().into());
         };
@@ -157,23 +157,6 @@ impl Conductor {
                 Err(MagnumError::federation_already_exists(&f.uuid).into())
             }
             Err(e) => Err(e.into()),
-        }
-    }
-
-    /// The cluster a federation names as its host: by uuid or name, in the
-    /// caller's project.
-    async fn federation_cluster(&self, ctx: &RequestContext, ident: &str) -> Result<Cluster> {
-        let scope = lookup::scope(ctx);
-        let mut q = self.db().q();
-        match Ident::uuid_or_name(ident) {
-            Ident::Uuid(u) => {
-                lookup::found(Kind::Cluster, ident, q.get_cluster_by_uuid(u, &scope).await)
-            }
-            _ => lookup::single(
-                Kind::Cluster,
-                ident,
-                q.get_clusters_by_name(ident, &scope).await,
-            ),
         }
     }
 

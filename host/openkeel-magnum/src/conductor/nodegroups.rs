@@ -90,24 +90,6 @@ fn is_int_like(s: &str) -> Option<i64> {
 }
 
 impl Conductor {
-    /// The cluster a nodegroup route names, by uuid or name, in the
-    /// caller's scope (all projects when the handler set
-    /// [`RequestContext::all_projects`] for an admin).
-    pub async fn nodegroup_cluster(&self, ctx: &RequestContext, ident: &str) -> Result<Cluster> {
-        let scope = lookup::scope(ctx);
-        let mut q = self.db().q();
-        match Ident::uuid_or_name(ident) {
-            Ident::Uuid(u) => {
-                lookup::found(Kind::Cluster, ident, q.get_cluster_by_uuid(u, &scope).await)
-            }
-            _ => lookup::single(
-                Kind::Cluster,
-                ident,
-                q.get_clusters_by_name(ident, &scope).await,
-            ),
-        }
-    }
-
     /// The nodegroup of the cluster `cluster_uuid` the caller names the way
     /// Magnum's `NodeGroup.get` reads it: an integer-like identifier is a
     /// database id, a UUID-like one a uuid, anything else a name. Not found

@@ -12,14 +12,18 @@ pub mod body;
 pub mod cluster_templates;
 pub mod clusters;
 pub mod errors;
+pub mod federations;
 pub mod json;
 pub mod middleware;
 pub mod mservices;
+pub mod nodegroups;
 pub mod paging;
 pub mod params;
 pub mod patch;
 pub mod policy;
+pub mod quotas;
 pub mod routes;
+pub mod stats;
 pub mod versions;
 pub mod views;
 
@@ -665,6 +669,10 @@ pub fn handlers(services: &Services) -> Handlers {
     mservices::register(&mut h, services);
     cluster_templates::register(&mut h, services);
     clusters::register(&mut h, services);
+    stats::register(&mut h, services);
+    quotas::register(&mut h, services);
+    federations::register(&mut h, services);
+    nodegroups::register(&mut h, services);
     h
 }
 
@@ -680,6 +688,8 @@ pub fn builtin_handlers() -> Handlers {
     h
 }
 
+#[cfg(test)]
+pub(crate) mod fixture;
 #[cfg(test)]
 pub(crate) mod testing;
 #[cfg(test)]

@@ -9,12 +9,16 @@ mod cluster_actions;
 pub mod cluster_templates;
 mod clusters;
 mod error;
+mod federations;
 mod jobs;
 pub mod lookup;
 mod lookups;
+mod nodegroups;
 mod poll;
 mod quota;
+mod quotas;
 mod services;
+mod stats;
 
 #[cfg(test)]
 pub(crate) mod cluster_tests;
@@ -29,10 +33,13 @@ pub use cluster_actions::{ClusterResize, ClusterUpgrade};
 pub use cluster_templates::{TemplateCreate, TemplateUpdate};
 pub use clusters::{ClusterCreate, ClusterDetail, ClusterPage, ClusterUpdate, generate_name};
 pub use error::{Error, Result};
+pub use federations::{FederationCreate, federation_doc};
 pub use jobs::CREATE_ORPHAN_AGE;
+pub use nodegroups::NODEGROUP_PATCH_COLUMNS;
 pub use poll::PollPass;
 pub use quota::{LOCK_SERVICE_BINARY, LOCK_SERVICE_HOST, is_lock_row};
 pub use services::Heartbeat;
+pub use stats::Stats;
 
 use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;

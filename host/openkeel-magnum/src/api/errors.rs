@@ -53,6 +53,15 @@ impl From<anyhow::Error> for ApiError {
     }
 }
 
+impl From<crate::conductor::Error> for ApiError {
+    fn from(e: crate::conductor::Error) -> Self {
+        match e {
+            crate::conductor::Error::Client(m) => ApiError::Magnum(m),
+            crate::conductor::Error::Internal(e) => ApiError::Internal(e),
+        }
+    }
+}
+
 impl ApiError {
     /// A WebOb error without detail.
     pub fn webob(status: StatusCode) -> ApiError {

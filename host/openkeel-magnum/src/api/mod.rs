@@ -8,6 +8,8 @@
 //! Magnum's error body ([`errors`]).
 
 pub mod accept;
+pub mod certificates;
+pub mod credentials;
 pub mod errors;
 pub mod json;
 pub mod middleware;
@@ -657,6 +659,8 @@ pub struct Services {
 /// handlers. Each resource module adds its own `register` call here.
 pub fn handlers(services: &Services) -> Handlers {
     let mut h = builtin_handlers();
+    certificates::register(&mut h, services);
+    credentials::register(&mut h, services);
     mservices::register(&mut h, services);
     h
 }

@@ -5,11 +5,18 @@
 //! One file per resource (`templates.rs`, `clusters.rs`, `nodegroups.rs`,
 //! …), each adding methods to [`Conductor`].
 
+mod certificates;
+mod cluster_state;
+mod credentials;
+mod error;
 mod services;
 
 #[cfg(test)]
 pub(crate) mod testing;
 
+pub use certificates::{CERTIFICATE_COLUMNS, CertificateRefs};
+pub use cluster_state::scope_for;
+pub use error::{Error, Result};
 pub use services::Heartbeat;
 
 use std::sync::Arc;

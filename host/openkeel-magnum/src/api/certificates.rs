@@ -13,7 +13,6 @@ use serde_json::{Map, Value, json};
 use super::errors::json_response;
 use super::versions::Link;
 use super::{ApiError, Call, Handlers, Services};
-use crate::conductor::scope_for;
 use crate::policy::Target;
 
 /// The attributes of the `Certificate` body type in WSME's order: the
@@ -90,11 +89,12 @@ fn links(base: &str, cluster_uuid: &str) -> Value {
 /// projects), `certificate:get` on the cluster, then the CA PEM that
 /// `ca_cert_type` chooses.
 async fn get_one(s: &Services, call: Call) -> Result<axum::response::Response, ApiError> {
-    let ident = call.params.get("cluster_ident").cloned().unwrap_or_default();
-    let cluster = s
-        .conductor
-        .get_cluster(&ident, scope_for(&call.ctx, false).as_ref())
-        .await?;
+    let ident = call
+        .params
+        .get("cluster_ident")
+        .cloned()
+        .unwrap_or_default();
+    let cluster = s.conductor.find_cluster(&call.ctx, &ident).await?;
     super::policy::enforce(
         &s.enforcer,
         &call.ctx,
@@ -167,16 +167,16 @@ async fn parse_body(s: &Services, call: &Call) -> Result<SignRequest, ApiError> 
                     Some(s) => s.to_owned(),
                     None => str_of(v),
                 };
-                let cluster = s
-                    .conductor
-                    .get_cluster(&ident, scope_for(&call.ctx, false).as_ref())
-                    .await
-                    .map_err(|e| match e {
-                        crate::conductor::Error::Client(m) if m.kind == "ClusterNotFound" => {
-                            ApiError::Magnum(m.with_status(400))
-                        }
-                        other => other.into(),
-                    })?;
+                let cluster =
+                    s.conductor
+                        .find_cluster(&call.ctx, &ident)
+                        .await
+                        .map_err(|e| match e {
+                            crate::conductor::Error::Client(m) if m.kind == "ClusterNotFound" => {
+                                ApiError::Magnum(m.with_status(400))
+                            }
+                            other => other.into(),
+                        })?;
                 req.cluster = Some(cluster);
             }
             "links" | "created_at" | "updated_at" => {
@@ -246,11 +246,12 @@ async fn post(s: &Services, call: Call) -> Result<axum::response::Response, ApiE
 /// `certificate:rotate_ca` on the cluster, then the CA rotation; 202 with
 /// the cluster's UUID.
 async fn patch(s: &Services, call: Call) -> Result<axum::response::Response, ApiError> {
-    let ident = call.params.get("cluster_ident").cloned().unwrap_or_default();
-    let cluster = s
-        .conductor
-        .get_cluster(&ident, scope_for(&call.ctx, false).as_ref())
-        .await?;
+    let ident = call
+        .params
+        .get("cluster_ident")
+        .cloned()
+        .unwrap_or_default();
+    let cluster = s.conductor.find_cluster(&call.ctx, &ident).await?;
     super::policy::enforce(
         &s.enforcer,
         &call.ctx,

@@ -7,7 +7,6 @@ use serde_json::json;
 
 use super::errors::json_response;
 use super::{ApiError, Call, Handlers, Services};
-use crate::conductor::scope_for;
 
 /// Registers the handler.
 pub fn register(h: &mut Handlers, services: &Services) {
@@ -24,11 +23,12 @@ pub fn register(h: &mut Handlers, services: &Services) {
 /// synchronously; 202 `{"uuid"}`.
 async fn patch(s: &Services, call: Call) -> Result<axum::response::Response, ApiError> {
     super::policy::enforce(&s.enforcer, &call.ctx, "credential:rotate", None)?;
-    let ident = call.params.get("cluster_ident").cloned().unwrap_or_default();
-    let cluster = s
-        .conductor
-        .get_cluster(&ident, scope_for(&call.ctx, false).as_ref())
-        .await?;
+    let ident = call
+        .params
+        .get("cluster_ident")
+        .cloned()
+        .unwrap_or_default();
+    let cluster = s.conductor.find_cluster(&call.ctx, &ident).await?;
     s.conductor.rotate_credential(&call.ctx, &cluster).await?;
     Ok(json_response(
         StatusCode::ACCEPTED,

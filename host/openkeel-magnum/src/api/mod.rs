@@ -8,13 +8,16 @@
 //! Magnum's error body ([`errors`]).
 
 pub mod accept;
+pub mod body;
 pub mod certificates;
 pub mod credentials;
 pub mod errors;
 pub mod json;
 pub mod middleware;
 pub mod mservices;
+pub mod paging;
 pub mod params;
+pub mod patch;
 pub mod policy;
 pub mod routes;
 pub mod versions;

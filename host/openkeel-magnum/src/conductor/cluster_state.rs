@@ -5,11 +5,11 @@
 
 use driver_host::{CallContext, CallError, ClusterState, Credentials, Driver, Update};
 use magnum_domain::models::{Cluster, ClusterTemplate};
-use magnum_domain::validation::is_uuid_like;
 use magnum_domain::{MagnumError, RequestContext, Status};
 
-use super::error::{Error, Result};
 use super::Conductor;
+use super::error::{Error, Result};
+use super::lookup::{self, Ident, Kind};
 use crate::db::{self, ListOptions, NodeGroupFilter, Scope, TemplateScope};
 
 /// The cluster columns a driver's update may change.
@@ -62,20 +62,10 @@ pub(crate) const DRIVER_NODEGROUP_COLUMNS: &[&str] = &[
     "node_taints",
 ];
 
-/// The rows a caller sees: every project with `all_projects`, else the
-/// caller's project, else (a token without a project) the caller's own
-/// rows. `None` when the caller has neither a project nor a user: Magnum
-/// then filters on `user_id = NULL`, which matches no row.
-pub fn scope_for(ctx: &RequestContext, all_projects: bool) -> Option<Scope> {
-    if all_projects {
-        Some(Scope::ALL_PROJECTS)
-    } else if !ctx.project_id.is_empty() {
-        Some(Scope::project(&ctx.project_id))
-    } else if !ctx.user_id.is_empty() {
-        Some(Scope::user(&ctx.user_id))
-    } else {
-        None
-    }
+/// An unexpected failure: `context`, then its cause (neither carries a
+/// secret).
+pub(crate) fn failure(context: impl std::fmt::Display, cause: impl std::fmt::Display) -> Error {
+    Error::Internal(anyhow::anyhow!("{context}: {cause}"))
 }
 
 /// The context of a driver call made for `ctx`'s request.
@@ -91,48 +81,40 @@ pub(crate) fn call_context(ctx: &RequestContext) -> CallContext {
 pub(crate) fn driver_error(e: CallError) -> Error {
     match e {
         CallError::Client(m) => Error::Client(m),
-        other => Error::internal("driver call", other),
+        other => failure("driver call", other),
     }
 }
 
 impl Conductor {
-    /// The cluster `ident` names, within `scope`: by UUID when `ident` looks
-    /// like one, else by name. None → 404 `ClusterNotFound` (a cluster of
-    /// another project is invisible, hence also 404), several of that name
-    /// → 409.
+    /// The cluster `ident` names among the rows the caller of `ctx` sees
+    /// ([`lookup::scope`]): by UUID when `ident` looks like one, else by
+    /// name. None → 404 `ClusterNotFound` (a cluster of another project is
+    /// invisible, hence also 404), several of that name → 409.
     ///
     /// Magnum: magnum/api/utils.py `get_resource`.
-    pub async fn get_cluster(&self, ident: &str, scope: Option<&Scope>) -> Result<Cluster> {
-        let Some(scope) = scope else {
-            return Err(MagnumError::cluster_not_found(ident).into());
-        };
+    pub async fn find_cluster(&self, ctx: &RequestContext, ident: &str) -> Result<Cluster> {
+        let scope = lookup::scope(ctx);
         let mut q = self.db().q();
-        if is_uuid_like(ident) {
-            return match q.get_cluster_by_uuid(ident, scope).await {
-                Ok(c) => Ok(c),
-                Err(db::Error::NotFound(_)) => Err(MagnumError::cluster_not_found(ident).into()),
-                Err(e) => Err(Error::internal(format!("get cluster {ident}"), e)),
-            };
-        }
-        let mut rows = q
-            .get_clusters_by_name(ident, scope)
-            .await
-            .map_err(|e| Error::internal(format!("get cluster {ident}"), e))?;
-        match rows.len() {
-            0 => Err(MagnumError::cluster_not_found(ident).into()),
-            1 => Ok(rows.remove(0)),
-            _ => Err(MagnumError::multiple_clusters().into()),
+        match Ident::uuid_or_name(ident) {
+            Ident::Uuid(u) => {
+                lookup::found(Kind::Cluster, ident, q.get_cluster_by_uuid(u, &scope).await)
+            }
+            _ => lookup::single(
+                Kind::Cluster,
+                ident,
+                q.get_clusters_by_name(ident, &scope).await,
+            ),
         }
     }
 
     /// The driver's view of a cluster: its row, its template (in any
     /// project) and its nodegroups.
-    pub(crate) async fn cluster_state(&self, uuid: &str) -> Result<ClusterState> {
+    pub(crate) async fn driver_view(&self, uuid: &str) -> Result<ClusterState> {
         let mut q = self.db().q();
         let cluster = match q.get_cluster_by_uuid(uuid, &Scope::ALL_PROJECTS).await {
             Ok(c) => c,
             Err(db::Error::NotFound(_)) => return Err(MagnumError::cluster_not_found(uuid).into()),
-            Err(e) => return Err(Error::internal(format!("get cluster {uuid}"), e)),
+            Err(e) => return Err(failure(format!("get cluster {uuid}"), e)),
         };
         let template = match q
             .get_cluster_template_by_uuid(
@@ -148,16 +130,13 @@ impl Conductor {
                 );
             }
             Err(e) => {
-                return Err(Error::internal(
-                    format!("get the template of cluster {uuid}"),
-                    e,
-                ));
+                return Err(failure(format!("get the template of cluster {uuid}"), e));
             }
         };
         let nodegroups = q
             .list_nodegroups(&NodeGroupFilter::cluster(uuid), &ListOptions::default())
             .await
-            .map_err(|e| Error::internal(format!("list the nodegroups of cluster {uuid}"), e))?;
+            .map_err(|e| failure(format!("list the nodegroups of cluster {uuid}"), e))?;
         Ok(ClusterState {
             cluster,
             template,
@@ -169,7 +148,7 @@ impl Conductor {
     /// enabled driver providing its (server_type, cluster_distro, coe).
     ///
     /// Magnum: magnum/drivers/common/driver.py `get_driver_for_cluster`.
-    pub(crate) fn driver_of(&self, t: &ClusterTemplate) -> Result<Driver> {
+    pub(crate) fn template_driver(&self, t: &ClusterTemplate) -> Result<Driver> {
         let s = |v: &Option<String>| v.clone().unwrap_or_default();
         self.drivers()
             .registry()
@@ -185,7 +164,7 @@ impl Conductor {
 
     /// Writes what a driver call returned, in one transaction: the cluster
     /// row, changed or new nodegroups, deleted nodegroups.
-    pub(crate) async fn save_driver_update(&self, upd: &Update) -> Result<()> {
+    pub(crate) async fn save_driver_answer(&self, upd: &Update) -> Result<()> {
         if !upd.changed() {
             return Ok(());
         }
@@ -196,7 +175,9 @@ impl Conductor {
                         let mut c = c.clone();
                         c.labels.get_or_insert_with(Default::default);
                         c.health_status_reason.get_or_insert_with(Default::default);
-                        tx.q().update_cluster(&mut c, DRIVER_CLUSTER_COLUMNS).await?;
+                        tx.q()
+                            .update_cluster(&mut c, DRIVER_CLUSTER_COLUMNS)
+                            .await?;
                     }
                     for ng in &upd.nodegroups {
                         let mut ng = ng.clone();
@@ -234,7 +215,9 @@ impl Conductor {
             .db()
             .in_tx(|tx| {
                 Box::pin(async move {
-                    tx.q().set_cluster_status(uuid, status, Some(reason)).await?;
+                    tx.q()
+                        .set_cluster_status(uuid, status, Some(reason))
+                        .await?;
                     let ngs = tx
                         .q()
                         .list_nodegroups(&NodeGroupFilter::cluster(uuid), &ListOptions::default())
@@ -273,17 +256,6 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_scope_follows_the_caller() {
-        assert_eq!(
-            scope_for(&ctx("p1", "u1"), false),
-            Some(Scope::project("p1"))
-        );
-        assert_eq!(scope_for(&ctx("", "u1"), false), Some(Scope::user("u1")));
-        assert_eq!(scope_for(&ctx("", ""), false), None);
-        assert_eq!(scope_for(&ctx("", ""), true), Some(Scope::ALL_PROJECTS));
-    }
-
     #[tokio::test]
     async fn clusters_are_found_by_uuid_or_name_in_the_callers_project() {
         let t = TestConductor::new().await;
@@ -309,17 +281,21 @@ mod tests {
             q.create_cluster(&mut c).await.unwrap();
         }
         let c = &t.conductor;
-        let p1 = scope_for(&ctx("p1", "u"), false);
-        let got = c.get_cluster("c1", p1.as_ref()).await.unwrap();
+        let p1 = ctx("p1", "u");
+        let got = c.find_cluster(&p1, "c1").await.unwrap();
         assert_eq!(got.uuid, "20000000-0000-4000-8000-000000000000");
         let got = c
-            .get_cluster("20000000-0000-4000-8000-000000000000", p1.as_ref())
+            .find_cluster(&p1, "20000000-0000-4000-8000-000000000000")
             .await
             .unwrap();
         assert_eq!(got.name, "c1");
-        let status = |r: Result<Cluster>| r.unwrap_err().client().map(|e| (e.status, e.message.clone()));
+        let status = |r: Result<Cluster>| {
+            r.unwrap_err()
+                .client()
+                .map(|e| (e.status, e.message.clone()))
+        };
         assert_eq!(
-            status(c.get_cluster("dup", p1.as_ref()).await),
+            status(c.find_cluster(&p1, "dup").await),
             Some((
                 409,
                 "Multiple clusters exist with same name. Please use the cluster uuid instead."
@@ -328,7 +304,7 @@ mod tests {
         );
         assert_eq!(
             status(
-                c.get_cluster("20000000-0000-4000-8000-000000000003", p1.as_ref())
+                c.find_cluster(&p1, "20000000-0000-4000-8000-000000000003")
                     .await
             ),
             Some((
@@ -337,7 +313,7 @@ mod tests {
             ))
         );
         assert_eq!(
-            status(c.get_cluster("c1", None).await),
+            status(c.find_cluster(&ctx("p3", "u"), "c1").await),
             Some((404, "Cluster c1 could not be found.".into()))
         );
     }

@@ -1,27 +1,47 @@
-//! How a use case fails: a client error of Magnum's catalogue, answered with
-//! its status and message, or anything else, which the API answers with
-//! Magnum's generic 500 after logging it once.
+//! The error of every use case: one of Magnum's client errors (its status
+//! and message go back to the caller), or a failure of the database or of
+//! another part that the API answers with its generic 500.
 
 use magnum_domain::MagnumError;
 
-use crate::db;
+use crate::db::{self, Retryable};
+use crate::openstack::LookupError;
 
-/// The error of a use case.
+/// A result of the conductor.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A failed use case.
+///
+/// `From` conversions let `?` lift the errors of the parts: a
+/// [`MagnumError`] stays a client error, a [`LookupError`] is a client error
+/// or a failure, a [`db::Error`] is a failure (map the rows that are
+/// Magnum's 404/409 first, see [`super::lookup`]). It is also the error of
+/// [`db::Db::in_tx`] closures: a client error returned inside a
+/// transaction rolls it back and reaches the caller unchanged, and
+/// deadlocks are retried.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// An error the caller sees as it is (status and message of Magnum's
-    /// exception, 5xx included: `CertificatesToClusterFailed` is a 500 with
-    /// its own message in Magnum too).
-    #[error("{0}")]
+    /// A Magnum client error, answered as it is.
+    #[error(transparent)]
     Client(MagnumError),
-    /// An unexpected failure (database, store, driver fault). Its text is
-    /// for the log, never for the client, and carries no secret.
+    /// A database failure.
+    #[error(transparent)]
+    Db(#[from] db::Error),
+    /// Any other unexpected failure (an OpenStack service that failed, a
+    /// driver host fault), with its context.
     #[error("{0:#}")]
     Internal(anyhow::Error),
 }
 
-/// A result of a use case.
-pub type Result<T, E = Error> = std::result::Result<T, E>;
+impl Error {
+    /// The client error, when this is one.
+    pub fn client(&self) -> Option<&MagnumError> {
+        match self {
+            Error::Client(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 impl From<MagnumError> for Error {
     fn from(e: MagnumError) -> Self {
@@ -29,34 +49,44 @@ impl From<MagnumError> for Error {
     }
 }
 
-impl From<db::Error> for Error {
-    fn from(e: db::Error) -> Self {
-        Error::Internal(e.into())
-    }
-}
-
-impl Error {
-    /// An internal error with `context` before its cause.
-    pub fn internal(context: impl std::fmt::Display, cause: impl std::fmt::Display) -> Error {
-        Error::Internal(anyhow::anyhow!("{context}: {cause}"))
-    }
-
-    /// The client error, if it is one.
-    pub fn client(&self) -> Option<&MagnumError> {
-        match self {
-            Error::Client(e) => Some(e),
-            Error::Internal(_) => None,
+impl From<LookupError> for Error {
+    fn from(e: LookupError) -> Self {
+        match e {
+            LookupError::Client(e) => Error::Client(e),
+            LookupError::Failed(e) => Error::Internal(e.into()),
         }
     }
 }
 
-impl db::Retryable for Error {
+impl From<anyhow::Error> for Error {
+    fn from(e: anyhow::Error) -> Self {
+        Error::Internal(e)
+    }
+}
+
+impl Retryable for Error {
     fn is_retryable(&self) -> bool {
-        match self {
-            Error::Internal(e) => e
-                .downcast_ref::<db::Error>()
-                .is_some_and(db::Retryable::is_retryable),
-            Error::Client(_) => false,
-        }
+        matches!(self, Error::Db(e) if e.is_retryable())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_errors_stay_client_errors_and_only_database_deadlocks_retry() {
+        let e = Error::from(MagnumError::cluster_template_not_found("x"));
+        assert_eq!(e.client().map(|m| m.status), Some(404));
+        assert!(!e.is_retryable());
+        let e = Error::from(LookupError::Client(MagnumError::image_not_found("i")));
+        assert_eq!(
+            e.client().map(|m| m.message.as_str()),
+            Some("Image i could not be found.")
+        );
+        let e = Error::from(db::Error::NotFound("select cluster".into()));
+        assert!(e.client().is_none());
+        assert!(!e.is_retryable());
+        assert_eq!(e.to_string(), "select cluster: row not found");
     }
 }

@@ -9,13 +9,13 @@ mod certificates;
 mod cluster_state;
 mod credentials;
 mod error;
+pub mod lookup;
 mod services;
 
 #[cfg(test)]
 pub(crate) mod testing;
 
 pub use certificates::{CERTIFICATE_COLUMNS, CertificateRefs};
-pub use cluster_state::scope_for;
 pub use error::{Error, Result};
 pub use services::Heartbeat;
 

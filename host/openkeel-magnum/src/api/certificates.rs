@@ -187,10 +187,8 @@ async fn parse_body(s: &Services, call: &Call) -> Result<SignRequest, ApiError> 
                 Some(csr) => req.csr = Some(csr.to_owned()),
                 None => return Err(MagnumError::not_a_string(attr, v).into()),
             },
-            "pem" => {
-                if v.as_str().is_none() {
-                    return Err(MagnumError::not_a_string(attr, v).into());
-                }
+            "pem" if v.as_str().is_none() => {
+                return Err(MagnumError::not_a_string(attr, v).into());
             }
             "ca_cert_type" => match v.as_str() {
                 Some(t) => {
@@ -263,4 +261,458 @@ async fn patch(s: &Services, call: Call) -> Result<axum::response::Response, Api
         StatusCode::ACCEPTED,
         &json!({"uuid": rotated.uuid}),
     ))
+}
+
+/// Transcripts of the three routes over clusters inserted in the database
+/// (every case of the Go `TestGetCertificate`, `TestPostCertificate`,
+/// `TestPatchCertificate` and `TestDeleteClusterCertificatesRemovesRows`).
+#[cfg(test)]
+mod tests {
+    use magnum_domain::Status;
+    use magnum_domain::models::Cluster;
+    use openssl::nid::Nid;
+    use serde_json::{Value, json};
+
+    use crate::api::testing::{Answer, TestApp};
+    use crate::conductor::certificate_test_support::*;
+
+    const CREATOR: &[&str] = &[
+        "X-Project-Id: p1",
+        "X-User-Id: u1",
+        "X-Roles: member,reader",
+    ];
+    const READER: &[&str] = &["X-Project-Id: p1", "X-User-Id: u1", "X-Roles: reader"];
+    const PEER: &[&str] = &[
+        "X-Project-Id: p1",
+        "X-User-Id: u9",
+        "X-Roles: member,reader",
+    ];
+    const OTHER: &[&str] = &["X-Project-Id: p2", "X-User-Id: u2", "X-Roles: member"];
+    const OTHER_ADMIN: &[&str] = &["X-Project-Id: p2", "X-User-Id: a", "X-Roles: admin"];
+    const ADMIN: &[&str] = &["X-Project-Id: p1", "X-User-Id: uadmin", "X-Roles: admin"];
+
+    /// The application with cluster `c1` of p1/u1 (CREATE_COMPLETE) and
+    /// its certificates.
+    async fn app() -> (TestApp, Cluster) {
+        let app = TestApp::new().await;
+        let cl =
+            cluster_with_certificates(&app.t.conductor, "c1", Status::CreateComplete, false, None)
+                .await;
+        (app, cl)
+    }
+
+    fn detail(a: &Answer) -> String {
+        a.json()["errors"][0]["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    #[track_caller]
+    fn expect(a: &Answer, status: u16, want: &str) {
+        assert_eq!(a.status.as_u16(), status, "{}", a.text());
+        if !want.is_empty() {
+            assert_eq!(detail(a), want);
+        }
+    }
+
+    async fn stored_ca(app: &TestApp, cl: &Cluster, ca_type: Option<&str>) -> String {
+        app.t
+            .conductor
+            .get_ca_certificate(cl, ca_type)
+            .await
+            .expect("the stored CA")
+    }
+
+    async fn post(app: &TestApp, who: &[&str], body: &Value) -> Answer {
+        app.call("POST /v1/certificates", &body.to_string(), who)
+            .await
+    }
+
+    #[tokio::test]
+    async fn get_serves_the_ca_ca_cert_type_chooses() {
+        let (app, cl) = app().await;
+        let u = &cl.uuid;
+        for (query, ca_type) in [
+            ("", None),
+            ("?ca_cert_type=kubernetes", None),
+            ("?ca_cert_type=whatever", None),
+            ("?ca_cert_type=etcd", Some("etcd")),
+            ("?ca_cert_type=front_proxy", Some("front-proxy")),
+            ("?ca_cert_type=front-proxy", Some("front-proxy")),
+        ] {
+            let a = app
+                .call(&format!("GET /v1/certificates/{u}{query}"), "", READER)
+                .await;
+            expect(&a, 200, "");
+            assert_eq!(
+                a.json(),
+                json!({
+                    "cluster_uuid": u,
+                    "links": [
+                        {"href": format!("http://localhost/v1/certificates/{u}"), "rel": "self"},
+                        {"href": format!("http://localhost/certificates/{u}"), "rel": "bookmark"},
+                    ],
+                    "pem": stored_ca(&app, &cl, ca_type).await,
+                }),
+                "{query}"
+            );
+        }
+        let cas = [
+            stored_ca(&app, &cl, None).await,
+            stored_ca(&app, &cl, Some("etcd")).await,
+            stored_ca(&app, &cl, Some("front-proxy")).await,
+        ];
+        assert!(cas[0] != cas[1] && cas[1] != cas[2], "three CAs");
+    }
+
+    #[tokio::test]
+    async fn get_lookup_and_policy() {
+        let (app, cl) = app().await;
+        let path = format!("GET /v1/certificates/{}", cl.uuid);
+        // By name.
+        let a = app.call("GET /v1/certificates/c1", "", CREATOR).await;
+        expect(&a, 200, "");
+        assert_eq!(a.json()["cluster_uuid"], json!(cl.uuid));
+        expect(
+            &app.call("GET /v1/certificates/nope", "", CREATOR).await,
+            404,
+            "Cluster nope could not be found.",
+        );
+        // Another project's cluster is not found, even for an admin.
+        expect(&app.call(&path, "", OTHER).await, 404, "");
+        expect(&app.call(&path, "", OTHER_ADMIN).await, 404, "");
+        expect(
+            &app.call(&path, "", PEER).await,
+            403,
+            "Policy doesn't allow certificate:get to be performed.",
+        );
+        expect(&app.call(&path, "", ADMIN).await, 200, "");
+        expect(
+            &app.call("GET /v1/certificates/detail", "", CREATOR).await,
+            404,
+            "Cluster detail could not be found.",
+        );
+    }
+
+    #[tokio::test]
+    async fn post_signs_the_csr_with_the_ca_ca_cert_type_chooses() {
+        let (app, cl) = app().await;
+        for ca_type in [
+            None,
+            Some("kubernetes"),
+            Some("etcd"),
+            Some("front_proxy"),
+            Some("front-proxy"),
+        ] {
+            let csr = csr("system:node:n1");
+            let mut body = json!({"cluster_uuid": "c1", "csr": csr});
+            if let Some(t) = ca_type {
+                body["ca_cert_type"] = json!(t);
+            }
+            let a = post(&app, CREATOR, &body).await;
+            expect(&a, 201, "");
+            let got = a.json();
+            assert_eq!(got["cluster_uuid"], json!(cl.uuid));
+            assert_eq!(got["csr"], json!(csr));
+            assert_eq!(
+                got.get("ca_cert_type").cloned(),
+                ca_type.map(|t| json!(t)),
+                "ca_cert_type is answered when sent"
+            );
+            assert_eq!(
+                got["links"][0]["href"],
+                json!(format!("http://localhost/v1/certificates/{}", cl.uuid))
+            );
+            let pem = got["pem"].as_str().unwrap_or_default();
+            assert!(!pem.ends_with('\n'), "no trailing newline");
+            let cert = verify(pem, &stored_ca(&app, &cl, ca_type).await);
+            assert_eq!(
+                name_entry(cert.subject_name(), Nid::COMMONNAME),
+                "system:node:n1"
+            );
+            assert_eq!(name_entry(cert.issuer_name(), Nid::COMMONNAME), "c1");
+        }
+        // ca_cert_type null is answered as null and chooses the Kubernetes CA.
+        let a = post(
+            &app,
+            CREATOR,
+            &json!({"cluster_uuid": cl.uuid, "csr": csr("n2"), "ca_cert_type": null}),
+        )
+        .await;
+        expect(&a, 201, "");
+        assert_eq!(a.json().get("ca_cert_type"), Some(&Value::Null));
+        verify(
+            a.json()["pem"].as_str().unwrap_or_default(),
+            &stored_ca(&app, &cl, None).await,
+        );
+    }
+
+    #[tokio::test]
+    async fn post_refusals() {
+        let (app, cl) = app().await;
+        let u = &cl.uuid;
+        expect(
+            &post(
+                &app,
+                CREATOR,
+                &json!({"cluster_uuid": u, "csr": "fake-csr"}),
+            )
+            .await,
+            400,
+            "Received invalid csr b'fake-csr'.",
+        );
+        let a = post(
+            &app,
+            CREATOR,
+            &json!({"cluster_uuid": u, "csr": corrupt(&csr("x"))}),
+        )
+        .await;
+        expect(&a, 400, "");
+        assert!(
+            detail(&a).starts_with("Received invalid csr "),
+            "{}",
+            detail(&a)
+        );
+        expect(
+            &post(
+                &app,
+                CREATOR,
+                &json!({"cluster_uuid": "not_found", "csr": "x"}),
+            )
+            .await,
+            400,
+            "Cluster not_found could not be found.",
+        );
+        expect(
+            &post(&app, PEER, &json!({"cluster_uuid": u, "csr": "x"})).await,
+            403,
+            "Policy doesn't allow certificate:create to be performed.",
+        );
+        // The cluster lookup comes before the policy.
+        expect(
+            &post(&app, PEER, &json!({"cluster_uuid": "nope", "csr": "x"})).await,
+            400,
+            "Cluster nope could not be found.",
+        );
+        expect(
+            &post(
+                &app,
+                CREATOR,
+                &json!({"cluster_uuid": u, "csr": "x", "foo": 1}),
+            )
+            .await,
+            400,
+            "Unknown attribute for argument certificate: foo",
+        );
+        expect(
+            &post(
+                &app,
+                CREATOR,
+                &json!({"cluster_uuid": u, "csr": "x", "links": "l"}),
+            )
+            .await,
+            400,
+            "Invalid input for field/attribute links. Value: 'l'. Cannot set read only field.",
+        );
+        expect(
+            &post(&app, CREATOR, &json!({"cluster_uuid": u, "csr": ""})).await,
+            400,
+            "Invalid input for field/attribute csr. Value: ''. Value should have a minimum character requirement of 1",
+        );
+        expect(
+            &post(&app, CREATOR, &json!({"csr": "x"})).await,
+            400,
+            "Invalid input for field/attribute cluster_uuid. Value: 'None'. Mandatory field missing.",
+        );
+        expect(
+            &post(&app, CREATOR, &json!({"cluster_uuid": u})).await,
+            400,
+            "Invalid input for field/attribute csr. Value: 'None'. Mandatory field missing.",
+        );
+        expect(
+            &app.call("POST /v1/certificates", "", CREATOR).await,
+            400,
+            "Missing argument: \"certificate\"",
+        );
+    }
+
+    /// The exchange of `openstack coe cluster config`: python-magnumclient
+    /// makes an RSA key and a CSR for `CN=admin, O=system:masters` with no
+    /// extension, posts it, and writes the answer with the CA of GET into
+    /// the kubeconfig. The certificate verifies against that CA, keeps the
+    /// subject, carries only a subjectKeyIdentifier and is valid for
+    /// `term_of_validity` (1825) days plus the day Magnum adds.
+    #[tokio::test]
+    async fn the_cluster_config_exchange_gives_an_admin_certificate_of_the_ca() {
+        use openssl::hash::MessageDigest;
+        use openssl::pkey::PKey;
+        use openssl::rsa::Rsa;
+        use openssl::x509::{X509NameBuilder, X509ReqBuilder};
+
+        let (app, cl) = app().await;
+        let key = PKey::from_rsa(Rsa::generate(2048).expect("RSA")).expect("key");
+        let mut name = X509NameBuilder::new().expect("name");
+        name.append_entry_by_nid(Nid::COMMONNAME, "admin")
+            .expect("CN");
+        name.append_entry_by_nid(Nid::ORGANIZATIONNAME, "system:masters")
+            .expect("O");
+        let mut b = X509ReqBuilder::new().expect("request");
+        b.set_subject_name(&name.build()).expect("subject");
+        b.set_pubkey(&key).expect("public key");
+        b.sign(&key, MessageDigest::sha256()).expect("sign");
+        let csr = String::from_utf8(b.build().to_pem().expect("PEM")).expect("ASCII");
+        let a = post(&app, CREATOR, &json!({"cluster_uuid": cl.uuid, "csr": csr})).await;
+        expect(&a, 201, "");
+        let pem = a.json()["pem"].as_str().unwrap_or_default().to_owned();
+        let ca = app
+            .call(&format!("GET /v1/certificates/{}", cl.uuid), "", CREATOR)
+            .await
+            .json()["pem"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let cert = verify(&pem, &ca);
+        assert_eq!(name_entry(cert.subject_name(), Nid::COMMONNAME), "admin");
+        assert_eq!(
+            name_entry(cert.subject_name(), Nid::ORGANIZATIONNAME),
+            "system:masters"
+        );
+        let der = cert.to_der().expect("DER");
+        let (_, parsed) = x509_parser::parse_x509_certificate(&der).expect("parse");
+        let exts: Vec<String> = parsed
+            .extensions()
+            .iter()
+            .map(|e| e.oid.to_id_string())
+            .collect();
+        assert_eq!(exts, ["2.5.29.14"], "only a subjectKeyIdentifier");
+        let v = parsed.validity();
+        let secs = v.not_after.timestamp() - v.not_before.timestamp();
+        assert!(
+            (1825 * 86_400..=1827 * 86_400).contains(&secs),
+            "validity {secs} s"
+        );
+        let ca_cert = openssl::x509::X509::from_pem(ca.as_bytes()).expect("CA");
+        assert_eq!(
+            cert.issuer_name().to_der().expect("DER"),
+            ca_cert.subject_name().to_der().expect("DER"),
+            "issued by the cluster's CA"
+        );
+    }
+
+    #[tokio::test]
+    async fn hostile_csrs_get_a_400_and_never_a_signed_ca() {
+        let (app, cl) = app().await;
+        let huge = format!(
+            "-----BEGIN CERTIFICATE REQUEST-----\n{}\n-----END CERTIFICATE REQUEST-----\n",
+            "A".repeat(200_000)
+        );
+        for bad in [huge, "\u{0}\u{1}garbage".to_owned(), corrupt(&csr("x"))] {
+            let a = post(&app, CREATOR, &json!({"cluster_uuid": cl.uuid, "csr": bad})).await;
+            assert_eq!(
+                a.status.as_u16(),
+                400,
+                "{}",
+                a.text().chars().take(200).collect::<String>()
+            );
+            assert!(a.json().get("pem").is_none());
+        }
+    }
+
+    #[tokio::test]
+    async fn patch_rotates_the_cas() {
+        let (app, cl) = app().await;
+        let old = stored_ca(&app, &cl, None).await;
+        let path = format!("PATCH /v1/certificates/{}", cl.uuid);
+        let a = app.call(&path, "{}", CREATOR).await;
+        expect(&a, 202, "");
+        assert_eq!(a.json(), json!({"uuid": cl.uuid}));
+        let got = reload(&app.t.conductor, &cl.uuid).await;
+        assert_eq!(got.status, Some(Status::UpdateInProgress));
+        let new = stored_ca(&app, &got, None).await;
+        assert_ne!(new, old, "CA replaced");
+        let a = app
+            .call(&format!("GET /v1/certificates/{}", cl.uuid), "", CREATOR)
+            .await;
+        assert_eq!(a.json()["pem"], json!(new), "GET serves the rotated CA");
+        // The cluster is now UPDATE_IN_PROGRESS.
+        expect(
+            &app.call(&path, "", CREATOR).await,
+            400,
+            "Updating a cluster when status is \"UPDATE_IN_PROGRESS\" is not supported.",
+        );
+    }
+
+    #[tokio::test]
+    async fn patch_refusals_change_nothing() {
+        let (app, _) = app().await;
+        let c = &app.t.conductor;
+        let norot = cluster_with_certificates(
+            c,
+            "norot",
+            Status::CreateComplete,
+            false,
+            labels(&[("fake_no_ca_rotation", "true")]),
+        )
+        .await;
+        cluster_with_certificates(c, "notls", Status::CreateComplete, true, None).await;
+        let before = key_pair_rows(&app.t.db).await;
+        expect(
+            &app.call("PATCH /v1/certificates/norot", "", CREATOR).await,
+            400,
+            "'rotate_ca_certificate' is not supported by this driver.",
+        );
+        assert_eq!(key_pair_rows(&app.t.db).await, before, "no row added");
+        let got = reload(c, &norot.uuid).await;
+        assert_eq!(got.status, Some(Status::CreateComplete));
+        assert_eq!(
+            (
+                &got.ca_cert_ref,
+                &got.etcd_ca_cert_ref,
+                &got.front_proxy_ca_cert_ref,
+                &got.magnum_cert_ref
+            ),
+            (
+                &norot.ca_cert_ref,
+                &norot.etcd_ca_cert_ref,
+                &norot.front_proxy_ca_cert_ref,
+                &norot.magnum_cert_ref
+            ),
+            "every reference unchanged"
+        );
+        expect(
+            &app.call("PATCH /v1/certificates/notls", "", CREATOR).await,
+            400,
+            "Rotating the CA certificate on a non-TLS cluster is not supported",
+        );
+        expect(
+            &app.call("PATCH /v1/certificates/c1", "", READER).await,
+            403,
+            "Policy doesn't allow certificate:rotate_ca to be performed.",
+        );
+        expect(
+            &app.call("PATCH /v1/certificates/nope", "", CREATOR).await,
+            404,
+            "Cluster nope could not be found.",
+        );
+        expect(
+            &app.call("PATCH /v1/certificates/c1", "{\"x\": 1}", CREATOR)
+                .await,
+            400,
+            "Unknown argument: \"x\"",
+        );
+        assert_eq!(key_pair_rows(&app.t.db).await, before, "no row added");
+    }
+
+    #[tokio::test]
+    async fn deleting_a_clusters_certificates_removes_its_rows() {
+        let (app, mut cl) = app().await;
+        assert_eq!(key_pair_rows(&app.t.db).await, 4);
+        app.t
+            .conductor
+            .delete_cluster_certificates(&mut cl)
+            .await
+            .expect("delete");
+        assert_eq!(key_pair_rows(&app.t.db).await, 0);
+    }
 }

@@ -15,6 +15,8 @@ mod services;
 #[cfg(test)]
 pub(crate) mod testing;
 
+#[cfg(test)]
+pub(crate) use certificates::test_support as certificate_test_support;
 pub use certificates::{CERTIFICATE_COLUMNS, CertificateRefs};
 pub use error::{Error, Result};
 pub use services::Heartbeat;

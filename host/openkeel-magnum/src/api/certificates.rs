@@ -273,6 +273,14 @@ mod tests {
     use openssl::nid::Nid;
     use serde_json::{Value, json};
 
+    use openssl::dsa::Dsa;
+    use openssl::ec::{EcGroup, EcKey};
+    use openssl::hash::MessageDigest;
+    use openssl::pkey::{PKey, Private};
+    use openssl::stack::Stack;
+    use openssl::x509::extension::BasicConstraints;
+    use openssl::x509::{X509NameBuilder, X509ReqBuilder};
+
     use crate::api::testing::{Answer, TestApp};
     use crate::conductor::certificate_test_support::*;
 
@@ -545,10 +553,7 @@ mod tests {
     /// `term_of_validity` (1825) days plus the day Magnum adds.
     #[tokio::test]
     async fn the_cluster_config_exchange_gives_an_admin_certificate_of_the_ca() {
-        use openssl::hash::MessageDigest;
-        use openssl::pkey::PKey;
         use openssl::rsa::Rsa;
-        use openssl::x509::{X509NameBuilder, X509ReqBuilder};
 
         let (app, cl) = app().await;
         let key = PKey::from_rsa(Rsa::generate(2048).expect("RSA")).expect("key");
@@ -607,7 +612,14 @@ mod tests {
             "-----BEGIN CERTIFICATE REQUEST-----\n{}\n-----END CERTIFICATE REQUEST-----\n",
             "A".repeat(200_000)
         );
-        for bad in [huge, "\u{0}\u{1}garbage".to_owned(), corrupt(&csr("x"))] {
+        let dsa = PKey::from_dsa(Dsa::generate(2048).expect("DSA")).expect("key");
+        for bad in [
+            huge,
+            "\u{0}\u{1}garbage".to_owned(),
+            corrupt(&csr("x")),
+            request(&dsa, None),
+            request(&ec_key(), Some(true)),
+        ] {
             let a = post(&app, CREATOR, &json!({"cluster_uuid": cl.uuid, "csr": bad})).await;
             assert_eq!(
                 a.status.as_u16(),
@@ -617,6 +629,51 @@ mod tests {
             );
             assert!(a.json().get("pem").is_none());
         }
+        // A non-critical CA:TRUE request is signed, as Magnum does, with
+        // CA:FALSE.
+        let a = post(
+            &app,
+            CREATOR,
+            &json!({"cluster_uuid": cl.uuid, "csr": request(&ec_key(), Some(false))}),
+        )
+        .await;
+        expect(&a, 201, "");
+        let pem = a.json()["pem"].as_str().unwrap_or_default().to_owned();
+        let der = openssl::x509::X509::from_pem(pem.as_bytes())
+            .expect("PEM")
+            .to_der()
+            .expect("DER");
+        let (_, parsed) = x509_parser::parse_x509_certificate(&der).expect("parse");
+        assert!(!parsed.is_ca(), "never a CA");
+    }
+
+    fn ec_key() -> PKey<Private> {
+        let group = EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).expect("P-256");
+        PKey::from_ec_key(EcKey::generate(&group).expect("EC key")).expect("key")
+    }
+
+    /// A CSR for `CN=hostile` with `key`, asking for CA:TRUE (critical or
+    /// not) when `ca` is set.
+    fn request(key: &PKey<Private>, ca: Option<bool>) -> String {
+        let mut name = X509NameBuilder::new().expect("name");
+        name.append_entry_by_nid(Nid::COMMONNAME, "hostile")
+            .expect("CN");
+        let mut b = X509ReqBuilder::new().expect("request");
+        b.set_subject_name(&name.build()).expect("subject");
+        b.set_pubkey(key).expect("public key");
+        if let Some(critical) = ca {
+            let mut bc = BasicConstraints::new();
+            bc.ca();
+            if critical {
+                bc.critical();
+            }
+            let mut exts = Stack::new().expect("stack");
+            exts.push(bc.build().expect("basicConstraints"))
+                .expect("push");
+            b.add_extensions(&exts).expect("extensions");
+        }
+        b.sign(key, MessageDigest::sha256()).expect("sign");
+        String::from_utf8(b.build().to_pem().expect("PEM")).expect("ASCII")
     }
 
     #[tokio::test]
@@ -657,28 +714,19 @@ mod tests {
         .await;
         cluster_with_certificates(c, "notls", Status::CreateComplete, true, None).await;
         let before = key_pair_rows(&app.t.db).await;
+        let row_before = reload(c, &norot.uuid).await;
         expect(
             &app.call("PATCH /v1/certificates/norot", "", CREATOR).await,
             400,
             "'rotate_ca_certificate' is not supported by this driver.",
         );
         assert_eq!(key_pair_rows(&app.t.db).await, before, "no row added");
-        let got = reload(c, &norot.uuid).await;
-        assert_eq!(got.status, Some(Status::CreateComplete));
+        // The row diff: nothing of the cluster changed, its certificate
+        // references included.
         assert_eq!(
-            (
-                &got.ca_cert_ref,
-                &got.etcd_ca_cert_ref,
-                &got.front_proxy_ca_cert_ref,
-                &got.magnum_cert_ref
-            ),
-            (
-                &norot.ca_cert_ref,
-                &norot.etcd_ca_cert_ref,
-                &norot.front_proxy_ca_cert_ref,
-                &norot.magnum_cert_ref
-            ),
-            "every reference unchanged"
+            reload(c, &norot.uuid).await,
+            row_before,
+            "the row is unchanged"
         );
         expect(
             &app.call("PATCH /v1/certificates/notls", "", CREATOR).await,

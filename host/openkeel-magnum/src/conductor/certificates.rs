@@ -1005,6 +1005,11 @@ mod tests {
             "Updating a cluster when status is \"CREATE_IN_PROGRESS\" is not supported.",
         );
         assert_eq!(key_pair_rows(&t.db).await, before);
+        // The refusal is an update that failed, as Magnum notifies it.
+        let sent = t.notifications.take();
+        assert_eq!(sent.len(), 1, "{sent:?}");
+        assert_eq!(sent[0].event_type, "magnum.cluster.update");
+        assert_eq!(sent[0].payload["outcome"], "failure");
         let notls =
             cluster_with_certificates(c, "rot-notls", Status::CreateComplete, true, None).await;
         expect_400(
@@ -1027,6 +1032,13 @@ mod tests {
         )
         .await;
         assert!(c.rotate_ca(&member("p1", "u1"), &cl).await.is_err());
+        let sent = t.notifications.take();
+        assert_eq!(
+            sent.iter()
+                .map(|n| (n.event_type.as_str(), n.payload["outcome"].as_str()))
+                .collect::<Vec<_>>(),
+            [("magnum.cluster.update", Some("failure"))]
+        );
         let got: Cluster = reload(c, &cl.uuid).await;
         assert_eq!(got.status, Some(Status::UpdateFailed));
         assert!(got.status_reason.is_some_and(|r| !r.is_empty()));

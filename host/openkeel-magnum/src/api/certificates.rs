@@ -752,6 +752,54 @@ mod tests {
         assert_eq!(key_pair_rows(&app.t.db).await, before, "no row added");
     }
 
+    /// The routes are unversioned (the 1.5 of CA rotation is not
+    /// enforced), have no list, and PATCH without an identifier misses its
+    /// argument.
+    #[tokio::test]
+    async fn versions_and_routes() {
+        let (app, cl) = app().await;
+        let at = |v: &'static str| {
+            let mut h = CREATOR.to_vec();
+            h.push(v);
+            h
+        };
+        let a = app
+            .call(
+                &format!("GET /v1/certificates/{}", cl.uuid),
+                "",
+                &at("OpenStack-API-Version: container-infra 1.1"),
+            )
+            .await;
+        expect(&a, 200, "");
+        let a = app
+            .call(
+                &format!("PATCH /v1/certificates/{}", cl.uuid),
+                "",
+                &at("OpenStack-API-Version: container-infra 1.4"),
+            )
+            .await;
+        expect(&a, 202, "");
+        expect(
+            &app.call("GET /v1/certificates", "", CREATOR).await,
+            405,
+            "",
+        );
+        expect(
+            &app.call("PATCH /v1/certificates/", "", CREATOR).await,
+            400,
+            "Missing argument: \"cluster_ident\"",
+        );
+        let a = app
+            .call(
+                &format!("POST /v1/credentials/{}", cl.uuid),
+                "",
+                &at("OpenStack-API-Version: container-infra 1.12"),
+            )
+            .await;
+        expect(&a, 405, "");
+        assert_eq!(a.header("allow"), "PATCH");
+    }
+
     #[tokio::test]
     async fn deleting_a_clusters_certificates_removes_its_rows() {
         let (app, mut cl) = app().await;

@@ -189,3 +189,51 @@ fn check_kubeconfig(dir: &Path, ca_pem: &str) {
         / 86_400.0;
     assert!((1825.0..=1827.0).contains(&days), "validity {days} days");
 }
+
+/// `[certificates]/cert_manager_type`: kubernetes needs a reachable
+/// management cluster configuration; barbican and local are refused at
+/// start. Each is one line naming the option, never a panic.
+#[test]
+fn certificate_store_start_up_errors() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("magnum.db").display().to_string();
+    let missing = dir.path().join("no-such-kubeconfig").display().to_string();
+    for (name, store, want) in [
+        (
+            "kubernetes without a kubeconfig",
+            format!("kubernetes\n[capi]\nkubeconfig = {missing}\n"),
+            "[capi]/kubeconfig",
+        ),
+        (
+            "barbican",
+            "barbican\n".to_owned(),
+            "cert_manager_type = barbican is not supported",
+        ),
+        (
+            "local",
+            "local\n".to_owned(),
+            "cert_manager_type = local is not supported",
+        ),
+    ] {
+        let conf = dir.path().join("magnum.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "[DEFAULT]\nauth_strategy = noauth\n[database]\nconnection = sqlite:///{db}\n[certificates]\ncert_manager_type = {store}"
+            ),
+        )
+        .expect("write conf");
+        let conf = conf.display().to_string();
+        let o = crate::harness::okm(&["db", "upgrade", "--config-file", &conf]);
+        assert_eq!(o.code, 0, "db upgrade: {}", o.stderr);
+        let o = crate::harness::okm(&["api", "--config-file", &conf]);
+        assert_ne!(o.code, 0, "{name}: the server started");
+        let last = o.stderr.trim().lines().last().unwrap_or("").to_owned();
+        assert!(
+            last.contains(want),
+            "{name}: last stderr line {last:?} (stderr: {})",
+            o.stderr
+        );
+        assert!(!o.stderr.contains("panicked"), "{name}: {}", o.stderr);
+    }
+}

@@ -10,6 +10,7 @@
 pub mod accept;
 pub mod body;
 pub mod certificates;
+pub mod cluster_templates;
 pub mod credentials;
 pub mod errors;
 pub mod json;
@@ -665,6 +666,7 @@ pub fn handlers(services: &Services) -> Handlers {
     certificates::register(&mut h, services);
     credentials::register(&mut h, services);
     mservices::register(&mut h, services);
+    cluster_templates::register(&mut h, services);
     h
 }
 

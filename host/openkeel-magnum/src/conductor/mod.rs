@@ -7,6 +7,7 @@
 
 mod certificates;
 mod cluster_state;
+pub mod cluster_templates;
 mod credentials;
 mod error;
 pub mod lookup;
@@ -18,6 +19,7 @@ pub(crate) mod testing;
 #[cfg(test)]
 pub(crate) use certificates::test_support as certificate_test_support;
 pub use certificates::{CERTIFICATE_COLUMNS, CertificateRefs};
+pub use cluster_templates::{TemplateCreate, TemplateUpdate};
 pub use error::{Error, Result};
 pub use services::Heartbeat;
 

@@ -9,8 +9,10 @@
 
 pub mod accept;
 pub mod body;
+pub mod certificates;
 pub mod cluster_templates;
 pub mod clusters;
+pub mod credentials;
 pub mod errors;
 pub mod federations;
 pub mod json;
@@ -666,6 +668,8 @@ pub struct Services {
 /// handlers. Each resource module adds its own `register` call here.
 pub fn handlers(services: &Services) -> Handlers {
     let mut h = builtin_handlers();
+    certificates::register(&mut h, services);
+    credentials::register(&mut h, services);
     mservices::register(&mut h, services);
     cluster_templates::register(&mut h, services);
     clusters::register(&mut h, services);

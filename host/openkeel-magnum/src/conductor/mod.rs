@@ -8,6 +8,9 @@
 mod cluster_actions;
 pub mod cluster_templates;
 mod clusters;
+mod certificates;
+mod cluster_state;
+mod credentials;
 mod error;
 mod federations;
 mod jobs;
@@ -30,6 +33,9 @@ mod lookup_tests;
 pub(crate) mod testing;
 
 pub use cluster_actions::{ClusterResize, ClusterUpgrade};
+#[cfg(test)]
+pub(crate) use certificates::test_support as certificate_test_support;
+pub use certificates::{CERTIFICATE_COLUMNS, CertificateRefs};
 pub use cluster_templates::{TemplateCreate, TemplateUpdate};
 pub use clusters::{ClusterCreate, ClusterDetail, ClusterPage, ClusterUpdate, generate_name};
 pub use error::{Error, Result};

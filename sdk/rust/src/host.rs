@@ -4,8 +4,11 @@
 //! store ([`state`]). Every call may be refused with a [`HostError`]
 //! (never a trap); `?` turns it into a [`DriverError`](crate::DriverError).
 
+#[cfg(target_family = "wasm")]
 use crate::bindings::openkeel::magnum_driver as w;
 use crate::error::HostError;
+#[cfg(not(target_family = "wasm"))]
+use crate::native as w;
 
 /// The management cluster. Each call is checked against the driver's
 /// grants (api version, kind, verb, namespace) before it reaches

@@ -41,6 +41,11 @@
 //!   [`logging`] are the host's imports; [`k8s`] (feature `k8s`) reads and
 //!   writes k8s-openapi types.
 //!
+//! Outside WebAssembly (`cargo test` of a driver on the build machine) the
+//! `kube`, `config`, `state` and log imports answer from the in-memory
+//! world of [`testing`]; the real host with in-memory services is the
+//! `openkeel-magnum-driver-testkit` crate's.
+//!
 //! A fresh instance serves every call: keep nothing in statics between
 //! calls, put what must survive in [`state`] and be ready to recover from
 //! the rows when it is empty.
@@ -62,6 +67,10 @@ mod host;
 mod json;
 mod labels;
 pub mod logging;
+#[cfg(not(target_family = "wasm"))]
+mod native;
+#[cfg(not(target_family = "wasm"))]
+pub mod testing;
 mod types;
 
 pub use error::{

@@ -9,6 +9,10 @@ use std::sync::Once;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::bindings::openkeel::magnum_driver::log as wlog;
+#[cfg(target_family = "wasm")]
+use crate::bindings::openkeel::magnum_driver::log as import;
+#[cfg(not(target_family = "wasm"))]
+use crate::native::log as import;
 
 /// A log level, least verbose last.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -51,7 +55,7 @@ pub fn write(level: Level, message: &str, fields: &[(&str, &str)]) {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    wlog::write(level.into(), message, &fields);
+    import::write(level.into(), message, &fields);
 }
 
 /// Not asked yet.
@@ -64,7 +68,7 @@ pub fn max_level() -> Level {
     if cached != UNKNOWN {
         return level_of(cached);
     }
-    let l = Level::from(wlog::max_level());
+    let l = Level::from(import::max_level());
     MAX_LEVEL.store(l as u8, Ordering::Relaxed);
     l
 }

@@ -16,6 +16,7 @@ const ARTIFACTS: &[(&str, &str)] = &[
     ("OKM_GUEST_FAKE", "openkeel_magnum_driver_fake"),
     ("OKM_GUEST_SANDBOX", "okm_sandbox_component"),
     ("OKM_GUEST_V2", "okm_v2_component"),
+    ("OKM_GUEST_CONFORMANCE", "okm_conformance_component"),
 ];
 
 const TARGET: &str = "wasm32-wasip2";

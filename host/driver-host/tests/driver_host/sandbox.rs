@@ -393,7 +393,7 @@ async fn kube_apply_outside_the_granted_namespace_or_kind_is_denied() {
         assert_eq!(
             r,
             Err(CallError::Failed(
-                "HostError::AccessDenied(\"driver sb-kube is not granted kube apply of v1/ConfigMap in namespace kube-system\")".into()
+                "AccessDenied(\"driver sb-kube is not granted kube apply of v1/ConfigMap in namespace kube-system\")".into()
             ))
         );
         // Another kind.
@@ -409,6 +409,14 @@ async fn kube_apply_outside_the_granted_namespace_or_kind_is_denied() {
             other => panic!("{other:?}"),
         }
         assert_eq!(k.objects().len(), 1, "a refused object was stored");
+        // The host remembers what it refused (the conformance kit reads it).
+        assert_eq!(
+            d.refused_imports(),
+            [
+                "kube apply of v1/ConfigMap in namespace kube-system",
+                "kube apply of v1/Secret in namespace magnum-system",
+            ]
+        );
         // A refusal is the driver's answer, not a fault.
         assert_eq!(d.health().faults_total, 0);
     })

@@ -120,7 +120,8 @@ fn behave(cluster: Option<&Cluster>) -> Result<Update, DriverError> {
                 &[("k", "v")],
             );
             openkeel_magnum_driver::log::info!("sandbox component: through log");
-            let _span = openkeel_magnum_driver::tracing::info_span!("phase", step = "one").entered();
+            let _span =
+                openkeel_magnum_driver::tracing::info_span!("phase", step = "one").entered();
             openkeel_magnum_driver::tracing::warn!(k2 = "v2", "sandbox component: through tracing");
             println!("sandbox component: stdout line");
             eprintln!("sandbox component: stderr line");

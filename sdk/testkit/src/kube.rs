@@ -208,18 +208,19 @@ impl ApiServer {
         let revision = inner.revision;
         let stored = match inner.objects.get_mut(&r) {
             Some(s) => {
-                let before = spec_part(&s.render());
+                let before = client_part(s.render());
                 match s.applied.iter_mut().find(|(m, _)| m == manager) {
                     Some((_, cfg)) => *cfg = body,
                     None => s.applied.push((manager.to_string(), body)),
                 }
-                let after = spec_part(&s.render());
+                let after = client_part(s.render());
                 if after == before {
                     // A no-op apply changes nothing, resourceVersion included.
                     inner.revision -= 1;
                 } else {
                     s.resource_version = revision;
-                    if manager != CONTROLLER {
+                    // Only a change outside status is a new generation.
+                    if spec_part(&after) != spec_part(&before) {
                         s.generation += 1;
                     }
                 }

@@ -95,7 +95,7 @@ async fn a_conforming_driver_passes_every_check() {
     let kit = load(conformance_driver(), Some("good")).await;
     let report = conformance::run(&kit, &size_refusals()).await;
     report.assert_passed();
-    assert_eq!(report.checks.len(), 10, "{report}");
+    assert_eq!(report.checks.len(), 9, "{report}");
     assert!(
         report.checks.iter().all(|c| c.outcome == Outcome::Passed),
         "{report}"

@@ -25,13 +25,16 @@ use std::collections::BTreeMap;
 use crate::logging::Level;
 use crate::types::{K8sObject, ObjectRef};
 
+/// One logged record: level, message and fields.
+pub type LogRecord = (Level, String, Vec<(String, String)>);
+
 #[derive(Default)]
 struct World {
     options: BTreeMap<String, String>,
     files: BTreeMap<String, String>,
     state: BTreeMap<String, String>,
     objects: BTreeMap<ObjectRef, K8sObject>,
-    logs: Vec<(Level, String, Vec<(String, String)>)>,
+    logs: Vec<LogRecord>,
     max_level: Option<Level>,
 }
 
@@ -74,7 +77,7 @@ pub fn state() -> BTreeMap<String, String> {
 }
 
 /// The records logged so far: level, message and fields.
-pub fn logs() -> Vec<(Level, String, Vec<(String, String)>)> {
+pub fn logs() -> Vec<LogRecord> {
     with(|w| w.logs.clone())
 }
 

@@ -405,7 +405,6 @@ impl Run<'_> {
         let b = w();
         let r = d.watches(&fixtures::admin(), &st).await.map(|_| ());
         note("watches", r, b, w());
-        drop(note);
         self.record(
             "answers-within-the-contract",
             match faults.first() {
@@ -429,11 +428,11 @@ impl Run<'_> {
         Fut: std::future::Future<Output = Answer>,
     {
         let first = call().await;
-        if let Err(e) = &first {
-            if is_not_supported(e) {
-                self.record(name, Outcome::Skipped("not supported by the driver".into()));
-                return None;
-            }
+        if let Err(e) = &first
+            && is_not_supported(e)
+        {
+            self.record(name, Outcome::Skipped("not supported by the driver".into()));
+            return None;
         }
         let snap1 = self.kit.kube().snapshot();
         let second = call().await;

@@ -660,6 +660,10 @@ async fn guest_output_and_logs_reach_tracing_with_the_driver_name() {
         .with_max_level(tracing::Level::INFO)
         .finish();
     let _guard = tracing::subscriber::set_default(subscriber);
+    // Another test's thread may have registered the host's log callsites
+    // while no subscriber was set (their interest is then cached as
+    // "never"): recompute it now that this one is.
+    tracing::callsite::rebuild_interest_cache();
     let h = host(
         &["sb-log"],
         vec![sandbox("log", "", ALL_CAPS)],
@@ -723,6 +727,10 @@ async fn a_panic_is_logged_at_error_before_the_trap() {
         .with_max_level(tracing::Level::ERROR)
         .finish();
     let _guard = tracing::subscriber::set_default(subscriber);
+    // Another test's thread may have registered the host's log callsites
+    // while no subscriber was set (their interest is then cached as
+    // "never"): recompute it now that this one is.
+    tracing::callsite::rebuild_interest_cache();
     let h = host(
         &["sb-panic"],
         vec![sandbox("panic", "", ALL_CAPS)],

@@ -548,6 +548,8 @@ impl Stack {
                 .unwrap_or_default();
             format!("{}{}", front.url, e.strip_prefix(&fake_url).unwrap_or(e))
         };
+        let [image_url, compute_url, network_url] =
+            ["image", "compute", "network"].map(endpoint_of);
 
         let port = free_port();
         let conf = dir.path().join("magnum.conf");
@@ -615,9 +617,9 @@ impl Stack {
 
         let urls = [
             ("container-infra", "magnum", stack.endpoint.clone()),
-            ("image", "glance", endpoint_of("image")),
-            ("compute", "nova", endpoint_of("compute")),
-            ("network", "neutron", endpoint_of("network")),
+            ("image", "glance", image_url),
+            ("compute", "nova", compute_url),
+            ("network", "neutron", network_url),
             ("identity", "keystone", stack.identity().url.clone()),
         ];
         let urls: Vec<(&str, &str, &str)> = urls

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use crate::harness::{
     Check, EXT_NET_ID, EXT_NET_NAME, FLAVOR_MEDIUM, FLAVOR_SMALL, IMAGE_ID, IMAGE_NAME, KEYPAIR,
-    REGION, Stack, Suite, clean_env, exclusive, keystone, need_env, run_command, tail,
+    REGION, Stack, Suite, clean_env, exclusive, keystone, need_env, run_command, selected, tail,
 };
 
 /// Runs `openstack` with a clean environment (no `OS_*` variables from the
@@ -203,6 +203,9 @@ pub fn write_csr(c: &mut Check, path: &Path) {
 
 #[test]
 fn openstack_coe() {
+    if !selected() {
+        return;
+    }
     let Some(cli) = need_env("OPENKEEL_TEST_OPENSTACK_CLI") else {
         return;
     };

@@ -203,7 +203,11 @@ impl Recorder {
     /// Starts a recording proxy in front of `target`; returns its URL.
     pub fn start(rt: &tokio::runtime::Runtime, target: &str) -> (Recorder, String) {
         let rec = Recorder::default();
-        let state = (rec.clone(), client(Duration::from_secs(150)), target.to_owned());
+        let state = (
+            rec.clone(),
+            client(Duration::from_secs(150)),
+            target.to_owned(),
+        );
         let router = Router::new().fallback(record).with_state(Arc::new(state));
         let url = serve(rt, router);
         (rec, url)
@@ -281,7 +285,11 @@ fn write_headers(b: &mut String, h: &HeaderMap) {
 fn clip(b: &[u8]) -> String {
     const MAX: usize = 3000;
     if b.len() > MAX {
-        format!("{}… ({} bytes)", String::from_utf8_lossy(&b[..MAX]), b.len())
+        format!(
+            "{}… ({} bytes)",
+            String::from_utf8_lossy(&b[..MAX]),
+            b.len()
+        )
     } else {
         String::from_utf8_lossy(b).into_owned()
     }
@@ -458,9 +466,7 @@ fn serve_keypairs(f: &FrontShared, method: &Method, name: &str, body: &[u8]) -> 
                     &json!({"badRequest": {"code": 400, "message": "Invalid input"}}),
                 );
             }
-            let given = input["keypair"]["public_key"]
-                .as_str()
-                .unwrap_or_default();
+            let given = input["keypair"]["public_key"].as_str().unwrap_or_default();
             let pk = if given.is_empty() {
                 "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ generated"
             } else {
@@ -514,9 +520,7 @@ fn serve_server(f: &FrontShared, method: &Method, rest: &str, body: &[u8]) -> Re
                 }}),
             )
         }
-        ("GET", "os-volume_attachments") => {
-            json_response(200, &json!({"volumeAttachments": []}))
-        }
+        ("GET", "os-volume_attachments") => json_response(200, &json!({"volumeAttachments": []})),
         ("POST", "action") => {
             let parsed: Result<serde_json::Map<String, Value>, _> = serde_json::from_slice(body);
             let action = match parsed {

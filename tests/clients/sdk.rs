@@ -8,7 +8,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::harness::{REGION, Stack, Suite, exclusive, keystone, need_env, run_command, tail};
+use crate::harness::{
+    REGION, Stack, Suite, exclusive, keystone, need_env, run_command, selected, tail,
+};
 
 /// The tests of the module that must pass.
 const TESTS: [&str; 2] = [
@@ -18,6 +20,9 @@ const TESTS: [&str; 2] = [
 
 #[test]
 fn openstacksdk_functional() {
+    if !selected() {
+        return;
+    }
     let Some(python) = need_env("OPENKEEL_TEST_SDK_PYTHON") else {
         return;
     };

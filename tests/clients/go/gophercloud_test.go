@@ -1,7 +1,6 @@
 package clients
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -11,8 +10,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"net/http"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"

@@ -2,9 +2,9 @@
 //! report of those counts.
 //!
 //! The binary is `$OKM_CLIENTS_BINARY` (a path, or `cargo` for the one
-//! cargo built for this test run; unset, every suite skips); the OpenStack double is `$OKM_OSFAKE` when set, else the
-//! `okm-osfake` binary cargo builds on first use. No code of the service is
-//! linked.
+//! cargo built for this test run; unset, every suite skips); the OpenStack
+//! double is `$OKM_OSFAKE` when set, else the `okm-osfake` binary cargo
+//! builds on first use. No code of the service is linked.
 
 use std::any::Any;
 use std::collections::BTreeMap;

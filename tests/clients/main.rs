@@ -1,6 +1,8 @@
 //! The real clients of Magnum, unmodified and installed from their
-//! registries, against the binary under test (`$OKM_BINARY`, else the one
-//! cargo built) with a real Keystone in front:
+//! registries, against the binary under test with a real Keystone in front.
+//! The binary is chosen explicitly: `$OKM_CLIENTS_BINARY` is its path, or
+//! `cargo` for the one cargo built for this run; when it is unset, every
+//! suite skips (also with `CI=true`). The suites:
 //!
 //! - the `openstack coe` command matrix (python-openstackclient and
 //!   python-magnumclient, `OPENKEEL_TEST_OPENSTACK_CLI`), with Keystone and,
@@ -30,7 +32,7 @@
 //! eval "$(scripts/ci/keystone.sh)"
 //! eval "$(scripts/ci/openstack-cli.sh)"
 //! eval "$(scripts/ci/client-suites.sh)"
-//! cargo test -p openkeel-magnum --test clients -- --nocapture
+//! OKM_CLIENTS_BINARY=cargo cargo test -p openkeel-magnum --test clients -- --nocapture
 //! ```
 
 mod golang;

@@ -83,7 +83,11 @@ fn run(s: &Stack, python: &Path, suite: &mut Suite<'_>) {
     .env("PATH", std::env::var("PATH").unwrap_or_default())
     .env("LANG", "C.UTF-8")
     .env("OS_CLIENT_CONFIG_FILE", &cfg)
-    .env("OPENSTACKSDK_FUNC_TEST_TIMEOUT", "120");
+    .env("OPENSTACKSDK_FUNC_TEST_TIMEOUT", "120")
+    // The base test class fails a test after OS_TEST_TIMEOUT seconds (5
+    // when unset): too short for Keystone and the service on a loaded
+    // machine, where a request alone can take longer.
+    .env("OS_TEST_TIMEOUT", "120");
     let (text, ok) = match run_command(&mut cmd, Duration::from_secs(600)) {
         Ok(o) => (format!("{}{}", o.stdout, o.stderr), o.code == 0),
         Err(e) => (e, false),

@@ -5,11 +5,11 @@
 //! One file per resource (`templates.rs`, `clusters.rs`, `nodegroups.rs`,
 //! …), each adding methods to [`Conductor`].
 
+mod certificates;
 mod cluster_actions;
+mod cluster_state;
 pub mod cluster_templates;
 mod clusters;
-mod certificates;
-mod cluster_state;
 mod credentials;
 mod error;
 mod federations;
@@ -32,10 +32,10 @@ mod lookup_tests;
 #[cfg(test)]
 pub(crate) mod testing;
 
-pub use cluster_actions::{ClusterResize, ClusterUpgrade};
 #[cfg(test)]
 pub(crate) use certificates::test_support as certificate_test_support;
 pub use certificates::{CERTIFICATE_COLUMNS, CertificateRefs};
+pub use cluster_actions::{ClusterResize, ClusterUpgrade};
 pub use cluster_templates::{TemplateCreate, TemplateUpdate};
 pub use clusters::{ClusterCreate, ClusterDetail, ClusterPage, ClusterUpdate, generate_name};
 pub use error::{Error, Result};

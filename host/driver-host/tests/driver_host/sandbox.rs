@@ -637,33 +637,7 @@ async fn repeated_faults_open_the_breaker() {
 
 #[tokio::test]
 async fn guest_output_and_logs_reach_tracing_with_the_driver_name() {
-    use std::io::Write;
-    #[derive(Clone, Default)]
-    struct Buf(Arc<std::sync::Mutex<Vec<u8>>>);
-    impl Write for Buf {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let buf = Buf::default();
-    let b2 = buf.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || b2.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::INFO)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
-    // Another test's thread may have registered the host's log callsites
-    // while no subscriber was set (their interest is then cached as
-    // "never"): recompute it now that this one is.
-    tracing::callsite::rebuild_interest_cache();
+    let buf = captured_log();
     let h = host(
         &["sb-log"],
         vec![sandbox("log", "", ALL_CAPS)],
@@ -702,35 +676,7 @@ async fn guest_output_and_logs_reach_tracing_with_the_driver_name() {
 
 #[tokio::test]
 async fn a_panic_is_logged_at_error_before_the_trap() {
-    use std::io::Write;
-    #[derive(Clone, Default)]
-    struct Buf(Arc<std::sync::Mutex<Vec<u8>>>);
-    impl Write for Buf {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let buf = Buf::default();
-    let b2 = buf.clone();
-    // ERROR only: the guest's stderr reaches the log at WARN, so what is
-    // found here came through the log import.
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || b2.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::ERROR)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
-    // Another test's thread may have registered the host's log callsites
-    // while no subscriber was set (their interest is then cached as
-    // "never"): recompute it now that this one is.
-    tracing::callsite::rebuild_interest_cache();
+    let buf = captured_log();
     let h = host(
         &["sb-panic"],
         vec![sandbox("panic", "", ALL_CAPS)],
@@ -750,12 +696,50 @@ async fn a_panic_is_logged_at_error_before_the_trap() {
             .unwrap_or_else(std::sync::PoisonError::into_inner),
     )
     .to_string();
-    let line = out
-        .lines()
-        .find(|l| l.contains("panicked at") && l.contains("sandbox component: panic on purpose"))
-        .unwrap_or_else(|| panic!("the panic was not logged:\n{out}"));
-    assert!(
-        line.contains("ERROR") && line.contains("driver=\"sb-panic\""),
-        "{line}"
-    );
+    let line = out.lines().find(|l| {
+        l.contains("panicked at")
+            && l.contains("sandbox component: panic on purpose")
+            && l.contains("driver=\"sb-panic\"")
+            && l.contains("ERROR")
+    });
+    // The guest's stderr reaches the log at WARN: an ERROR line came
+    // through the log import, before the trap.
+    assert!(line.is_some(), "the panic was not logged at ERROR:\n{out}");
+}
+
+/// Every event of this test binary, as the fmt subscriber writes them.
+#[derive(Clone, Default)]
+struct Buf(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Buf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The log of the whole test binary, at INFO and above. One global
+/// subscriber: a thread's own default would miss events emitted while
+/// another test's thread had cached the host's callsites as disabled.
+fn captured_log() -> Buf {
+    static LOG: std::sync::OnceLock<Buf> = std::sync::OnceLock::new();
+    LOG.get_or_init(|| {
+        let buf = Buf::default();
+        let writer = buf.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .with_max_level(tracing::Level::INFO)
+            .finish();
+        tracing::subscriber::set_global_default(subscriber)
+            .unwrap_or_else(|e| panic!("a global subscriber was already set: {e}"));
+        buf
+    })
+    .clone()
 }

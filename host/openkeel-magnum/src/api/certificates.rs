@@ -94,7 +94,7 @@ async fn get_one(s: &Services, call: Call) -> Result<axum::response::Response, A
         .get("cluster_ident")
         .cloned()
         .unwrap_or_default();
-    let cluster = s.conductor.find_cluster(&call.ctx, &ident).await?;
+    let cluster = s.conductor.get_cluster(&call.ctx, &ident).await?;
     super::policy::enforce(
         &s.enforcer,
         &call.ctx,
@@ -169,7 +169,7 @@ async fn parse_body(s: &Services, call: &Call) -> Result<SignRequest, ApiError> 
                 };
                 let cluster =
                     s.conductor
-                        .find_cluster(&call.ctx, &ident)
+                        .get_cluster(&call.ctx, &ident)
                         .await
                         .map_err(|e| match e {
                             crate::conductor::Error::Client(m) if m.kind == "ClusterNotFound" => {
@@ -249,7 +249,7 @@ async fn patch(s: &Services, call: Call) -> Result<axum::response::Response, Api
         .get("cluster_ident")
         .cloned()
         .unwrap_or_default();
-    let cluster = s.conductor.find_cluster(&call.ctx, &ident).await?;
+    let cluster = s.conductor.get_cluster(&call.ctx, &ident).await?;
     super::policy::enforce(
         &s.enforcer,
         &call.ctx,

@@ -28,7 +28,7 @@ async fn patch(s: &Services, call: Call) -> Result<axum::response::Response, Api
         .get("cluster_ident")
         .cloned()
         .unwrap_or_default();
-    let cluster = s.conductor.find_cluster(&call.ctx, &ident).await?;
+    let cluster = s.conductor.get_cluster(&call.ctx, &ident).await?;
     s.conductor.rotate_credential(&call.ctx, &cluster).await?;
     Ok(json_response(
         StatusCode::ACCEPTED,

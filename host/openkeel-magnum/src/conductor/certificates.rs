@@ -809,7 +809,7 @@ mod tests {
             "8c1f4b2ba1c94e5c9a5d1f0e3b7a6d21",
             "2f0a6c9e3d8b4f1aa7e5c6d4b3a29180",
         );
-        let cl = c.find_cluster(&ctx, "k8s-prod-1").await.expect("cluster");
+        let cl = c.get_cluster(&ctx, "k8s-prod-1").await.expect("cluster");
         for ca_type in [None, Some("etcd"), Some("front_proxy")] {
             let got = c.get_ca_certificate(&cl, ca_type).await.expect("CA");
             let r = ca_ref(&cl, CaKind::from_ca_cert_type(ca_type)).expect("reference");

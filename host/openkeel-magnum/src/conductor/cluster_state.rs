@@ -1,15 +1,14 @@
-//! What every cluster use case starts and ends with: finding the cluster a
-//! request names in the caller's scope, reading the rows a driver works on,
+//! What the certificate use cases start and end with (the cluster a request
+//! names is found by `Conductor::get_cluster`): reading the rows a driver works on,
 //! choosing the cluster's driver, and writing back what the driver answered
 //! (or the failure of the operation).
 
 use driver_host::{CallContext, CallError, ClusterState, Credentials, Driver, Update};
-use magnum_domain::models::{Cluster, ClusterTemplate};
+use magnum_domain::models::ClusterTemplate;
 use magnum_domain::{MagnumError, RequestContext, Status};
 
 use super::Conductor;
 use super::error::{Error, Result};
-use super::lookup::{self, Ident, Kind};
 use crate::db::{self, ListOptions, NodeGroupFilter, Scope, TemplateScope};
 
 /// The cluster columns a driver's update may change.
@@ -86,27 +85,6 @@ pub(crate) fn driver_error(e: CallError) -> Error {
 }
 
 impl Conductor {
-    /// The cluster `ident` names among the rows the caller of `ctx` sees
-    /// ([`lookup::scope`]): by UUID when `ident` looks like one, else by
-    /// name. None → 404 `ClusterNotFound` (a cluster of another project is
-    /// invisible, hence also 404), several of that name → 409.
-    ///
-    /// Magnum: magnum/api/utils.py `get_resource`.
-    pub async fn find_cluster(&self, ctx: &RequestContext, ident: &str) -> Result<Cluster> {
-        let scope = lookup::scope(ctx);
-        let mut q = self.db().q();
-        match Ident::uuid_or_name(ident) {
-            Ident::Uuid(u) => {
-                lookup::found(Kind::Cluster, ident, q.get_cluster_by_uuid(u, &scope).await)
-            }
-            _ => lookup::single(
-                Kind::Cluster,
-                ident,
-                q.get_clusters_by_name(ident, &scope).await,
-            ),
-        }
-    }
-
     /// The driver's view of a cluster: its row, its template (in any
     /// project) and its nodegroups.
     pub(crate) async fn driver_view(&self, uuid: &str) -> Result<ClusterState> {
@@ -282,10 +260,10 @@ mod tests {
         }
         let c = &t.conductor;
         let p1 = ctx("p1", "u");
-        let got = c.find_cluster(&p1, "c1").await.unwrap();
+        let got = c.get_cluster(&p1, "c1").await.unwrap();
         assert_eq!(got.uuid, "20000000-0000-4000-8000-000000000000");
         let got = c
-            .find_cluster(&p1, "20000000-0000-4000-8000-000000000000")
+            .get_cluster(&p1, "20000000-0000-4000-8000-000000000000")
             .await
             .unwrap();
         assert_eq!(got.name, "c1");
@@ -295,7 +273,7 @@ mod tests {
                 .map(|e| (e.status, e.message.clone()))
         };
         assert_eq!(
-            status(c.find_cluster(&p1, "dup").await),
+            status(c.get_cluster(&p1, "dup").await),
             Some((
                 409,
                 "Multiple clusters exist with same name. Please use the cluster uuid instead."
@@ -304,7 +282,7 @@ mod tests {
         );
         assert_eq!(
             status(
-                c.find_cluster(&p1, "20000000-0000-4000-8000-000000000003")
+                c.get_cluster(&p1, "20000000-0000-4000-8000-000000000003")
                     .await
             ),
             Some((
@@ -313,7 +291,7 @@ mod tests {
             ))
         );
         assert_eq!(
-            status(c.find_cluster(&ctx("p3", "u"), "c1").await),
+            status(c.get_cluster(&ctx("p3", "u"), "c1").await),
             Some((404, "Cluster c1 could not be found.".into()))
         );
     }

@@ -13,7 +13,7 @@ use magnum_domain::{MagnumError, RequestContext, Status};
 use super::clusters::{
     Saved, call_ctx, call_error, cluster_not_found, default_worker, detached, internal, own_scope,
 };
-use super::lookup::{self, Ident, Kind};
+use super::nodegroups::find_nodegroup;
 use super::{Conductor, Error, Result};
 use crate::db::{Scope, TemplateScope};
 use crate::notify::{Action, Outcome};
@@ -51,37 +51,6 @@ enum ResizeStep {
 }
 
 impl Conductor {
-    /// A nodegroup of the cluster as Magnum's `NodeGroup.get` finds it: an
-    /// integer-like ident is a database id, a UUID-like one a uuid,
-    /// anything else a name (404 NodeGroupNotFound, 409 when a name is
-    /// used twice).
-    pub(crate) async fn find_nodegroup(
-        &self,
-        cluster_uuid: &str,
-        ident: &str,
-        scope: &Scope,
-    ) -> Result<NodeGroup> {
-        let mut q = self.db().q();
-        let k = Kind::NodeGroup;
-        match Ident::id_uuid_or_name(ident) {
-            Ident::Id(id) => lookup::found(
-                k,
-                ident,
-                q.get_nodegroup_by_id(cluster_uuid, id, scope).await,
-            ),
-            Ident::Uuid(u) => lookup::found(
-                k,
-                ident,
-                q.get_nodegroup_by_uuid(cluster_uuid, u, scope).await,
-            ),
-            Ident::Name(n) => lookup::single(
-                k,
-                ident,
-                q.get_nodegroups_by_name(cluster_uuid, n, scope).await,
-            ),
-        }
-    }
-
     /// The nodegroup an action names: the default worker when `ident` is
     /// absent or empty, else the cluster's nodegroup with that id, uuid or
     /// name (admins see every project's).
@@ -107,7 +76,7 @@ impl Conductor {
                 } else {
                     own_scope(ctx)
                 };
-                self.find_nodegroup(&cl.uuid, ident, &scope).await
+                find_nodegroup(&mut self.db().q(), &cl.uuid, ident, &scope).await
             }
         }
     }

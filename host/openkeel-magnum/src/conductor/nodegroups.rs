@@ -83,12 +83,6 @@ impl Op {
     }
 }
 
-/// Whether `s` is an integer as Python's `strutils.is_int_like` sees it
-/// (`str(int(s)) == s`).
-fn is_int_like(s: &str) -> Option<i64> {
-    s.parse::<i64>().ok().filter(|n| n.to_string() == s)
-}
-
 impl Conductor {
     /// The nodegroup of the cluster `cluster_uuid` the caller names the way
     /// Magnum's `NodeGroup.get` reads it: an integer-like identifier is a
@@ -407,30 +401,32 @@ impl Conductor {
     }
 }
 
-/// [`Conductor::get_nodegroup`] on `q`.
-async fn find_nodegroup(
+/// A nodegroup of the cluster `cluster_uuid` as Magnum's `NodeGroup.get`
+/// finds it, on `q`: an integer-like ident is a database id, a UUID-like
+/// one a uuid, anything else a name (404 NodeGroupNotFound, 409 when a name
+/// is used twice).
+pub(super) async fn find_nodegroup(
     q: &mut Queries<'_>,
     cluster_uuid: &str,
     ident: &str,
     scope: &Scope,
 ) -> Result<NodeGroup> {
-    if let Some(id) = is_int_like(ident) {
-        return lookup::found(
-            Kind::NodeGroup,
+    let k = Kind::NodeGroup;
+    match Ident::id_uuid_or_name(ident) {
+        Ident::Id(id) => lookup::found(
+            k,
             ident,
             q.get_nodegroup_by_id(cluster_uuid, id, scope).await,
-        );
-    }
-    match Ident::uuid_or_name(ident) {
+        ),
         Ident::Uuid(u) => lookup::found(
-            Kind::NodeGroup,
+            k,
             ident,
             q.get_nodegroup_by_uuid(cluster_uuid, u, scope).await,
         ),
-        _ => lookup::single(
-            Kind::NodeGroup,
+        Ident::Name(n) => lookup::single(
+            k,
             ident,
-            q.get_nodegroups_by_name(cluster_uuid, ident, scope).await,
+            q.get_nodegroups_by_name(cluster_uuid, n, scope).await,
         ),
     }
 }

@@ -11,7 +11,8 @@ use magnum_domain::{MagnumError, RequestContext, Status};
 use tokio::sync::oneshot;
 
 use super::Conductor;
-use super::cluster_state::{call_context, driver_error, failure};
+use super::cluster_state::failure;
+use super::clusters::{call_ctx, call_error};
 use super::error::{Error, Result};
 use crate::certs::{
     CLIENT_CERT_NAME, CaKind, ClusterCertificates, KeyPair, Owner, SignError, Store, StoreError,
@@ -341,7 +342,7 @@ impl Conductor {
     ///
     /// Magnum: ca_conductor.py `rotate_ca_certificate`.
     pub async fn rotate_ca(&self, ctx: &RequestContext, cluster: &Cluster) -> Result<Cluster> {
-        let mut st = self.driver_view(&cluster.uuid).await?;
+        let mut st = self.cluster_state(&cluster.uuid).await?;
         if st.template.tls_disabled == Some(true) {
             return Err(MagnumError::rotate_ca_non_tls().into());
         }
@@ -362,11 +363,11 @@ impl Conductor {
                 .into());
             }
         }
-        let driver = self.template_driver(&st.template)?;
-        let call = call_context(ctx);
+        let driver = self.driver_of(&st.template)?;
+        let call = call_ctx(ctx);
         if let Err(e) = driver.can_rotate_ca(&call, &st).await {
             failure(&st.cluster, &st.nodegroups);
-            return Err(driver_error(e));
+            return Err(call_error(e));
         }
         let uuid = st.cluster.uuid.clone();
         let refs = match self.new_certificates(ctx, &st.cluster).await {
@@ -387,7 +388,7 @@ impl Conductor {
                 row.status_reason = Some(e.status_reason());
                 self.save_rotation(&mut row).await;
                 failure(&row, &st.nodegroups);
-                Err(driver_error(e))
+                Err(call_error(e))
             }
             Ok(mut upd) => {
                 let mut row = upd.cluster.take().unwrap_or_else(|| st.cluster.clone());

@@ -1,65 +1,15 @@
-//! What the certificate use cases start and end with (the cluster a request
-//! names is found by `Conductor::get_cluster`): reading the rows a driver works on,
-//! choosing the cluster's driver, and writing back what the driver answered
-//! (or the failure of the operation).
+//! What the certificate use cases end with: writing back what a driver
+//! answered, or the failure of the operation. (They find the cluster with
+//! `Conductor::get_cluster`, read the driver's rows with `cluster_state` and
+//! choose the driver with `driver_of`, as every cluster use case does.)
 
-use driver_host::{CallContext, CallError, ClusterState, Credentials, Driver, Update};
-use magnum_domain::models::ClusterTemplate;
-use magnum_domain::{MagnumError, RequestContext, Status};
+use driver_host::Update;
+use magnum_domain::Status;
 
 use super::Conductor;
+use super::clusters::{NODEGROUP_SAVE_COLS, SAVE_COLS};
 use super::error::{Error, Result};
-use crate::db::{self, ListOptions, NodeGroupFilter, Scope, TemplateScope};
-
-/// The cluster columns a driver's update may change.
-pub(crate) const DRIVER_CLUSTER_COLUMNS: &[&str] = &[
-    "name",
-    "cluster_template_id",
-    "api_address",
-    "stack_id",
-    "status",
-    "discovery_url",
-    "status_reason",
-    "ca_cert_ref",
-    "magnum_cert_ref",
-    "create_timeout",
-    "coe_version",
-    "container_version",
-    "keypair",
-    "docker_volume_size",
-    "labels",
-    "master_flavor_id",
-    "flavor_id",
-    "health_status",
-    "health_status_reason",
-    "fixed_network",
-    "fixed_subnet",
-    "floating_ip_enabled",
-    "master_lb_enabled",
-    "etcd_ca_cert_ref",
-    "front_proxy_ca_cert_ref",
-];
-
-/// The nodegroup columns a driver's update may change.
-pub(crate) const DRIVER_NODEGROUP_COLUMNS: &[&str] = &[
-    "name",
-    "docker_volume_size",
-    "labels",
-    "flavor_id",
-    "image_id",
-    "node_addresses",
-    "node_count",
-    "max_node_count",
-    "min_node_count",
-    "role",
-    "is_default",
-    "stack_id",
-    "status",
-    "status_reason",
-    "version",
-    "node_labels",
-    "node_taints",
-];
+use crate::db::{self, ListOptions, NodeGroupFilter};
 
 /// An unexpected failure: `context`, then its cause (neither carries a
 /// secret).
@@ -67,79 +17,7 @@ pub(crate) fn failure(context: impl std::fmt::Display, cause: impl std::fmt::Dis
     Error::Internal(anyhow::anyhow!("{context}: {cause}"))
 }
 
-/// The context of a driver call made for `ctx`'s request.
-pub(crate) fn call_context(ctx: &RequestContext) -> CallContext {
-    CallContext {
-        credentials: Credentials::from_request(ctx),
-        request_id: ctx.request_id.clone(),
-    }
-}
-
-/// A driver call's error as the use case's: a client error goes back to
-/// the caller as it is; a failure or a fault is a 500.
-pub(crate) fn driver_error(e: CallError) -> Error {
-    match e {
-        CallError::Client(m) => Error::Client(m),
-        other => failure("driver call", other),
-    }
-}
-
 impl Conductor {
-    /// The driver's view of a cluster: its row, its template (in any
-    /// project) and its nodegroups.
-    pub(crate) async fn driver_view(&self, uuid: &str) -> Result<ClusterState> {
-        let mut q = self.db().q();
-        let cluster = match q.get_cluster_by_uuid(uuid, &Scope::ALL_PROJECTS).await {
-            Ok(c) => c,
-            Err(db::Error::NotFound(_)) => return Err(MagnumError::cluster_not_found(uuid).into()),
-            Err(e) => return Err(failure(format!("get cluster {uuid}"), e)),
-        };
-        let template = match q
-            .get_cluster_template_by_uuid(
-                &cluster.cluster_template_id,
-                &TemplateScope::new(Scope::ALL_PROJECTS),
-            )
-            .await
-        {
-            Ok(t) => t,
-            Err(db::Error::NotFound(_)) => {
-                return Err(
-                    MagnumError::cluster_template_not_found(&cluster.cluster_template_id).into(),
-                );
-            }
-            Err(e) => {
-                return Err(failure(format!("get the template of cluster {uuid}"), e));
-            }
-        };
-        let nodegroups = q
-            .list_nodegroups(&NodeGroupFilter::cluster(uuid), &ListOptions::default())
-            .await
-            .map_err(|e| failure(format!("list the nodegroups of cluster {uuid}"), e))?;
-        Ok(ClusterState {
-            cluster,
-            template,
-            nodegroups,
-        })
-    }
-
-    /// The driver of a template: its stored driver name when set, else the
-    /// enabled driver providing its (server_type, cluster_distro, coe).
-    ///
-    /// Magnum: magnum/drivers/common/driver.py `get_driver_for_cluster`.
-    pub(crate) fn template_driver(&self, t: &ClusterTemplate) -> Result<Driver> {
-        let s = |v: &Option<String>| v.clone().unwrap_or_default();
-        self.drivers()
-            .registry()
-            .get(
-                &s(&t.server_type),
-                &s(&t.cluster_distro),
-                &s(&t.coe),
-                t.driver.as_deref(),
-            )
-            .cloned()
-            .map_err(Error::Client)
-    }
-
     /// Writes what a driver call returned, in one transaction: the cluster
     /// row, changed or new nodegroups, deleted nodegroups.
     pub(crate) async fn save_driver_answer(&self, upd: &Update) -> Result<()> {
@@ -153,9 +31,7 @@ impl Conductor {
                         let mut c = c.clone();
                         c.labels.get_or_insert_with(Default::default);
                         c.health_status_reason.get_or_insert_with(Default::default);
-                        tx.q()
-                            .update_cluster(&mut c, DRIVER_CLUSTER_COLUMNS)
-                            .await?;
+                        tx.q().update_cluster(&mut c, SAVE_COLS).await?;
                     }
                     for ng in &upd.nodegroups {
                         let mut ng = ng.clone();
@@ -163,11 +39,7 @@ impl Conductor {
                             tx.q().create_nodegroup(&mut ng).await?;
                             continue;
                         }
-                        match tx
-                            .q()
-                            .update_nodegroup(&mut ng, DRIVER_NODEGROUP_COLUMNS)
-                            .await
-                        {
+                        match tx.q().update_nodegroup(&mut ng, NODEGROUP_SAVE_COLS).await {
                             Ok(()) | Err(db::Error::NotFound(_)) => {}
                             Err(e) => return Err(e),
                         }
@@ -221,6 +93,7 @@ impl Conductor {
 
 #[cfg(test)]
 mod tests {
+    use magnum_domain::RequestContext;
     use magnum_domain::models::{Cluster, ClusterTemplate};
 
     use super::*;

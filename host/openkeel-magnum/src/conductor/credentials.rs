@@ -7,7 +7,7 @@ use magnum_domain::models::Cluster;
 use magnum_domain::{MagnumError, RequestContext};
 
 use super::Conductor;
-use super::cluster_state::{call_context, driver_error};
+use super::clusters::{call_ctx, call_error};
 use super::error::Result;
 
 impl Conductor {
@@ -18,7 +18,7 @@ impl Conductor {
     /// rotation is not supported by driver.`; other driver failures are
     /// 500s. No status changes; rows the driver changed are saved.
     pub async fn rotate_credential(&self, ctx: &RequestContext, cluster: &Cluster) -> Result<()> {
-        let st = self.driver_view(&cluster.uuid).await?;
+        let st = self.cluster_state(&cluster.uuid).await?;
         match st.cluster.status {
             Some(s) if s.can_rotate_credential() => {}
             Some(s) => return Err(MagnumError::credential_rotation_status_not_supported(s).into()),
@@ -29,11 +29,11 @@ impl Conductor {
                 .into());
             }
         }
-        let driver = self.template_driver(&st.template)?;
+        let driver = self.driver_of(&st.template)?;
         let upd = driver
-            .rotate_credential(&call_context(ctx), &st)
+            .rotate_credential(&call_ctx(ctx), &st)
             .await
-            .map_err(driver_error)?;
+            .map_err(call_error)?;
         self.save_driver_answer(&upd).await?;
         tracing::info!(cluster_uuid = %cluster.uuid, "cluster credential rotated");
         Ok(())

@@ -16,6 +16,10 @@ macro_rules! statuses {
             /// Every `ClusterStatus` value, in Magnum's order.
             pub const ALL: &'static [Status] = &[$(Status::$variant),+];
 
+            /// The wire strings of [`Status::ALL`], in the same order (what a
+            /// WSME enum of `ClusterStatus` accepts).
+            pub const NAMES: &'static [&'static str] = &[$($wire),+];
+
             /// The wire string.
             pub fn as_str(self) -> &'static str {
                 match self {
@@ -71,6 +75,10 @@ impl Status {
         Status::DeleteFailed,
         Status::DeleteComplete,
     ];
+
+    /// The wire strings of [`Status::FEDERATION`]: the first nine of
+    /// [`Status::NAMES`].
+    pub const FEDERATION_NAMES: &'static [&'static str] = Status::NAMES.split_at(9).0;
 }
 
 /// State guards of the conductor (`magnum/conductor/handlers/*`) and the
@@ -250,6 +258,10 @@ mod tests {
             assert_eq!(s.as_str().parse::<Status>(), Ok(*s));
         }
         assert!("create_in_progress".parse::<Status>().is_err());
+        let names: Vec<&str> = Status::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(Status::NAMES, names.as_slice());
+        let federation: Vec<&str> = Status::FEDERATION.iter().map(|s| s.as_str()).collect();
+        assert_eq!(Status::FEDERATION_NAMES, federation.as_slice());
     }
 
     /// Go: `TestStateGuards`. `None` is the nodegroup without a status.

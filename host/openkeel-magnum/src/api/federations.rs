@@ -42,18 +42,8 @@ pub fn register(h: &mut Handlers, services: &Services) {
     bind!("federation.delete", delete);
 }
 
-/// The `FederationStatus` values, as the `status` enum accepts them.
-const STATUSES: &[&str] = &[
-    "CREATE_IN_PROGRESS",
-    "CREATE_FAILED",
-    "CREATE_COMPLETE",
-    "UPDATE_IN_PROGRESS",
-    "UPDATE_FAILED",
-    "UPDATE_COMPLETE",
-    "DELETE_IN_PROGRESS",
-    "DELETE_FAILED",
-    "DELETE_COMPLETE",
-];
+/// The status values the `status` enum accepts.
+const STATUSES: &[&str] = Status::FEDERATION_NAMES;
 
 /// WSME's `Federation` type, in declaration order.
 const CREATE: Schema = Schema {

@@ -44,27 +44,8 @@ pub fn register(h: &mut Handlers, services: &Services) {
     bind!("nodegroup.delete", delete);
 }
 
-/// Every `ClusterStatus` value, as the `status` enum accepts them.
-const STATUSES: &[&str] = &[
-    "CREATE_IN_PROGRESS",
-    "CREATE_FAILED",
-    "CREATE_COMPLETE",
-    "UPDATE_IN_PROGRESS",
-    "UPDATE_FAILED",
-    "UPDATE_COMPLETE",
-    "DELETE_IN_PROGRESS",
-    "DELETE_FAILED",
-    "DELETE_COMPLETE",
-    "RESUME_COMPLETE",
-    "RESUME_FAILED",
-    "RESTORE_COMPLETE",
-    "ROLLBACK_IN_PROGRESS",
-    "ROLLBACK_FAILED",
-    "ROLLBACK_COMPLETE",
-    "SNAPSHOT_COMPLETE",
-    "CHECK_COMPLETE",
-    "ADOPT_COMPLETE",
-];
+/// The status values the `status` enum accepts.
+const STATUSES: &[&str] = Status::NAMES;
 
 /// WSME's `NodeGroup` type, in declaration order, with its defaults.
 const SCHEMA: Schema = Schema {

@@ -560,6 +560,66 @@ fn catalogue_messages() {
             "InvalidInput",
             "Invalid input for field/attribute csr. Value: 'None'. Mandatory field missing.",
         ),
+        (
+            MagnumError::invalid_boolean("public", "maybe"),
+            400,
+            "InvalidInput",
+            "Invalid input for field/attribute public. Value: 'maybe'. Unrecognized value 'maybe', acceptable values are: '0', '1', 'f', 'false', 'n', 'no', 'off', 'on', 't', 'true', 'y', 'yes'",
+        ),
+        (
+            MagnumError::int_comparison_type("docker_volume_size", "7"),
+            400,
+            "InvalidInput",
+            "Invalid input for field/attribute docker_volume_size. Value: '7'. '<' not supported between instances of 'str' and 'int'",
+        ),
+        (
+            MagnumError::int_of_infinity("cluster", &json!({"node_count": 1})),
+            400,
+            "InvalidInput",
+            "Invalid input for field/attribute cluster. Value: '{'node_count': 1}'. cannot convert float infinity to integer",
+        ),
+        (
+            MagnumError::dns_not_a_string(&json!(5)),
+            400,
+            "ServerError",
+            "'int' object has no attribute 'split'",
+        ),
+        (
+            MagnumError::unknown_datetime_format("cluster_template", &json!({"created_at": "x"})),
+            400,
+            "InvalidInput",
+            "Invalid input for field/attribute cluster_template. Value: '{'created_at': 'x'}'. Unknown string format: %s",
+        ),
+        (
+            MagnumError::object_field_dict_required("labels", &json!(["a"])),
+            400,
+            "ServerError",
+            "A dict is required in field labels, not a list",
+        ),
+        (
+            MagnumError::object_field_string_required("labels", "a", &json!({})),
+            400,
+            "ServerError",
+            "A string is required in field labels[a], not a dict",
+        ),
+        (
+            MagnumError::object_field_value_invalid("swarm"),
+            400,
+            "ServerError",
+            "Field value swarm is invalid",
+        ),
+        (
+            MagnumError::object_field_int_literal("x"),
+            400,
+            "ServerError",
+            "invalid literal for int() with base 10: 'x'",
+        ),
+        (
+            MagnumError::boot_volume_size_not_integer(),
+            400,
+            "InvalidParameterValue",
+            "boot_volume_size must be an integer",
+        ),
     ];
     let mut failures = Vec::new();
     for (err, status, kind, message) in cases {
@@ -683,5 +743,25 @@ fn titles_and_status_overrides() {
     assert_eq!(
         MagnumError::limit_not_positive().title(),
         "Limit must be positive"
+    );
+}
+
+/// A refused JSON Patch keeps its class, status and message.
+#[test]
+fn patch_errors_keep_their_class_and_message() {
+    use magnum_jsonpatch::patch;
+    let e = patch::parse_and_check(
+        br#"[{"op": "replace", "path": "/uuid", "value": "x"}]"#,
+        &patch::CLUSTER_TEMPLATE,
+    )
+    .expect_err("internal attribute");
+    let m = MagnumError::from(e);
+    assert_eq!(
+        (m.status, m.kind, m.message.as_str()),
+        (
+            400,
+            "ClientSideError",
+            "'/uuid' is an internal attribute and can not be updated"
+        )
     );
 }

@@ -53,6 +53,19 @@ impl From<anyhow::Error> for ApiError {
     }
 }
 
+/// A use case's client error is answered as it is; any other failure is
+/// the generic 500 (logged once by the dispatcher).
+impl From<crate::conductor::Error> for ApiError {
+    fn from(e: crate::conductor::Error) -> Self {
+        use crate::conductor::Error as E;
+        match e {
+            E::Client(e) => ApiError::Magnum(e),
+            E::Db(e) => ApiError::Internal(e.into()),
+            E::Internal(e) => ApiError::Internal(e),
+        }
+    }
+}
+
 impl ApiError {
     /// A WebOb error without detail.
     pub fn webob(status: StatusCode) -> ApiError {

@@ -8,11 +8,14 @@
 //! Magnum's error body ([`errors`]).
 
 pub mod accept;
+pub mod body;
 pub mod errors;
 pub mod json;
 pub mod middleware;
 pub mod mservices;
+pub mod paging;
 pub mod params;
+pub mod patch;
 pub mod policy;
 pub mod routes;
 pub mod versions;

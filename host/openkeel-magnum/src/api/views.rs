@@ -2,6 +2,16 @@
 
 use chrono::NaiveDateTime;
 
+/// Which representation of a resource a route answers with: the summary
+/// of a plain list (`GET /v1/clusters`, `GET …/nodegroups`) or the detail
+/// of `…/detail` lists, single GETs and creates. Resources without a
+/// summary form (templates) always answer the detail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    Summary,
+    Detail,
+}
+
 /// A time as Magnum renders it (Python `isoformat` of an aware UTC
 /// datetime): `2006-01-02T15:04:05[.ffffff]+00:00`.
 pub fn isoformat(t: NaiveDateTime) -> String {

@@ -5,11 +5,14 @@
 //! One file per resource (`templates.rs`, `clusters.rs`, `nodegroups.rs`,
 //! …), each adding methods to [`Conductor`].
 
+mod error;
+pub mod lookup;
 mod services;
 
 #[cfg(test)]
 pub(crate) mod testing;
 
+pub use error::{Error, Result};
 pub use services::Heartbeat;
 
 use std::sync::Arc;

@@ -6,3 +6,6 @@ mod cli;
 mod foundation;
 mod harness;
 mod keystone;
+mod not_yet;
+mod sql;
+mod takeover;

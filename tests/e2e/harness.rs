@@ -121,12 +121,18 @@ impl Server {
     /// directory, where conf holds `conf_text` plus the `[api]` host and
     /// port, and waits until `GET /` answers.
     pub fn start(conf_text: &str, args: &[&str]) -> Server {
+        Server::start_with("", conf_text, args)
+    }
+
+    /// [`Server::start`] with further `[api]` options (`api_lines`, one
+    /// `option = value` a line).
+    pub fn start_with(api_lines: &str, conf_text: &str, args: &[&str]) -> Server {
         let dir = tempfile::tempdir().expect("tempdir");
         let port = free_port();
         let conf = dir.path().join("magnum.conf");
         std::fs::write(
             &conf,
-            format!("[api]\nhost = 127.0.0.1\nport = {port}\n\n{conf_text}\n"),
+            format!("[api]\nhost = 127.0.0.1\nport = {port}\n{api_lines}\n\n{conf_text}\n"),
         )
         .expect("write conf");
         let log = dir.path().join("server.log");

@@ -3,9 +3,11 @@
 
 mod admin;
 mod cli;
+mod conformance;
 mod foundation;
 mod harness;
 mod keystone;
 mod not_yet;
 mod sql;
+mod sweep;
 mod takeover;

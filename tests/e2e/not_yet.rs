@@ -56,6 +56,14 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("POST", "/v1/federations"),
     ("PATCH", "/v1/federations/{federation_ident}"),
     ("DELETE", "/v1/federations/{federation_ident}"),
+    // Paths the same controllers answer (Magnum's pecan routing): `detail`
+    // below one resource, the bookmark links, PATCH on the quota
+    // collection.
+    ("GET", "/v1/clusters/{cluster_ident}/detail"),
+    ("GET", "/v1/clustertemplates/{clustertemplate_ident}/detail"),
+    ("GET", "/clustertemplates/{clustertemplate_ident}"),
+    ("GET", "/clusters/{cluster_ident}"),
+    ("PATCH", "/v1/quotas"),
 ];
 
 /// Whether the not-yet lists apply to this run.

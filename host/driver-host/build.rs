@@ -16,6 +16,7 @@ const ARTIFACTS: &[(&str, &str)] = &[
     ("OKM_GUEST_FAKE", "openkeel_magnum_driver_fake"),
     ("OKM_GUEST_SANDBOX", "okm_sandbox_component"),
     ("OKM_GUEST_V2", "okm_v2_component"),
+    ("OKM_GUEST_CONFORMANCE", "okm_conformance_component"),
 ];
 
 const TARGET: &str = "wasm32-wasip2";
@@ -34,6 +35,29 @@ fn main() {
         .join("wasm-guests");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
 
+    // The built-in drivers first, on their own: built with the test
+    // components, they would share the SDK features those enable (cargo
+    // unifies the features of one build), which they do not need.
+    for packages in BUILDS {
+        build(&cargo, &root, &target_dir, packages);
+    }
+    let release = target_dir.join(TARGET).join("release");
+    for (var, stem) in ARTIFACTS {
+        let path = release.join(format!("{stem}.wasm"));
+        if !path.is_file() {
+            panic!("the guest build did not produce {}", path.display());
+        }
+        println!("cargo:rustc-env={var}={}", path.display());
+    }
+}
+
+/// The package selections of the guest builds, in order.
+const BUILDS: &[&[&str]] = &[
+    &["-p", "openkeel-magnum-driver-fake"],
+    &["--workspace", "--exclude", "openkeel-magnum-driver-fake"],
+];
+
+fn build(cargo: &str, root: &Path, target_dir: &Path, packages: &[&str]) {
     let mut cmd = Command::new(cargo);
     // From the guest workspace, so that its .cargo/config.toml applies.
     cmd.current_dir(root.join("drivers"));
@@ -44,7 +68,8 @@ fn main() {
         .arg("--manifest-path")
         .arg(root.join("drivers/Cargo.toml"))
         .arg("--target-dir")
-        .arg(&target_dir);
+        .arg(target_dir)
+        .args(packages);
     if let Ok(extra) = std::env::var("OKM_GUEST_CARGO_FLAGS") {
         cmd.args(extra.split_whitespace());
     }
@@ -77,14 +102,6 @@ fn main() {
             "building the driver components for {TARGET} failed ({status}); \
              if the target is missing: rustup target add {TARGET}"
         );
-    }
-    let release = target_dir.join(TARGET).join("release");
-    for (var, stem) in ARTIFACTS {
-        let path = release.join(format!("{stem}.wasm"));
-        if !path.is_file() {
-            panic!("the guest build did not produce {}", path.display());
-        }
-        println!("cargo:rustc-env={var}={}", path.display());
     }
 }
 

@@ -37,11 +37,9 @@ mod memory;
 mod nodes;
 mod status;
 
+use openkeel_magnum_driver::prelude::*;
 use openkeel_magnum_driver::{
-    CallContext, ClusterState, ClusterTemplate, DriverError, DriverGuest, EntryPoint, K8sObject,
-    LifecycleGuest, Nodegroup, Resize, Selector, Status, StatusGuest, StringMap, Target, Update,
-    Upgrade, ca_rotation_not_supported, credential_rotation_not_supported, label, not_supported,
-    register_driver, validate_master_size, with_label,
+    ca_rotation_not_supported, config, credential_rotation_not_supported, validate_master_size,
 };
 
 use memory::{Membership, Operation};
@@ -85,9 +83,20 @@ const OSES: [&str; 8] = [
     "ubuntu-focal",
 ];
 
+#[derive(Default)]
 struct Fake;
 
 register_driver!(Fake);
+
+/// The value of `key` in an optional label map.
+fn label<'a>(labels: &'a Option<Labels>, key: &str) -> Option<&'a str> {
+    labels.as_ref()?.get_str(key)
+}
+
+/// A copy of `labels` with `key` set to `value`.
+fn with_label(labels: &Option<Labels>, key: &str, value: &str) -> Labels {
+    labels.clone().unwrap_or_default().with(key, value)
+}
 
 /// The host's clock, in UTC microseconds.
 fn now_micros() -> i64 {
@@ -98,7 +107,7 @@ fn now_micros() -> i64 {
 
 /// The option `delay_seconds`, in microseconds.
 fn delay_micros() -> i64 {
-    openkeel_magnum_driver::config::get("delay_seconds")
+    config::get("delay_seconds")
         .and_then(|v| v.trim().parse::<i64>().ok())
         .unwrap_or(0)
         .saturating_mul(1_000_000)
@@ -109,7 +118,7 @@ fn has_op(value: Option<&str>, op: &str) -> bool {
     value.is_some_and(|v| v.split(',').any(|x| x.trim() == op))
 }
 
-fn fail_reason(labels: &Option<StringMap>, op: &str) -> String {
+fn fail_reason(labels: &Option<Labels>, op: &str) -> String {
     match label(labels, LABEL_FAIL_REASON) {
         Some(r) if !r.is_empty() => r.to_string(),
         _ => format!("fake driver: injected {op} failure"),
@@ -121,7 +130,7 @@ fn is_true(v: Option<&str>) -> bool {
 }
 
 /// The `fake_error` check of an operation.
-fn begin(labels: &Option<StringMap>, op: &str) -> Result<(), DriverError> {
+fn begin(labels: &Option<Labels>, op: &str) -> Result<(), DriverError> {
     if has_op(label(labels, LABEL_ERROR), op) {
         return Err(DriverError::Failed(fail_reason(labels, op)));
     }
@@ -129,21 +138,21 @@ fn begin(labels: &Option<StringMap>, op: &str) -> Result<(), DriverError> {
 }
 
 fn begin_nodegroup(
-    cluster_labels: &Option<StringMap>,
-    ng_labels: &Option<StringMap>,
+    cluster_labels: &Option<Labels>,
+    ng_labels: &Option<Labels>,
     op: &str,
 ) -> Result<(), DriverError> {
     begin(cluster_labels, op)?;
     begin(ng_labels, op)
 }
 
-fn default_worker(ngs: &[Nodegroup]) -> Option<&Nodegroup> {
+fn default_worker(ngs: &[NodeGroup]) -> Option<&NodeGroup> {
     ngs.iter()
         .find(|ng| ng.is_default == Some(true) && ng.role.as_deref() != Some(ROLE_MASTER))
 }
 
 /// Records the operation just started on the call's cluster.
-fn start(kind: &str, targets: Vec<String>, labels: Option<&StringMap>) {
+fn start(kind: &str, targets: Vec<String>, labels: Option<&Labels>) {
     memory::start(&Operation {
         kind: kind.to_string(),
         start: now_micros(),
@@ -154,7 +163,7 @@ fn start(kind: &str, targets: Vec<String>, labels: Option<&StringMap>) {
 
 fn resize(
     st: &ClusterState,
-    mut ng: Nodegroup,
+    mut ng: NodeGroup,
     count: i32,
     to_remove: &[String],
     kind: &str,
@@ -188,7 +197,7 @@ fn resize(
     }
 }
 
-fn nodegroup_op(st: &ClusterState, ng: Nodegroup, kind: &str) -> Update {
+fn nodegroup_op(st: &ClusterState, ng: NodeGroup, kind: &str) -> Update {
     let mut cl = st.cluster.clone();
     cl.status = Some(Status::UpdateInProgress);
     cl.status_reason = None;
@@ -207,8 +216,8 @@ fn can_rotate_ca(st: &ClusterState) -> Result<(), DriverError> {
     Ok(())
 }
 
-impl DriverGuest for Fake {
-    fn describe() -> Vec<EntryPoint> {
+impl Driver for Fake {
+    fn describe(&self) -> Vec<EntryPoint> {
         vec![EntryPoint {
             name: NAME.to_string(),
             // Beta, so that a production deployment never selects it by
@@ -226,36 +235,40 @@ impl DriverGuest for Fake {
         }]
     }
 
-    fn validate_master_size(_entry_point: String, count: i32) -> Result<(), DriverError> {
+    fn validate_master_size(&self, _entry_point: &str, count: i32) -> Result<(), DriverError> {
         validate_master_size(count)
     }
 
     /// Like the Cluster API driver, the master nodegroup may be resized to
     /// an odd count of at least 1.
-    fn validate_master_resize(_entry_point: String, count: i32) -> Result<(), DriverError> {
+    fn validate_master_resize(&self, _entry_point: &str, count: i32) -> Result<(), DriverError> {
         validate_master_size(count)
     }
 
-    fn validate_create(_ctx: CallContext, _state: ClusterState) -> Result<(), DriverError> {
-        Ok(())
-    }
-
-    fn validate_upgrade(
-        _ctx: CallContext,
-        _state: ClusterState,
-        _template: ClusterTemplate,
+    fn validate_create(
+        &self,
+        _ctx: &CallContext,
+        _state: &ClusterState,
     ) -> Result<(), DriverError> {
         Ok(())
     }
 
-    fn can_rotate_ca(_ctx: CallContext, state: ClusterState) -> Result<(), DriverError> {
-        can_rotate_ca(&state)
+    fn validate_upgrade(
+        &self,
+        _ctx: &CallContext,
+        _state: &ClusterState,
+        _template: &ClusterTemplate,
+    ) -> Result<(), DriverError> {
+        Ok(())
     }
-}
 
-impl LifecycleGuest for Fake {
+    fn can_rotate_ca(&self, _ctx: &CallContext, state: &ClusterState) -> Result<(), DriverError> {
+        can_rotate_ca(state)
+    }
+
     fn create_cluster(
-        _ctx: CallContext,
+        &self,
+        _ctx: &CallContext,
         st: ClusterState,
         _timeout_minutes: u32,
     ) -> Result<Update, DriverError> {
@@ -289,7 +302,7 @@ impl LifecycleGuest for Fake {
 
     /// The default worker nodegroup is resized to the node_count already
     /// stored in its row.
-    fn update_cluster(_ctx: CallContext, st: ClusterState) -> Result<Update, DriverError> {
+    fn update_cluster(&self, _ctx: &CallContext, st: ClusterState) -> Result<Update, DriverError> {
         begin(&st.cluster.labels, OP_UPDATE)?;
         let Some(worker) = default_worker(&st.nodegroups).cloned() else {
             return Err(DriverError::Failed(
@@ -300,7 +313,7 @@ impl LifecycleGuest for Fake {
         Ok(resize(&st, worker, count, &[], OP_UPDATE))
     }
 
-    fn delete_cluster(_ctx: CallContext, st: ClusterState) -> Result<Update, DriverError> {
+    fn delete_cluster(&self, _ctx: &CallContext, st: ClusterState) -> Result<Update, DriverError> {
         begin(&st.cluster.labels, OP_DELETE)?;
         let mut cl = st.cluster;
         cl.status = Some(Status::DeleteInProgress);
@@ -314,7 +327,8 @@ impl LifecycleGuest for Fake {
     }
 
     fn resize_cluster(
-        _ctx: CallContext,
+        &self,
+        _ctx: &CallContext,
         st: ClusterState,
         req: Resize,
     ) -> Result<Update, DriverError> {
@@ -344,7 +358,8 @@ impl LifecycleGuest for Fake {
     /// nodegroup (or every nodegroup) takes the template's image and
     /// kube_tag.
     fn upgrade_cluster(
-        _ctx: CallContext,
+        &self,
+        _ctx: &CallContext,
         st: ClusterState,
         req: Upgrade,
     ) -> Result<Update, DriverError> {
@@ -386,9 +401,10 @@ impl LifecycleGuest for Fake {
     }
 
     fn create_nodegroup(
-        _ctx: CallContext,
+        &self,
+        _ctx: &CallContext,
         st: ClusterState,
-        mut ng: Nodegroup,
+        mut ng: NodeGroup,
     ) -> Result<Update, DriverError> {
         begin_nodegroup(&st.cluster.labels, &ng.labels, OP_NODEGROUP_CREATE)?;
         ng.stack_id = Some(stack_id(&st.cluster.uuid));
@@ -406,9 +422,10 @@ impl LifecycleGuest for Fake {
     }
 
     fn update_nodegroup(
-        _ctx: CallContext,
+        &self,
+        _ctx: &CallContext,
         st: ClusterState,
-        mut ng: Nodegroup,
+        mut ng: NodeGroup,
     ) -> Result<Update, DriverError> {
         begin_nodegroup(&st.cluster.labels, &ng.labels, OP_NODEGROUP_UPDATE)?;
         ng.status = Some(Status::UpdateInProgress);
@@ -417,9 +434,10 @@ impl LifecycleGuest for Fake {
     }
 
     fn delete_nodegroup(
-        _ctx: CallContext,
+        &self,
+        _ctx: &CallContext,
         st: ClusterState,
-        mut ng: Nodegroup,
+        mut ng: NodeGroup,
     ) -> Result<Update, DriverError> {
         begin_nodegroup(&st.cluster.labels, &ng.labels, OP_NODEGROUP_DELETE)?;
         ng.status = Some(Status::DeleteInProgress);
@@ -427,7 +445,7 @@ impl LifecycleGuest for Fake {
         Ok(nodegroup_op(&st, ng, OP_NODEGROUP_DELETE))
     }
 
-    fn rotate_ca(_ctx: CallContext, st: ClusterState) -> Result<Update, DriverError> {
+    fn rotate_ca(&self, _ctx: &CallContext, st: ClusterState) -> Result<Update, DriverError> {
         can_rotate_ca(&st)?;
         begin(&st.cluster.labels, OP_ROTATE_CA)?;
         let mut cl = st.cluster;
@@ -443,7 +461,11 @@ impl LifecycleGuest for Fake {
 
     /// Changes no row (Magnum changes no status either) and counts the
     /// rotation in the cluster's state (`credential_rotations`).
-    fn rotate_credential(_ctx: CallContext, st: ClusterState) -> Result<Update, DriverError> {
+    fn rotate_credential(
+        &self,
+        _ctx: &CallContext,
+        st: ClusterState,
+    ) -> Result<Update, DriverError> {
         if is_true(label(&st.cluster.labels, LABEL_NO_CREDENTIAL_ROTATION)) {
             return Err(credential_rotation_not_supported());
         }
@@ -454,25 +476,11 @@ impl LifecycleGuest for Fake {
             deleted_nodegroups: vec![],
         })
     }
-}
 
-impl StatusGuest for Fake {
-    /// The fake driver has no objects to watch: the host polls it.
-    fn watches(_ctx: CallContext, _state: ClusterState) -> Vec<Selector> {
-        Vec::new()
-    }
+    // No watches: the host polls; derive_status keeps its default
+    // (NotSupported).
 
-    fn derive_status(
-        _ctx: CallContext,
-        _state: ClusterState,
-        _observed: Vec<K8sObject>,
-    ) -> Result<Update, DriverError> {
-        Err(not_supported(
-            "'derive_status' is not supported by this driver.",
-        ))
-    }
-
-    fn poll_status(_ctx: CallContext, st: ClusterState) -> Result<Update, DriverError> {
+    fn poll_status(&self, _ctx: &CallContext, st: ClusterState) -> Result<Update, DriverError> {
         Ok(status::poll(&st))
     }
 }

@@ -4,7 +4,7 @@
 //! credential rotations. Everything here can be lost (a restart, another
 //! process): the poll then recovers from the rows.
 
-use openkeel_magnum_driver::{Cluster, Nodegroup, StringMap, state};
+use openkeel_magnum_driver::{Cluster, Labels, NodeGroup, logging, state};
 
 use crate::nodes::recover_indices;
 
@@ -17,7 +17,7 @@ pub struct Operation {
     pub targets: Vec<String>,
     /// The `fake_fail` and `fake_fail_reason` labels of the targeted
     /// nodegroup, for nodegroup operations on a nodegroup with labels.
-    pub fail_labels: Option<StringMap>,
+    pub fail_labels: Option<Labels>,
 }
 
 /// The pending operation is one key, so that starting one is one host call.
@@ -40,7 +40,7 @@ fn parse_opt_field(v: &str) -> Option<String> {
 /// Records a new operation, replacing one that has not completed yet.
 pub fn start(op: &Operation) {
     let labels = op.fail_labels.as_ref();
-    let get = |key: &str| labels.and_then(|l| l.iter().find(|(k, _)| k == key).map(|(_, v)| v));
+    let get = |key: &str| labels.and_then(|l| l.get(key));
     let value = [
         op.kind.clone(),
         op.start.to_string(),
@@ -61,12 +61,12 @@ pub fn operation() -> Option<Operation> {
         return None;
     };
     let fail_labels = (*has_labels == "1").then(|| {
-        let mut labels = StringMap::new();
+        let mut labels = Labels::new();
         if let Some(v) = parse_opt_field(fail) {
-            labels.push((crate::LABEL_FAIL.to_string(), v));
+            labels.insert(crate::LABEL_FAIL.to_string(), v);
         }
         if let Some(v) = parse_opt_field(reason) {
-            labels.push((crate::LABEL_FAIL_REASON.to_string(), v));
+            labels.insert(crate::LABEL_FAIL_REASON.to_string(), v);
         }
         labels
     });
@@ -99,7 +99,7 @@ fn nodes_key(ng_uuid: &str) -> String {
 
 /// The membership of a nodegroup, recovered from the row (and remembered)
 /// when the driver has no record.
-pub fn membership(cl: &Cluster, ng: &Nodegroup) -> Membership {
+pub fn membership(cl: &Cluster, ng: &NodeGroup) -> Membership {
     if let Some(m) = state::get(&nodes_key(&ng.uuid)).and_then(|v| parse_membership(&v)) {
         return m;
     }
@@ -155,9 +155,10 @@ pub fn forget() {
 /// memory: the poll recovers from the rows, so it is logged and ignored.
 fn set(key: &str, value: &str) {
     if let Err(e) = state::set(key, value) {
-        openkeel_magnum_driver::log(
-            openkeel_magnum_driver::log::Level::Warn,
-            &format!("fake driver: cannot remember {key}: {e:?}"),
+        logging::write(
+            logging::Level::Warn,
+            &format!("fake driver: cannot remember {key}: {e}"),
+            &[],
         );
     }
 }

@@ -2,7 +2,7 @@
 //! the cluster uuid, the nodegroup name and the node's index, so that every
 //! process computes the same ones.
 
-use openkeel_magnum_driver::{Cluster, Nodegroup};
+use openkeel_magnum_driver::{Cluster, NodeGroup};
 use sha1::{Digest, Sha1};
 
 /// Bounds the search for node indices when memberships are recovered from
@@ -77,7 +77,7 @@ fn uuid_v5(namespace: &[u8; 16], name: &[u8]) -> String {
 }
 
 /// The simulated node with the given index of a nodegroup.
-pub fn node_of(cl: &Cluster, ng: &Nodegroup, index: i32) -> Node {
+pub fn node_of(cl: &Cluster, ng: &NodeGroup, index: i32) -> Node {
     let key = node_key(&cl.uuid, &ng.name, index);
     Node {
         name: format!("{}-{}-{index}", stack_id(&cl.uuid), ng.name),
@@ -93,7 +93,7 @@ pub fn api_address(cluster_uuid: &str) -> String {
 
 /// The node indices of a nodegroup recovered from its `node_addresses`, or
 /// 0..node_count when it has none.
-pub fn recover_indices(cl: &Cluster, ng: &Nodegroup) -> Vec<i32> {
+pub fn recover_indices(cl: &Cluster, ng: &NodeGroup) -> Vec<i32> {
     let addresses = ng.node_addresses.as_deref().unwrap_or_default();
     if addresses.is_empty() {
         return (0..ng.node_count.unwrap_or(0)).collect();
@@ -121,7 +121,7 @@ pub fn recover_indices(cl: &Cluster, ng: &Nodegroup) -> Vec<i32> {
 /// the membership and the new `next`.
 pub fn resize_indices(
     cl: &Cluster,
-    ng: &Nodegroup,
+    ng: &NodeGroup,
     current: &[i32],
     mut next: i32,
     count: i32,
@@ -154,7 +154,7 @@ pub fn resize_indices(
 }
 
 /// The addresses of the given nodes.
-pub fn addresses(cl: &Cluster, ng: &Nodegroup, indices: &[i32]) -> Vec<String> {
+pub fn addresses(cl: &Cluster, ng: &NodeGroup, indices: &[i32]) -> Vec<String> {
     indices
         .iter()
         .map(|&i| node_of(cl, ng, i).address)

@@ -3,11 +3,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use openkeel_magnum_driver::{ClusterState, Nodegroup, Status, StringMap, Update, label};
+use openkeel_magnum_driver::{ClusterState, Labels, NodeGroup, Status, StringMap, Update};
 
 use crate::memory::{self, Membership};
 use crate::nodes::{addresses, api_address, node_of, resize_indices, stack_id};
-use crate::{DEFAULT_KUBE_TAG, LABEL_FAIL, delay_micros, fail_reason, has_op, now_micros};
+use crate::{DEFAULT_KUBE_TAG, LABEL_FAIL, delay_micros, fail_reason, has_op, label, now_micros};
 
 /// The verb of a status: `Create` for CREATE_IN_PROGRESS.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -91,8 +91,8 @@ fn empty() -> Update {
 fn infer_operation(
     op: Option<memory::Operation>,
     status: Option<Status>,
-    busy: &[Nodegroup],
-) -> (String, Vec<String>, Option<StringMap>) {
+    busy: &[NodeGroup],
+) -> (String, Vec<String>, Option<Labels>) {
     if let Some(op) = op {
         return (op.kind, op.targets, op.fail_labels);
     }
@@ -124,7 +124,7 @@ pub fn poll(st: &ClusterState) -> Update {
     let mut cl = st.cluster.clone();
     let status = cl.status;
     let cluster_busy = in_progress(status);
-    let busy: Vec<Nodegroup> = st
+    let busy: Vec<NodeGroup> = st
         .nodegroups
         .iter()
         .filter(|ng| in_progress(ng.status))
@@ -262,5 +262,5 @@ fn health_reason(st: &ClusterState, deleted: &BTreeSet<String>) -> StringMap {
             );
         }
     }
-    reason.into_iter().collect()
+    reason
 }

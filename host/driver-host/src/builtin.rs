@@ -28,4 +28,7 @@ pub mod test_components {
     pub const SANDBOX: &str = env!("OKM_GUEST_SANDBOX");
     /// A component built for `openkeel:magnum-driver@2.0.0`.
     pub const V2: &str = env!("OKM_GUEST_V2");
+    /// A driver that breaks one rule of the conformance kit, as its option
+    /// `mode` says (`good` breaks none).
+    pub const CONFORMANCE: &str = env!("OKM_GUEST_CONFORMANCE");
 }

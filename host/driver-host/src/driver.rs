@@ -104,6 +104,13 @@ impl Driver {
         self.pkg.health()
     }
 
+    /// The package's latest import calls refused for want of a grant
+    /// (`kube apply of v1/Secret in namespace kube-system`), oldest first,
+    /// at most 64: what a driver tried beyond its capabilities.
+    pub fn refused_imports(&self) -> Vec<String> {
+        self.pkg.ctx.denials()
+    }
+
     fn ctx(&self, c: &CallContext) -> wt::CallContext {
         wt::CallContext {
             entry_point: self.name().to_string(),

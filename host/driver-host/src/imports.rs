@@ -49,6 +49,34 @@ pub(crate) struct PackageCtx {
     pub(crate) files_dir: Option<PathBuf>,
     pub(crate) limits: Limits,
     pub(crate) services: Arc<Services>,
+    /// The latest import calls refused for want of a grant.
+    pub(crate) denials: std::sync::Mutex<std::collections::VecDeque<String>>,
+}
+
+/// How many refused import calls a package remembers.
+pub(crate) const DENIALS_KEPT: usize = 64;
+
+impl PackageCtx {
+    fn record_denial(&self, what: &str) {
+        let mut d = self
+            .denials
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if d.len() == DENIALS_KEPT {
+            d.pop_front();
+        }
+        d.push_back(what.to_string());
+    }
+
+    /// The latest refused import calls, oldest first.
+    pub(crate) fn denials(&self) -> Vec<String> {
+        self.denials
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect()
+    }
 }
 
 /// The data of one call's store.
@@ -113,6 +141,7 @@ impl CallState {
     fn denied(&self, what: String) -> w::types::HostError {
         tracing::warn!(driver = %self.pkg.name, cluster_uuid = self.cluster_uuid.as_deref().unwrap_or(""),
             request_id = %self.request_id, "driver refused: {what}");
+        self.pkg.record_denial(&what);
         w::types::HostError::AccessDenied(format!("driver {} is not granted {what}", self.pkg.name))
     }
 

@@ -622,6 +622,7 @@ pub(crate) async fn load(
         files_dir: config.files_dir.clone(),
         limits,
         services: services.clone(),
+        denials: Default::default(),
     });
     let entry_points: Vec<EntryPointInfo> = manifest
         .entry_points

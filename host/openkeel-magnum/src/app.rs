@@ -194,6 +194,27 @@ pub fn heartbeat(options: &Options, conductor: Conductor) -> Heartbeat {
     }
 }
 
+/// The status loop of the process: a tick every 10 seconds (every second
+/// in all-in-one, where one process does everything), a lease of three
+/// ticks, held under a name unique to the process.
+pub fn reconciler(mode: Mode, conductor: Conductor) -> crate::reconcile::Reconciler {
+    let holder = format!("reconciler-{}", uuid::Uuid::new_v4());
+    let mut settings = crate::reconcile::Settings::new(holder);
+    if mode == Mode::AllInOne {
+        settings.interval = Duration::from_secs(1);
+    }
+    crate::reconcile::Reconciler::new(conductor, settings)
+}
+
+/// The workers of the cluster create jobs: one less than the cores (at
+/// least one), so that requests keep a core.
+pub fn create_job_workers() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get().saturating_sub(1))
+        .unwrap_or(1)
+        .max(1)
+}
+
 /// The machine's host name, as Magnum's `[DEFAULT]/host` default.
 fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -463,8 +484,13 @@ pub fn lookup(options: &Options, mode: Mode) -> Result<Arc<dyn Lookup>, StartErr
     Ok(Arc::new(clients))
 }
 
-/// Where cluster certificates are kept (`[certificates]/cert_manager_type`).
-pub fn certificate_store(options: &Options, db: &Db) -> Result<Arc<dyn certs::Store>, StartError> {
+/// Where cluster certificates are kept (`[certificates]/cert_manager_type`):
+/// the x509keypair table of `db`, or Secrets of `[capi]/namespace` in the
+/// management cluster `[capi]/kubeconfig` names.
+pub async fn certificate_store(
+    options: &Options,
+    db: &Db,
+) -> Result<Arc<dyn certs::Store>, StartError> {
     let configured = options.lookup("certificates", "cert_manager_type");
     let (kind, warning) =
         certs::StoreType::resolve(configured.as_deref().map(str::trim)).map_err(StartError::new)?;
@@ -475,9 +501,19 @@ pub fn certificate_store(options: &Options, db: &Db) -> Result<Arc<dyn certs::St
         certs::StoreType::X509KeyPair => {
             Ok(Arc::new(certs::X509KeyPairStore::new(Arc::new(db.clone()))))
         }
-        certs::StoreType::Kubernetes => Err(StartError::new(
-            "[certificates]/cert_manager_type = kubernetes is not supported by this release: use x509keypair",
-        )),
+        certs::StoreType::Kubernetes => {
+            let client = certs::management_client(&options.capi.kubeconfig)
+                .await
+                .map_err(|e| {
+                    StartError::new(format!(
+                        "[certificates]/cert_manager_type = kubernetes: {e}"
+                    ))
+                })?;
+            Ok(Arc::new(certs::KubernetesStore::new(
+                client,
+                &options.capi.namespace,
+            )))
+        }
     }
 }
 
@@ -494,7 +530,7 @@ pub async fn conductor(options: &Options, mode: Mode, db: Db) -> Result<Conducto
         .map_err(|e| StartError::new(format!("notifications: {e}")))?;
     Ok(Conductor::new(conductor::Parts {
         certificates: conductor::Certificates {
-            store: certificate_store(options, &db)?,
+            store: certificate_store(options, &db).await?,
             keys,
             x509: x509_options(options),
         },

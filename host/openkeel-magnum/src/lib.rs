@@ -19,6 +19,7 @@ pub mod notify;
 pub mod openstack;
 pub mod options;
 pub mod policy;
+pub mod reconcile;
 pub mod telemetry;
 
 #[cfg(test)]

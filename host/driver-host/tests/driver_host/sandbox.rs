@@ -393,7 +393,7 @@ async fn kube_apply_outside_the_granted_namespace_or_kind_is_denied() {
         assert_eq!(
             r,
             Err(CallError::Failed(
-                "HostError::AccessDenied(\"driver sb-kube is not granted kube apply of v1/ConfigMap in namespace kube-system\")".into()
+                "AccessDenied(\"driver sb-kube is not granted kube apply of v1/ConfigMap in namespace kube-system\")".into()
             ))
         );
         // Another kind.
@@ -409,6 +409,14 @@ async fn kube_apply_outside_the_granted_namespace_or_kind_is_denied() {
             other => panic!("{other:?}"),
         }
         assert_eq!(k.objects().len(), 1, "a refused object was stored");
+        // The host remembers what it refused (the conformance kit reads it).
+        assert_eq!(
+            d.refused_imports(),
+            [
+                "kube apply of v1/ConfigMap in namespace kube-system",
+                "kube apply of v1/Secret in namespace magnum-system",
+            ]
+        );
         // A refusal is the driver's answer, not a fault.
         assert_eq!(d.health().faults_total, 0);
     })
@@ -629,29 +637,7 @@ async fn repeated_faults_open_the_breaker() {
 
 #[tokio::test]
 async fn guest_output_and_logs_reach_tracing_with_the_driver_name() {
-    use std::io::Write;
-    #[derive(Clone, Default)]
-    struct Buf(Arc<std::sync::Mutex<Vec<u8>>>);
-    impl Write for Buf {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let buf = Buf::default();
-    let b2 = buf.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || b2.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::INFO)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let buf = captured_log();
     let h = host(
         &["sb-log"],
         vec![sandbox("log", "", ALL_CAPS)],
@@ -677,7 +663,83 @@ async fn guest_output_and_logs_reach_tracing_with_the_driver_name() {
         "sandbox component: stderr line",
         "driver=\"sb-log\"",
         "request_id=\"req-1\"",
+        // The SDK's bridges: the log crate, and tracing with its span.
+        "sandbox component: through log",
+        "sandbox component: through tracing",
+        r#"k2=\"v2\""#,
+        r#"span=\"phase\""#,
+        r#"step=\"one\""#,
     ] {
         assert!(out.contains(want), "{want:?} not in the log:\n{out}");
     }
+}
+
+#[tokio::test]
+async fn a_panic_is_logged_at_error_before_the_trap() {
+    let buf = captured_log();
+    let h = host(
+        &["sb-panic"],
+        vec![sandbox("panic", "", ALL_CAPS)],
+        HostServices::default(),
+    )
+    .await;
+    let d = h
+        .registry()
+        .lookup("sb-panic")
+        .cloned()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let f = fault(d.create_cluster(&user(), &st(), 0).await);
+    assert_eq!(f.kind, FaultKind::Trap, "{f}");
+    let out = String::from_utf8_lossy(
+        &buf.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    )
+    .to_string();
+    let line = out.lines().find(|l| {
+        l.contains("panicked at")
+            && l.contains("sandbox component: panic on purpose")
+            && l.contains("driver=\"sb-panic\"")
+            && l.contains("ERROR")
+    });
+    // The guest's stderr reaches the log at WARN: an ERROR line came
+    // through the log import, before the trap.
+    assert!(line.is_some(), "the panic was not logged at ERROR:\n{out}");
+}
+
+/// Every event of this test binary, as the fmt subscriber writes them.
+#[derive(Clone, Default)]
+struct Buf(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Buf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The log of the whole test binary, at INFO and above. One global
+/// subscriber: a thread's own default would miss events emitted while
+/// another test's thread had cached the host's callsites as disabled.
+fn captured_log() -> Buf {
+    static LOG: std::sync::OnceLock<Buf> = std::sync::OnceLock::new();
+    LOG.get_or_init(|| {
+        let buf = Buf::default();
+        let writer = buf.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .with_max_level(tracing::Level::INFO)
+            .finish();
+        tracing::subscriber::set_global_default(subscriber)
+            .unwrap_or_else(|e| panic!("a global subscriber was already set: {e}"));
+        buf
+    })
+    .clone()
 }

@@ -9,15 +9,23 @@
 
 pub mod accept;
 pub mod body;
+pub mod certificates;
+pub mod cluster_templates;
+pub mod clusters;
+pub mod credentials;
 pub mod errors;
+pub mod federations;
 pub mod json;
 pub mod middleware;
 pub mod mservices;
+pub mod nodegroups;
 pub mod paging;
 pub mod params;
 pub mod patch;
 pub mod policy;
+pub mod quotas;
 pub mod routes;
+pub mod stats;
 pub mod versions;
 pub mod views;
 
@@ -660,7 +668,15 @@ pub struct Services {
 /// handlers. Each resource module adds its own `register` call here.
 pub fn handlers(services: &Services) -> Handlers {
     let mut h = builtin_handlers();
+    certificates::register(&mut h, services);
+    credentials::register(&mut h, services);
     mservices::register(&mut h, services);
+    cluster_templates::register(&mut h, services);
+    clusters::register(&mut h, services);
+    stats::register(&mut h, services);
+    quotas::register(&mut h, services);
+    federations::register(&mut h, services);
+    nodegroups::register(&mut h, services);
     h
 }
 
@@ -676,6 +692,8 @@ pub fn builtin_handlers() -> Handlers {
     h
 }
 
+#[cfg(test)]
+pub(crate) mod fixture;
 #[cfg(test)]
 pub(crate) mod testing;
 #[cfg(test)]

@@ -8,9 +8,14 @@
 //! the low-priority thread that generates keys ([`KeyGenerator`]).
 
 mod keygen;
+mod kube_store;
 mod store;
 
 pub use keygen::{KeyGenError, KeyGenerator, LOW_PRIORITY_NICE};
+pub use kube_store::{
+    CERT_SECRET_PREFIX, DEFAULT_NAMESPACE, KubernetesStore, LABEL_MANAGED_BY, MANAGED_BY,
+    is_cert_secret_name, management_client,
+};
 pub use magnum_x509::{
     ADMIN_COMMON_NAME, ADMIN_ORGANIZATION, CaKind, CertificateAuthority, ClusterCertificates,
     GenerateError, KeyError, KeyPair, SignError, X509Options, decrypt_pkcs8_pem, encrypt_pkcs8_pem,

@@ -1,6 +1,7 @@
 //! The server processes: `api`, `all-in-one` and `reconciler`.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::Failure;
 use crate::app;
@@ -23,37 +24,60 @@ pub(super) async fn all_in_one(options: Options) -> Result<(), Failure> {
     let db = app::open_database(&options).await?;
     crate::db::upgrade(&db).await.map_err(Failure::new)?;
     let conductor = app::conductor(&options, app::Mode::AllInOne, db.clone()).await?;
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let background = tokio::spawn(app::heartbeat(&options, conductor.clone()).run(async {
-        let _ = stopped.await;
-    }));
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let until_stop = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|s| *s).await;
+    };
+    let heartbeat =
+        tokio::spawn(app::heartbeat(&options, conductor.clone()).run(until_stop(stopped.clone())));
+    let reconciler = tokio::spawn(
+        app::reconciler(app::Mode::AllInOne, conductor.clone()).run(until_stop(stopped)),
+    );
     let served = serve(&options, conductor).await;
-    let _ = stop.send(());
-    let _ = background.await;
+    let _ = stop.send(true);
+    let _ = heartbeat.await;
+    let _ = reconciler.await;
     db.close().await;
     served
 }
 
 /// `openkeel-magnum reconciler`: the background work of magnum-conductor —
-/// the service heartbeat — until SIGINT or SIGTERM.
+/// the service heartbeat and the status loop — until SIGINT or SIGTERM.
 pub(super) async fn reconciler(options: Options) -> Result<(), Failure> {
     let db = app::open_database(&options).await?;
     crate::db::check_schema(&db).await.map_err(Failure::new)?;
     let conductor = app::conductor(&options, app::Mode::Api, db.clone()).await?;
     let heartbeat = app::heartbeat(&options, conductor.clone());
     tracing::info!(host = %heartbeat.host, "reconciler started");
-    heartbeat.run(app::shutdown_signal()).await;
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let until_stop = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|s| *s).await;
+    };
+    let beat = tokio::spawn(heartbeat.run(until_stop(stopped.clone())));
+    let status = tokio::spawn(app::reconciler(app::Mode::Api, conductor).run(until_stop(stopped)));
+    app::shutdown_signal().await;
+    let _ = stop.send(true);
+    let _ = beat.await;
+    let _ = status.await;
     db.close().await;
     Ok(())
 }
 
+/// Serves the API; cluster creates answer once their rows are written and
+/// their create jobs run on the pool, drained at the end (for at most 15
+/// seconds; what is left the status loop resumes).
 async fn serve(options: &Options, conductor: Conductor) -> Result<(), Failure> {
     let enforcer = Arc::new(app::load_policy(options)?);
     let auth = app::authenticator(options, enforcer.clone()).await?;
-    app::serve(
+    conductor.start_create_jobs(app::create_job_workers());
+    let served = app::serve(
         options,
-        app::application(options, auth, conductor, enforcer),
+        app::application(options, auth, conductor.clone(), enforcer),
     )
-    .await?;
+    .await;
+    if let Err(e) = conductor.stop_create_jobs(Duration::from_secs(15)).await {
+        tracing::warn!(error = %e, "cluster create jobs at shutdown");
+    }
+    served?;
     Ok(())
 }

@@ -5,17 +5,51 @@
 //! One file per resource (`templates.rs`, `clusters.rs`, `nodegroups.rs`,
 //! …), each adding methods to [`Conductor`].
 
+mod certificates;
+mod cluster_actions;
+mod cluster_state;
+pub mod cluster_templates;
+mod clusters;
+mod credentials;
 mod error;
+mod federations;
+mod jobs;
 pub mod lookup;
+mod lookups;
+mod nodegroups;
+mod poll;
+mod quota;
+mod quotas;
 mod services;
+mod stats;
 
+#[cfg(test)]
+pub(crate) mod cluster_tests;
+#[cfg(test)]
+mod job_tests;
+#[cfg(test)]
+mod lookup_tests;
 #[cfg(test)]
 pub(crate) mod testing;
 
+#[cfg(test)]
+pub(crate) use certificates::test_support as certificate_test_support;
+pub use certificates::{CERTIFICATE_COLUMNS, CertificateRefs};
+pub use cluster_actions::{ClusterResize, ClusterUpgrade};
+pub use cluster_templates::{TemplateCreate, TemplateUpdate};
+pub use clusters::{ClusterCreate, ClusterDetail, ClusterPage, ClusterUpdate, generate_name};
 pub use error::{Error, Result};
+pub use federations::{FederationCreate, federation_doc};
+pub use jobs::CREATE_ORPHAN_AGE;
+pub use nodegroups::NODEGROUP_PATCH_COLUMNS;
+pub use poll::PollPass;
+pub use quota::{LOCK_SERVICE_BINARY, LOCK_SERVICE_HOST, is_lock_row};
 pub use services::Heartbeat;
+pub use stats::Stats;
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::NaiveDateTime;
@@ -84,10 +118,23 @@ pub struct Parts {
     pub new_uuid: NewUuid,
 }
 
+/// What the use cases keep while the process runs: the clusters with a
+/// driver operation in flight (the status poller skips them), the
+/// create-job pool, the lock row's state and the quota bounds.
+#[derive(Default)]
+pub(crate) struct Work {
+    busy: Mutex<HashSet<String>>,
+    jobs: jobs::CreateJobs,
+    /// Set once this process has seen the lock row.
+    lock_row_seen: AtomicBool,
+    quota: Mutex<quota::Bounds>,
+}
+
 /// The conductor. Cheap to clone: every clone shares the same parts.
 #[derive(Clone)]
 pub struct Conductor {
     parts: Arc<Parts>,
+    work: Arc<Work>,
 }
 
 impl Conductor {
@@ -95,6 +142,7 @@ impl Conductor {
     pub fn new(parts: Parts) -> Conductor {
         Conductor {
             parts: Arc::new(parts),
+            work: Arc::new(Work::default()),
         }
     }
 

@@ -8,9 +8,14 @@ use super::Conductor;
 use crate::db;
 
 impl Conductor {
-    /// Every `magnum_service` row, by id.
+    /// Every `magnum_service` row by id, except the cluster lock row (the
+    /// reconciler's lease).
+    // Deviation: Magnum has no such row; it is left out so that clients
+    // see only the `magnum-conductor` services.
     pub async fn list_services(&self) -> db::Result<Vec<MagnumService>> {
-        self.db().q().list_magnum_services().await
+        let mut rows = self.db().q().list_magnum_services().await?;
+        rows.retain(|r| !super::is_lock_row(r));
+        Ok(rows)
     }
 }
 

@@ -1,6 +1,8 @@
-//! A conductor for unit tests: a fresh SQLite database, the built-in fake
-//! driver (enabled), the all-in-one OpenStack data, certificates in the
-//! database, a recording notifier, a controllable clock and numbered UUIDs.
+//! A conductor for unit tests: a fresh database (SQLite by default; MariaDB
+//! or PostgreSQL from `OKM_TEST_MYSQL_URL` / `OKM_TEST_POSTGRES_URL` with
+//! [`Builder::dialect`]), the built-in fake driver (enabled), the
+//! all-in-one OpenStack data, certificates in the database, a recording
+//! notifier, a controllable clock and numbered UUIDs.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -10,7 +12,8 @@ use driver_host::{DriverHost, DriverSettings, HostServices};
 
 use super::{Certificates, Conductor, Parts, Settings};
 use crate::certs::{KeyGenerator, X509KeyPairStore, X509Options};
-use crate::db::{self, Db, DbTarget, Dialect};
+use crate::db::testing::{TestDb, fresh_with};
+use crate::db::{self, Db, Dialect};
 use crate::notify::{Notifier, Recorder, Sources};
 use crate::openstack::Static;
 
@@ -22,25 +25,43 @@ pub struct TestConductor {
     /// [`TestConductor::advance`].
     pub seconds: Arc<AtomicI64>,
     pub notifications: Recorder,
-    _dir: tempfile::TempDir,
+    _db: TestDb,
 }
 
 /// 2026-11-30T12:00:00Z, the clock's start.
 pub const START: i64 = 1_796_040_000;
 
-impl TestConductor {
-    /// A conductor with Magnum's default settings.
-    pub async fn new() -> TestConductor {
-        TestConductor::with_settings(Settings::default()).await
+type Tweak = Box<dyn FnOnce(&mut Parts) + Send>;
+
+/// How a [`TestConductor`] is built.
+pub struct Builder {
+    dialect: Dialect,
+    drivers: DriverSettings,
+    tweaks: Vec<Tweak>,
+}
+
+impl Builder {
+    /// The database: SQLite (the default), MariaDB or PostgreSQL.
+    pub fn dialect(mut self, d: Dialect) -> Builder {
+        self.dialect = d;
+        self
     }
 
-    /// A conductor with `settings`.
-    pub async fn with_settings(settings: Settings) -> TestConductor {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let target = DbTarget::new(
-            Dialect::Sqlite,
-            format!("sqlite://{}", dir.path().join("magnum.db").display()),
-        );
+    /// Changes the driver host's settings (the fake driver is enabled).
+    pub fn drivers(mut self, f: impl FnOnce(&mut DriverSettings)) -> Builder {
+        f(&mut self.drivers);
+        self
+    }
+
+    /// Changes the parts before the conductor is built (settings, lookup,
+    /// certificate store, `[x509]` options…).
+    pub fn parts(mut self, f: impl FnOnce(&mut Parts) + Send + 'static) -> Builder {
+        self.tweaks.push(Box::new(f));
+        self
+    }
+
+    /// The fixture.
+    pub async fn build(self) -> TestConductor {
         let seconds = Arc::new(AtomicI64::new(START));
         let s = seconds.clone();
         let clock: super::Clock = Arc::new(move || {
@@ -53,17 +74,14 @@ impl TestConductor {
             clock: Some(clock.clone()),
             on_retry: None,
         };
-        let db = Db::open_with(&target, hooks).await.expect("open SQLite");
+        // Concurrent creates contend for the lock row: deadlocks and lock
+        // waits are retried.
+        let test_db = fresh_with(self.dialect, hooks, |t| t.max_attempts = 50).await;
+        let db = test_db.db.clone();
         db::upgrade(&db).await.expect("migrate");
-        let drivers = DriverHost::start(
-            DriverSettings {
-                enabled_beta_drivers: vec!["fake".into()],
-                ..DriverSettings::default()
-            },
-            HostServices::default(),
-        )
-        .await
-        .expect("the built-in drivers load");
+        let drivers = DriverHost::start(self.drivers, HostServices::default())
+            .await
+            .expect("the built-in drivers load");
         let counter = Arc::new(AtomicU64::new(0));
         let new_uuid: super::NewUuid = Arc::new(move || {
             let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
@@ -73,25 +91,55 @@ impl TestConductor {
             Notifier::recording("container-infra.test", Sources::default());
         let certificates = Certificates {
             store: Arc::new(X509KeyPairStore::new(Arc::new(db.clone()))),
-            keys: Arc::new(KeyGenerator::start(1).expect("key generator")),
+            keys: Arc::new(KeyGenerator::start(2).expect("key generator")),
             x509: X509Options::default(),
         };
-        let conductor = Conductor::new(Parts {
+        let mut parts = Parts {
             db: db.clone(),
             drivers: Arc::new(drivers),
             lookup: Arc::new(Static::new(true)),
             certificates,
             notifier,
-            settings,
+            settings: Settings::default(),
             clock,
             new_uuid,
-        });
+        };
+        for t in self.tweaks {
+            t(&mut parts);
+        }
         TestConductor {
-            conductor,
+            conductor: Conductor::new(parts),
             db,
             seconds,
             notifications,
-            _dir: dir,
+            _db: test_db,
+        }
+    }
+}
+
+impl TestConductor {
+    /// A conductor with Magnum's default settings.
+    pub async fn new() -> TestConductor {
+        TestConductor::builder().build().await
+    }
+
+    /// A conductor with `settings`.
+    pub async fn with_settings(settings: Settings) -> TestConductor {
+        TestConductor::builder()
+            .parts(move |p| p.settings = settings)
+            .build()
+            .await
+    }
+
+    /// A builder of the fixture, on SQLite with the fake driver enabled.
+    pub fn builder() -> Builder {
+        Builder {
+            dialect: Dialect::Sqlite,
+            drivers: DriverSettings {
+                enabled_beta_drivers: vec!["fake".into()],
+                ..DriverSettings::default()
+            },
+            tweaks: Vec::new(),
         }
     }
 

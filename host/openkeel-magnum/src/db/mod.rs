@@ -39,7 +39,7 @@ mod tx;
 mod x509keypairs;
 
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 
 use std::fmt;
 use std::sync::Arc;

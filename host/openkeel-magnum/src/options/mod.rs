@@ -527,7 +527,8 @@ pub struct GroupEntry {
 /// `[certificates]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Certificates {
-    /// `cert_manager_type`: barbican, x509keypair or local.
+    /// `cert_manager_type`: Magnum's barbican, x509keypair or local; served:
+    /// x509keypair and kubernetes (see `certs::StoreType`).
     pub cert_manager_type: String,
     /// `storage_path` (local cert manager).
     pub storage_path: String,

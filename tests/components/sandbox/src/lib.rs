@@ -11,14 +11,13 @@
 //!   host's refusal as `failed`;
 //! - `openstack`: resolves the flavor named by the label `flavor`;
 //! - `secrets`: reads the cluster's CAs;
-//! - `log`: logs, prints to stdout and stderr, then answers.
+//! - `log`: logs (through the import, the `log` crate and `tracing`),
+//!   prints to stdout and stderr, then answers.
 
-use openkeel_magnum_driver::{
-    CallContext, Cluster, ClusterState, ClusterTemplate, DriverError, DriverGuest, EntryPoint,
-    K8sObject, LifecycleGuest, Nodegroup, Resize, Selector, StatusGuest, Target, Update, Upgrade,
-    cluster_secrets, config, kube, label, log, openstack, register_driver,
-};
+use openkeel_magnum_driver::prelude::*;
+use openkeel_magnum_driver::{config, kube, logging, openstack, secrets};
 
+#[derive(Default)]
 struct Sandbox;
 
 register_driver!(Sandbox);
@@ -61,7 +60,7 @@ fn behave(cluster: Option<&Cluster>) -> Result<Update, DriverError> {
             let n = config::get("big_bytes")
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(8usize << 20);
-            let mut cl = cluster.cloned().unwrap_or_else(blank_cluster);
+            let mut cl = cluster.cloned().unwrap_or_default();
             cl.status_reason = Some("x".repeat(n));
             Ok(Update {
                 cluster: Some(cl),
@@ -72,7 +71,7 @@ fn behave(cluster: Option<&Cluster>) -> Result<Update, DriverError> {
             let Some(cl) = cluster else {
                 return Ok(empty());
             };
-            let get = |k: &str, d: &str| label(&cl.labels, k).unwrap_or(d).to_string();
+            let get = |k: &str, d: &str| cl.label(k).unwrap_or(d).to_string();
             let namespace = get("namespace", "magnum-system");
             let name = get("name", "obj");
             let body_name = get("body_name", &name);
@@ -97,7 +96,7 @@ fn behave(cluster: Option<&Cluster>) -> Result<Update, DriverError> {
         }
         "openstack" => {
             let flavor = cluster
-                .and_then(|c| label(&c.labels, "flavor").map(str::to_string))
+                .and_then(|c| c.label("flavor").map(str::to_string))
                 .unwrap_or_default();
             match openstack::resolve_flavor_name(&flavor) {
                 Ok(name) => Ok(Update {
@@ -107,7 +106,7 @@ fn behave(cluster: Option<&Cluster>) -> Result<Update, DriverError> {
                 Err(e) => Err(DriverError::Failed(format!("{e:?}"))),
             }
         }
-        "secrets" => match cluster_secrets::cas() {
+        "secrets" => match secrets::cas() {
             Ok(cas) => Ok(Update {
                 deleted_nodegroups: vec![cas.kubernetes.cert_pem],
                 ..empty()
@@ -115,11 +114,15 @@ fn behave(cluster: Option<&Cluster>) -> Result<Update, DriverError> {
             Err(e) => Err(DriverError::Failed(format!("{e:?}"))),
         },
         "log" => {
-            log::write(
-                log::Level::Info,
+            logging::write(
+                logging::Level::Info,
                 "sandbox component: hello",
-                &[("k".to_string(), "v".to_string())],
+                &[("k", "v")],
             );
+            openkeel_magnum_driver::log::info!("sandbox component: through log");
+            let _span =
+                openkeel_magnum_driver::tracing::info_span!("phase", step = "one").entered();
+            openkeel_magnum_driver::tracing::warn!(k2 = "v2", "sandbox component: through tracing");
             println!("sandbox component: stdout line");
             eprintln!("sandbox component: stderr line");
             Ok(empty())
@@ -128,48 +131,12 @@ fn behave(cluster: Option<&Cluster>) -> Result<Update, DriverError> {
     }
 }
 
-fn blank_cluster() -> Cluster {
-    Cluster {
-        id: 0,
-        uuid: String::new(),
-        name: String::new(),
-        project_id: String::new(),
-        user_id: String::new(),
-        cluster_template_id: String::new(),
-        keypair: None,
-        docker_volume_size: None,
-        labels: None,
-        master_flavor_id: None,
-        flavor_id: None,
-        stack_id: None,
-        api_address: None,
-        status: None,
-        status_reason: None,
-        health_status: None,
-        health_status_reason: None,
-        create_timeout: None,
-        discovery_url: None,
-        coe_version: None,
-        container_version: None,
-        ca_cert_ref: None,
-        magnum_cert_ref: None,
-        etcd_ca_cert_ref: None,
-        front_proxy_ca_cert_ref: None,
-        fixed_network: None,
-        fixed_subnet: None,
-        floating_ip_enabled: None,
-        master_lb_enabled: None,
-        created_at: 0,
-        updated_at: None,
-    }
-}
-
 fn unit(r: Result<Update, DriverError>) -> Result<(), DriverError> {
     r.map(|_| ())
 }
 
-impl DriverGuest for Sandbox {
-    fn describe() -> Vec<EntryPoint> {
+impl Driver for Sandbox {
+    fn describe(&self) -> Vec<EntryPoint> {
         if mode() == "panic-describe" {
             panic!("sandbox component: panic in describe");
         }
@@ -186,98 +153,106 @@ impl DriverGuest for Sandbox {
         }]
     }
 
-    fn validate_master_size(_e: String, _count: i32) -> Result<(), DriverError> {
+    fn validate_master_size(&self, _e: &str, _count: i32) -> Result<(), DriverError> {
         unit(behave(None))
     }
 
-    fn validate_master_resize(_e: String, _count: i32) -> Result<(), DriverError> {
+    fn validate_master_resize(&self, _e: &str, _count: i32) -> Result<(), DriverError> {
         unit(behave(None))
     }
 
-    fn validate_create(_ctx: CallContext, st: ClusterState) -> Result<(), DriverError> {
+    fn validate_create(&self, _ctx: &CallContext, st: &ClusterState) -> Result<(), DriverError> {
         unit(behave(Some(&st.cluster)))
     }
 
     fn validate_upgrade(
-        _ctx: CallContext,
-        st: ClusterState,
-        _t: ClusterTemplate,
+        &self,
+        _ctx: &CallContext,
+        st: &ClusterState,
+        _t: &ClusterTemplate,
     ) -> Result<(), DriverError> {
         unit(behave(Some(&st.cluster)))
     }
 
-    fn can_rotate_ca(_ctx: CallContext, st: ClusterState) -> Result<(), DriverError> {
+    fn can_rotate_ca(&self, _ctx: &CallContext, st: &ClusterState) -> Result<(), DriverError> {
         unit(behave(Some(&st.cluster)))
     }
-}
 
-impl LifecycleGuest for Sandbox {
-    fn create_cluster(_c: CallContext, st: ClusterState, _t: u32) -> Result<Update, DriverError> {
+    fn create_cluster(
+        &self,
+        _c: &CallContext,
+        st: ClusterState,
+        _t: u32,
+    ) -> Result<Update, DriverError> {
         behave(Some(&st.cluster))
     }
-    fn update_cluster(_c: CallContext, st: ClusterState) -> Result<Update, DriverError> {
+    fn update_cluster(&self, _c: &CallContext, st: ClusterState) -> Result<Update, DriverError> {
         behave(Some(&st.cluster))
     }
-    fn delete_cluster(_c: CallContext, st: ClusterState) -> Result<Update, DriverError> {
+    fn delete_cluster(&self, _c: &CallContext, st: ClusterState) -> Result<Update, DriverError> {
         behave(Some(&st.cluster))
     }
     fn resize_cluster(
-        _c: CallContext,
+        &self,
+        _c: &CallContext,
         st: ClusterState,
         _r: Resize,
     ) -> Result<Update, DriverError> {
         behave(Some(&st.cluster))
     }
     fn upgrade_cluster(
-        _c: CallContext,
+        &self,
+        _c: &CallContext,
         st: ClusterState,
         _u: Upgrade,
     ) -> Result<Update, DriverError> {
         behave(Some(&st.cluster))
     }
     fn create_nodegroup(
-        _c: CallContext,
+        &self,
+        _c: &CallContext,
         st: ClusterState,
-        _n: Nodegroup,
+        _n: NodeGroup,
     ) -> Result<Update, DriverError> {
         behave(Some(&st.cluster))
     }
     fn update_nodegroup(
-        _c: CallContext,
+        &self,
+        _c: &CallContext,
         st: ClusterState,
-        _n: Nodegroup,
+        _n: NodeGroup,
     ) -> Result<Update, DriverError> {
         behave(Some(&st.cluster))
     }
     fn delete_nodegroup(
-        _c: CallContext,
+        &self,
+        _c: &CallContext,
         st: ClusterState,
-        _n: Nodegroup,
+        _n: NodeGroup,
     ) -> Result<Update, DriverError> {
         behave(Some(&st.cluster))
     }
-    fn rotate_ca(_c: CallContext, st: ClusterState) -> Result<Update, DriverError> {
+    fn rotate_ca(&self, _c: &CallContext, st: ClusterState) -> Result<Update, DriverError> {
         behave(Some(&st.cluster))
     }
-    fn rotate_credential(_c: CallContext, st: ClusterState) -> Result<Update, DriverError> {
+    fn rotate_credential(&self, _c: &CallContext, st: ClusterState) -> Result<Update, DriverError> {
         behave(Some(&st.cluster))
     }
-}
 
-impl StatusGuest for Sandbox {
-    fn watches(_c: CallContext, st: ClusterState) -> Vec<Selector> {
+    fn watches(&self, _c: &CallContext, st: &ClusterState) -> Vec<Selector> {
         match behave(Some(&st.cluster)) {
             Ok(_) | Err(_) => Vec::new(),
         }
     }
     fn derive_status(
-        _c: CallContext,
+        &self,
+        _c: &CallContext,
         st: ClusterState,
         _o: Vec<K8sObject>,
     ) -> Result<Update, DriverError> {
         behave(Some(&st.cluster))
     }
-    fn poll_status(_c: CallContext, st: ClusterState) -> Result<Update, DriverError> {
+    fn poll_status(&self, _c: &CallContext, st: ClusterState) -> Result<Update, DriverError> {
         behave(Some(&st.cluster))
     }
 }

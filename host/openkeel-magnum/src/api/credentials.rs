@@ -1,0 +1,155 @@
+//! `PATCH /v1/credentials/{cluster_ident}` (#30, 1.12+;
+//! magnum/api/controllers/v1/credential.py): the rotation of a cluster's
+//! cloud credential.
+
+use http::StatusCode;
+use serde_json::json;
+
+use super::errors::json_response;
+use super::{ApiError, Call, Handlers, Services};
+
+/// Registers the handler.
+pub fn register(h: &mut Handlers, services: &Services) {
+    let s = services.clone();
+    h.register("credential.patch", move |call: Call| {
+        let s = s.clone();
+        async move { patch(&s, call).await }
+    });
+}
+
+/// `credential:rotate` with the caller as target (no admin bypass: the
+/// default rule wants the member role), then the lookup in the caller's
+/// project (no all-projects rule), then the driver's rotation,
+/// synchronously; 202 `{"uuid"}`.
+async fn patch(s: &Services, call: Call) -> Result<axum::response::Response, ApiError> {
+    super::policy::enforce(&s.enforcer, &call.ctx, "credential:rotate", None)?;
+    let ident = call
+        .params
+        .get("cluster_ident")
+        .cloned()
+        .unwrap_or_default();
+    let cluster = s.conductor.get_cluster(&call.ctx, &ident).await?;
+    s.conductor.rotate_credential(&call.ctx, &cluster).await?;
+    Ok(json_response(
+        StatusCode::ACCEPTED,
+        &json!({"uuid": cluster.uuid}),
+    ))
+}
+
+/// Every case of the Go `TestCredentialRotation`.
+#[cfg(test)]
+mod tests {
+    use magnum_domain::Status;
+
+    use crate::api::testing::{Answer, TestApp};
+    use crate::conductor::certificate_test_support::*;
+
+    const MEMBER: &[&str] = &[
+        "X-Project-Id: p1",
+        "X-User-Id: u1",
+        "X-Roles: member,reader",
+    ];
+
+    fn at(version: &'static str, who: &[&'static str]) -> Vec<&'static str> {
+        let mut h = who.to_vec();
+        h.push(version);
+        h
+    }
+
+    const V11: &str = "OpenStack-API-Version: container-infra 1.11";
+    const V12: &str = "OpenStack-API-Version: container-infra 1.12";
+
+    #[track_caller]
+    fn expect(a: &Answer, status: u16, want: &str) {
+        assert_eq!(a.status.as_u16(), status, "{}", a.text());
+        if !want.is_empty() {
+            assert_eq!(a.json()["errors"][0]["detail"], serde_json::json!(want));
+        }
+    }
+
+    #[tokio::test]
+    async fn credential_rotation() {
+        let app = TestApp::new().await;
+        let c = &app.t.conductor;
+        let cl = insert_cluster(c, "c1", Status::CreateComplete, false, None).await;
+        let path = format!("PATCH /v1/credentials/{}", cl.uuid);
+        // Needs 1.12.
+        expect(&app.call(&path, "", &at(V11, MEMBER)).await, 406, "");
+        // 202 with the cluster uuid, by name too.
+        let a = app
+            .call("PATCH /v1/credentials/c1", "", &at(V12, MEMBER))
+            .await;
+        expect(&a, 202, "");
+        assert_eq!(a.json(), serde_json::json!({"uuid": cl.uuid}));
+        assert_eq!(
+            reload(c, &cl.uuid).await.status,
+            Some(Status::CreateComplete),
+            "no status change"
+        );
+        // No admin bypass.
+        expect(
+            &app.call(
+                &path,
+                "",
+                &at(
+                    V12,
+                    &["X-Project-Id: p1", "X-User-Id: u9", "X-Roles: admin"],
+                ),
+            )
+            .await,
+            403,
+            "Policy doesn't allow credential:rotate to be performed.",
+        );
+        // Another project's cluster is not found.
+        expect(
+            &app.call(
+                &path,
+                "",
+                &at(
+                    V12,
+                    &["X-Project-Id: p2", "X-User-Id: u2", "X-Roles: member"],
+                ),
+            )
+            .await,
+            404,
+            &format!("Cluster {} could not be found.", cl.uuid),
+        );
+        // Status guard.
+        let mut row = reload(c, &cl.uuid).await;
+        row.status = Some(Status::CreateInProgress);
+        c.db()
+            .q()
+            .update_cluster(&mut row, &["status"])
+            .await
+            .expect("status");
+        expect(
+            &app.call(&path, "", &at(V12, MEMBER)).await,
+            400,
+            "magnum.conductor.handlers.credential_conductor when cluster status is \"CREATE_IN_PROGRESS\" is not supported.",
+        );
+        // A driver without rotation.
+        row.status = Some(Status::UpdateFailed);
+        row.labels = labels(&[("fake_no_credential_rotation", "true")]);
+        c.db()
+            .q()
+            .update_cluster(&mut row, &["status", "labels"])
+            .await
+            .expect("status and labels");
+        expect(
+            &app.call(&path, "", &at(V12, MEMBER)).await,
+            400,
+            "Credential rotation is not supported by driver.",
+        );
+        // Other methods are not allowed.
+        expect(
+            &app.call(
+                &format!("GET /v1/credentials/{}", cl.uuid),
+                "",
+                &at(V12, MEMBER),
+            )
+            .await,
+            405,
+            "",
+        );
+    }
+}

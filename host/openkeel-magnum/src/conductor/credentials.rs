@@ -1,0 +1,41 @@
+//! The rotation of a cluster's cloud credential
+//! (`PATCH /v1/credentials`).
+//!
+//! Magnum: magnum/conductor/handlers/credential_conductor.py.
+
+use magnum_domain::models::Cluster;
+use magnum_domain::{MagnumError, RequestContext};
+
+use super::Conductor;
+use super::clusters::{call_ctx, call_error};
+use super::error::Result;
+
+impl Conductor {
+    /// Replaces the cloud credential of `cluster` through its driver,
+    /// synchronously as Magnum's RPC call: a cluster outside the
+    /// `*_COMPLETE`, UPDATE_IN_PROGRESS and UPDATE_FAILED statuses is 400
+    /// `NotSupported`; a driver without rotation answers 400 `Credential
+    /// rotation is not supported by driver.`; other driver failures are
+    /// 500s. No status changes; rows the driver changed are saved.
+    pub async fn rotate_credential(&self, ctx: &RequestContext, cluster: &Cluster) -> Result<()> {
+        let st = self.cluster_state(&cluster.uuid).await?;
+        match st.cluster.status {
+            Some(s) if s.can_rotate_credential() => {}
+            Some(s) => return Err(MagnumError::credential_rotation_status_not_supported(s).into()),
+            None => {
+                return Err(MagnumError::not_supported(
+                    "magnum.conductor.handlers.credential_conductor when cluster status is \"None\"",
+                )
+                .into());
+            }
+        }
+        let driver = self.driver_of(&st.template)?;
+        let upd = driver
+            .rotate_credential(&call_ctx(ctx), &st)
+            .await
+            .map_err(call_error)?;
+        self.save_driver_answer(&upd).await?;
+        tracing::info!(cluster_uuid = %cluster.uuid, "cluster credential rotated");
+        Ok(())
+    }
+}

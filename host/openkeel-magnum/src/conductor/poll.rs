@@ -1,0 +1,403 @@
+//! The status poller's use cases (what magnum/service/periodic.py does):
+//! the clusters in progress, their driver's `poll-status` with the
+//! service's credentials, the compare-and-swap save of what it reports,
+//! the deadlines of operations that never end, and the removal of the
+//! clusters whose deletion completed.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use driver_host::{CallContext, ClusterState};
+use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup};
+use magnum_domain::{RequestContext, Status};
+
+use super::clusters::{Saved, internal};
+use super::{Conductor, Error, Result};
+use crate::db::{ClusterFilter, ListOptions, Scope, TemplateScope};
+use crate::notify::{Action, Outcome};
+
+/// The statuses the poller follows (magnum/service/periodic.py:166), plus
+/// DELETE_COMPLETE: a deleted cluster whose rows could not be removed is
+/// retried.
+const POLLED: &[Status] = &[
+    Status::CreateInProgress,
+    Status::UpdateInProgress,
+    Status::DeleteInProgress,
+    Status::RollbackInProgress,
+    Status::DeleteComplete,
+];
+
+/// The create timeout when a cluster has none (Magnum's default, minutes).
+const DEFAULT_CREATE_TIMEOUT: i64 = 60;
+
+/// The admin context of the periodic tasks (Magnum's
+/// `make_admin_context(all_tenants=True)`): no user, no project.
+pub(crate) fn admin_context() -> RequestContext {
+    RequestContext {
+        is_admin: true,
+        all_projects: true,
+        ..RequestContext::default()
+    }
+}
+
+/// One pass of the status poller: the clusters in progress with their
+/// templates and nodegroups, read in three queries at its start instead of
+/// three per cluster.
+#[derive(Clone, Debug, Default)]
+pub struct PollPass {
+    /// The clusters to poll, by id.
+    pub clusters: Vec<Cluster>,
+    templates: HashMap<String, ClusterTemplate>,
+    nodegroups: HashMap<String, Vec<NodeGroup>>,
+}
+
+/// The nodegroups of `st` with those of an answer in their place (for the
+/// counts and addresses of a notification).
+fn merged_nodegroups(
+    st: &ClusterState,
+    answer: &[NodeGroup],
+    deleted: &[String],
+) -> Vec<NodeGroup> {
+    let mut out: Vec<NodeGroup> = st
+        .nodegroups
+        .iter()
+        .filter(|ng| !deleted.contains(&ng.uuid))
+        .map(|ng| {
+            answer
+                .iter()
+                .find(|a| a.uuid == ng.uuid)
+                .cloned()
+                .unwrap_or_else(|| ng.clone())
+        })
+        .collect();
+    out.extend(
+        answer
+            .iter()
+            .filter(|a| !st.nodegroups.iter().any(|ng| ng.uuid == a.uuid))
+            .cloned(),
+    );
+    out
+}
+
+impl Conductor {
+    /// The clusters of every project the poller follows, by id.
+    pub async fn clusters_in_progress(&self) -> Result<Vec<Cluster>> {
+        let f = ClusterFilter {
+            statuses: POLLED.to_vec(),
+            ..ClusterFilter::scope(Scope::ALL_PROJECTS)
+        };
+        Ok(self
+            .db()
+            .q()
+            .list_clusters(&f, &ListOptions::default())
+            .await?)
+    }
+
+    /// Reads the clusters in progress, their templates (any project) and
+    /// their nodegroups.
+    pub async fn start_poll_pass(&self) -> Result<PollPass> {
+        let clusters = self.clusters_in_progress().await?;
+        if clusters.is_empty() {
+            return Ok(PollPass::default());
+        }
+        let uuids: Vec<String> = clusters.iter().map(|c| c.uuid.clone()).collect();
+        let mut tids: Vec<String> = Vec::new();
+        for c in &clusters {
+            if !tids.contains(&c.cluster_template_id) {
+                tids.push(c.cluster_template_id.clone());
+            }
+        }
+        let mut q = self.db().q();
+        let templates = q
+            .get_cluster_templates_by_uuids(&tids, &TemplateScope::new(Scope::ALL_PROJECTS))
+            .await?;
+        let nodegroups = q.list_nodegroups_of_clusters(&uuids).await?;
+        Ok(PollPass {
+            clusters,
+            templates,
+            nodegroups,
+        })
+    }
+
+    /// Asks the cluster's driver for its status (service credentials, as
+    /// Magnum's periodic task) and saves what changed. It returns the
+    /// cluster as saved, or `None` when a driver operation of this process
+    /// is in flight for it. A driver error is returned and changes nothing.
+    /// A cluster the driver reports DELETE_COMPLETE is returned with that
+    /// status without a write: [`Conductor::finish_deletes`] removes it.
+    pub async fn poll_cluster(&self, uuid: &str) -> Result<Option<Cluster>> {
+        if self.is_busy(uuid) {
+            // Its result is saved by the operation; polled on the next tick.
+            return Ok(None);
+        }
+        let st = self.cluster_state(uuid).await?;
+        self.poll(st).await.map(Some)
+    }
+
+    /// [`Conductor::poll_cluster`] on the rows the pass read (the driver's
+    /// answer is saved only if the rows are unchanged since). A cluster
+    /// whose template the pass did not find is read again.
+    pub async fn poll_in_pass(&self, pass: &PollPass, cl: &Cluster) -> Result<Option<Cluster>> {
+        let Some(t) = pass.templates.get(&cl.cluster_template_id) else {
+            return self.poll_cluster(&cl.uuid).await;
+        };
+        if self.is_busy(&cl.uuid) {
+            return Ok(None);
+        }
+        let st = ClusterState {
+            cluster: cl.clone(),
+            template: t.clone(),
+            nodegroups: pass.nodegroups.get(&cl.uuid).cloned().unwrap_or_default(),
+        };
+        self.poll(st).await.map(Some)
+    }
+
+    async fn poll(&self, st: ClusterState) -> Result<Cluster> {
+        let uuid = st.cluster.uuid.clone();
+        if st.cluster.status == Some(Status::DeleteComplete) {
+            // Reported before, its rows not removed yet: remove them now.
+            return Ok(st.cluster);
+        }
+        let drv = self.driver_of(&st.template)?;
+        let upd = drv
+            .poll_status(&CallContext::admin(), &st)
+            .await
+            .map_err(|e| internal(format!("poll cluster {uuid}: {e}")))?;
+        if let Some(cl) = &upd.cluster
+            && cl.status == Some(Status::DeleteComplete)
+        {
+            // The rows go next: writing the status first would only cost a
+            // transaction.
+            return Ok(cl.clone());
+        }
+        let saved = match self.save_update(&upd, Some(&st)).await? {
+            Saved::Written(Some(cl)) => *cl,
+            // Stale: polled again on the next tick.
+            Saved::Stale | Saved::Nothing | Saved::Written(None) => return Ok(st.cluster),
+        };
+        let (before, now) = (st.cluster.status, saved.status);
+        if before != now {
+            tracing::info!(
+                cluster_uuid = %uuid,
+                from = before.map_or("None", Status::as_str),
+                to = now.map_or("None", Status::as_str),
+                "cluster status changed"
+            );
+            let ngs = merged_nodegroups(&st, &upd.nodegroups, &upd.deleted_nodegroups);
+            self.notifier()
+                .cluster_status_event(&admin_context(), &saved, &ngs);
+        }
+        Ok(saved)
+    }
+
+    /// Fails an operation that has run past its deadline, as Heat's stack
+    /// timeouts did: CREATE_IN_PROGRESS past `create_timeout` minutes after
+    /// the create, UPDATE_IN_PROGRESS and ROLLBACK_IN_PROGRESS past
+    /// `create_timeout` minutes without a change of the row, and
+    /// DELETE_IN_PROGRESS past `delete_timeout` without one. `cl` is the
+    /// row as polled; the write is a compare-and-swap on it. Returns the
+    /// cluster as saved when it was failed.
+    ///
+    /// Deviation: Magnum leaves deadlines to Heat; drivers without Heat
+    /// report no timeout, so the poller enforces them.
+    pub async fn enforce_deadline(
+        &self,
+        cl: &Cluster,
+        delete_timeout: Duration,
+    ) -> Result<Option<Cluster>> {
+        let minutes = match cl.create_timeout {
+            Some(m) => i64::from(m),
+            None => DEFAULT_CREATE_TIMEOUT,
+        };
+        let since_change = cl.updated_at.unwrap_or(cl.created_at);
+        let (limit, since, failed, what) = match cl.status {
+            Some(Status::CreateInProgress) if minutes > 0 => (
+                chrono::Duration::minutes(minutes),
+                cl.created_at,
+                Status::CreateFailed,
+                "create",
+            ),
+            Some(Status::UpdateInProgress) if minutes > 0 => (
+                chrono::Duration::minutes(minutes),
+                since_change,
+                Status::UpdateFailed,
+                "update",
+            ),
+            Some(Status::RollbackInProgress) if minutes > 0 => (
+                chrono::Duration::minutes(minutes),
+                since_change,
+                Status::RollbackFailed,
+                "rollback",
+            ),
+            Some(Status::DeleteInProgress) if !delete_timeout.is_zero() => (
+                chrono::Duration::from_std(delete_timeout).unwrap_or(chrono::Duration::MAX),
+                since_change,
+                Status::DeleteFailed,
+                "delete",
+            ),
+            _ => return Ok(None),
+        };
+        if self.now() - since <= limit {
+            return Ok(None);
+        }
+        let shown = if failed == Status::DeleteFailed {
+            format!("{} seconds", limit.num_seconds())
+        } else {
+            format!("{} minutes", limit.num_minutes())
+        };
+        let reason = format!("Cluster {what} did not complete within {shown}.");
+        let read = cl.clone();
+        let r = self
+            .db()
+            .in_tx(|tx| {
+                let (read, reason) = (read.clone(), reason.clone());
+                Box::pin(async move {
+                    let all = Scope::ALL_PROJECTS;
+                    let mut cur = tx
+                        .for_update()
+                        .get_cluster_by_uuid(&read.uuid, &all)
+                        .await?;
+                    if cur.status != read.status || cur.updated_at != read.updated_at {
+                        return Ok::<_, Error>(None);
+                    }
+                    cur.status = Some(failed);
+                    cur.status_reason = Some(reason.clone());
+                    tx.q()
+                        .update_cluster(&mut cur, &["status", "status_reason"])
+                        .await?;
+                    let mut ngs = tx
+                        .q()
+                        .list_nodegroups(
+                            &crate::db::NodeGroupFilter::cluster(&read.uuid),
+                            &ListOptions::default(),
+                        )
+                        .await?;
+                    for ng in &mut ngs {
+                        if ng.status.is_some_and(Status::is_in_progress) {
+                            ng.status = Some(failed);
+                            ng.status_reason = Some(reason.clone());
+                            tx.q()
+                                .update_nodegroup(ng, &["status", "status_reason"])
+                                .await?;
+                        }
+                    }
+                    Ok(Some((cur, ngs)))
+                })
+            })
+            .await?;
+        let Some((saved, ngs)) = r else {
+            return Ok(None);
+        };
+        tracing::warn!(cluster_uuid = %saved.uuid, status = %failed, "{reason}");
+        self.notifier()
+            .cluster_status_event(&admin_context(), &saved, &ngs);
+        Ok(Some(saved))
+    }
+
+    /// Ends the deletion of clusters the poller returned as
+    /// DELETE_COMPLETE: their certificates are removed from the store,
+    /// then, in one transaction, the nodegroups and rows of those still as
+    /// their poll read them (a deleting status, the same `updated_at`; the
+    /// others are seen again by the next poll). A cluster whose
+    /// certificates could not be removed is saved DELETE_COMPLETE instead,
+    /// which the poller keeps following; those errors are returned joined.
+    /// Clusters already gone are not an error. Each removed cluster's
+    /// driver state is dropped and Magnum's delete success is sent.
+    pub async fn finish_deletes(&self, polled: &[Cluster]) -> std::result::Result<(), String> {
+        if polled.is_empty() {
+            return Ok(());
+        }
+        let mut errors = Vec::new();
+        let mut kept: HashSet<String> = HashSet::new();
+        for cl in polled {
+            let refs: Vec<String> = [
+                &cl.ca_cert_ref,
+                &cl.magnum_cert_ref,
+                &cl.etcd_ca_cert_ref,
+                &cl.front_proxy_ca_cert_ref,
+            ]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect();
+            if let Err(e) = self.delete_certificates(&cl.uuid, &refs).await {
+                kept.insert(cl.uuid.clone());
+                errors.push(format!(
+                    "delete the certificates of cluster {}: {e}",
+                    cl.uuid
+                ));
+            }
+        }
+        let by_uuid: HashMap<&str, &Cluster> =
+            polled.iter().map(|c| (c.uuid.as_str(), c)).collect();
+        let uuids: Vec<String> = polled.iter().map(|c| c.uuid.clone()).collect();
+        let removed = self
+            .db()
+            .in_tx(|tx| {
+                let (uuids, kept, by_uuid) = (uuids.clone(), &kept, &by_uuid);
+                Box::pin(async move {
+                    let f = ClusterFilter {
+                        uuids,
+                        ..ClusterFilter::scope(Scope::ALL_PROJECTS)
+                    };
+                    let rows = tx
+                        .for_update()
+                        .list_clusters(&f, &ListOptions::default())
+                        .await?;
+                    let mut destroyed: Vec<Cluster> = Vec::new();
+                    for mut cur in rows {
+                        let Some(seen) = by_uuid.get(cur.uuid.as_str()) else {
+                            continue;
+                        };
+                        let deleting = matches!(
+                            cur.status,
+                            Some(Status::DeleteInProgress | Status::DeleteComplete)
+                        );
+                        if !deleting || cur.updated_at != seen.updated_at {
+                            continue;
+                        }
+                        if kept.contains(&cur.uuid) {
+                            cur.status = Some(Status::DeleteComplete);
+                            cur.status_reason = seen.status_reason.clone();
+                            tx.q()
+                                .update_cluster(&mut cur, &["status", "status_reason"])
+                                .await?;
+                            continue;
+                        }
+                        cur.status = Some(Status::DeleteComplete);
+                        cur.status_reason = seen.status_reason.clone();
+                        destroyed.push(cur);
+                    }
+                    let ids: Vec<String> = destroyed.iter().map(|c| c.uuid.clone()).collect();
+                    let ngs = tx.q().list_nodegroups_of_clusters(&ids).await?;
+                    tx.q().delete_clusters_cascade(&ids).await?;
+                    Ok::<_, Error>((destroyed, ngs))
+                })
+            })
+            .await;
+        match removed {
+            Ok((destroyed, ngs)) => {
+                let admin = admin_context();
+                for cl in &destroyed {
+                    self.drivers().forget_cluster(&cl.uuid);
+                    tracing::info!(cluster_uuid = %cl.uuid, "cluster destroyed");
+                    let empty = Vec::new();
+                    let groups = ngs.get(&cl.uuid).unwrap_or(&empty);
+                    self.notifier().cluster_event(
+                        &admin,
+                        cl,
+                        groups,
+                        Action::Delete,
+                        Outcome::Success,
+                    );
+                }
+            }
+            Err(e) => errors.push(format!("remove deleted clusters: {e}")),
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors.join("; "))
+        }
+    }
+}

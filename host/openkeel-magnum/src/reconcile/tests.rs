@@ -1,0 +1,298 @@
+//! Ports of the Go reconciler's tests (internal/reconcile), on SQLite and
+//! the fake driver with the fixture's clock.
+
+use std::time::Duration;
+
+use magnum_domain::Status;
+use magnum_domain::models::{Cluster, StringMap};
+
+use driver_host::DriverConfig;
+
+use super::{Reconciler, Settings};
+use crate::conductor::ClusterCreate;
+use crate::conductor::cluster_tests::{Env, caller};
+use crate::conductor::testing::TestConductor;
+use crate::db::Dialect;
+
+fn reconciler(env: &Env, holder: &str) -> Reconciler {
+    Reconciler::new(
+        env.c().clone(),
+        Settings {
+            interval: Duration::from_secs(10),
+            ..Settings::new(holder)
+        },
+    )
+}
+
+async fn create(env: &Env, labels: &[(&str, &str)]) -> Cluster {
+    let labels: StringMap = labels
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    env.c()
+        .create_cluster(
+            &caller("p1"),
+            ClusterCreate {
+                node_count: 2,
+                labels: Some(labels),
+                merge_labels: true,
+                ..env.input()
+            },
+        )
+        .await
+        .expect("create")
+}
+
+async fn status(env: &Env, uuid: &str) -> Option<Status> {
+    env.row(uuid).await.and_then(|c| c.status)
+}
+
+// Ports TestTickCompletesCreateAndDelete.
+#[tokio::test]
+async fn a_tick_completes_a_create_and_a_delete() {
+    let env = Env::new(Dialect::Sqlite).await;
+    let r = reconciler(&env, "a");
+    let cl = create(&env, &[]).await;
+    assert_eq!(status(&env, &cl.uuid).await, Some(Status::CreateInProgress));
+    r.tick().await.expect("tick");
+    let row = env.row(&cl.uuid).await.expect("row");
+    assert_eq!(row.status, Some(Status::CreateComplete));
+    assert!(
+        row.api_address.is_some() && row.stack_id.is_some(),
+        "{row:?}"
+    );
+    for ng in env.nodegroups(&cl.uuid).await {
+        assert_eq!(ng.status, Some(Status::CreateComplete), "{}", ng.name);
+        let addresses = ng.node_addresses.clone().unwrap_or_default();
+        assert_eq!(
+            i32::try_from(addresses.len()).ok(),
+            ng.node_count,
+            "{}",
+            ng.name
+        );
+    }
+    // The status sync sends Magnum's create success.
+    let events: Vec<String> = env
+        .t
+        .notifications
+        .take()
+        .iter()
+        .map(|n| {
+            format!(
+                "{} {}",
+                n.event_type,
+                n.payload["outcome"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    assert_eq!(
+        events,
+        vec![
+            "magnum.cluster.create pending",
+            "magnum.cluster.create success"
+        ]
+    );
+    env.c()
+        .delete_cluster(&caller("p1"), &row)
+        .await
+        .expect("delete");
+    assert_eq!(status(&env, &cl.uuid).await, Some(Status::DeleteInProgress));
+    r.tick().await.expect("tick");
+    assert_eq!(status(&env, &cl.uuid).await, None, "cluster still there");
+    assert!(env.nodegroups(&cl.uuid).await.is_empty());
+    let events: Vec<String> = env
+        .t
+        .notifications
+        .take()
+        .iter()
+        .map(|n| {
+            format!(
+                "{} {}",
+                n.event_type,
+                n.payload["outcome"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    assert_eq!(
+        events,
+        vec![
+            "magnum.cluster.delete pending",
+            "magnum.cluster.delete success"
+        ]
+    );
+}
+
+// Ports TestTickInjectedFailure: a failure the driver reports on the poll
+// leaves the cluster CREATE_FAILED, and a failed cluster is not polled
+// again.
+#[tokio::test]
+async fn a_reported_failure_ends_the_create() {
+    let env = Env::new(Dialect::Sqlite).await;
+    let r = reconciler(&env, "a");
+    let cl = create(&env, &[("fake_fail", "create")]).await;
+    r.tick().await.expect("tick");
+    assert_eq!(status(&env, &cl.uuid).await, Some(Status::CreateFailed));
+    r.tick().await.expect("tick");
+    assert_eq!(status(&env, &cl.uuid).await, Some(Status::CreateFailed));
+}
+
+// Ports TestDriverErrorMarksFailed: an error of the driver's create leaves
+// the cluster CREATE_FAILED with the driver's reason.
+#[tokio::test]
+async fn a_driver_error_marks_the_cluster_failed() {
+    let env = Env::new(Dialect::Sqlite).await;
+    let cl = create(&env, &[("fake_error", "create")]).await;
+    let row = env.row(&cl.uuid).await.expect("row");
+    assert_eq!(row.status, Some(Status::CreateFailed));
+    assert!(
+        row.status_reason.as_deref().is_some_and(|r| !r.is_empty()),
+        "{row:?}"
+    );
+}
+
+// Ports TestLeaseIsExclusive.
+#[tokio::test]
+async fn the_lease_is_exclusive() {
+    let env = Env::new(Dialect::Sqlite).await;
+    let (a, b) = (reconciler(&env, "a"), reconciler(&env, "b"));
+    a.tick().await.expect("tick");
+    let cl = create(&env, &[]).await;
+    b.tick().await.expect("tick");
+    assert_eq!(
+        status(&env, &cl.uuid).await,
+        Some(Status::CreateInProgress),
+        "b reconciled while a held the lease"
+    );
+    // a stops renewing: after the lease (3 intervals) b takes over.
+    env.t.advance(31);
+    b.tick().await.expect("tick");
+    assert_eq!(status(&env, &cl.uuid).await, Some(Status::CreateComplete));
+    let lease = Duration::from_secs(30);
+    assert!(
+        !env.c()
+            .acquire_reconciler_lease("a", lease)
+            .await
+            .expect("lease")
+    );
+    env.c()
+        .release_reconciler_lease("b")
+        .await
+        .expect("release");
+    assert!(
+        env.c()
+            .acquire_reconciler_lease("a", lease)
+            .await
+            .expect("lease")
+    );
+}
+
+// Ports TestRunStopsOnCancel: the loop stops when told to and gives the
+// lease up.
+#[tokio::test]
+async fn run_stops_and_releases_the_lease() {
+    let env = Env::new(Dialect::Sqlite).await;
+    let r = Reconciler::new(
+        env.c().clone(),
+        Settings {
+            interval: Duration::from_secs(3600),
+            ..Settings::new("a")
+        },
+    );
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(r.run(async {
+        let _ = stopped.await;
+    }));
+    // The first tick runs at once and takes the lease.
+    tokio::task::yield_now().await;
+    let _ = stop.send(());
+    tokio::time::timeout(Duration::from_secs(30), task)
+        .await
+        .expect("run returned")
+        .expect("task");
+    assert!(
+        env.c()
+            .acquire_reconciler_lease("b", Duration::from_secs(3600))
+            .await
+            .expect("lease"),
+        "lease not released"
+    );
+}
+
+// The deadlines Heat enforced for Magnum: a create still in progress past
+// its create_timeout is failed with a reason.
+#[tokio::test]
+async fn deadlines_fail_operations_that_run_too_long() {
+    // The fake driver keeps operations in progress for an hour (of the
+    // host's clock).
+    let t = TestConductor::builder()
+        .drivers(|d| {
+            let mut cfg = DriverConfig::default();
+            cfg.options.insert("delay_seconds".into(), "3600".into());
+            d.drivers.insert("fake".into(), cfg);
+        })
+        .build()
+        .await;
+    let env = Env::with(t).await;
+    let r = reconciler(&env, "a");
+    let cl = create(&env, &[]).await;
+    r.tick().await.expect("tick");
+    assert_eq!(status(&env, &cl.uuid).await, Some(Status::CreateInProgress));
+    // create_timeout is 60 minutes.
+    env.t.advance(61 * 60);
+    r.tick().await.expect("tick");
+    let row = env.row(&cl.uuid).await.expect("row");
+    assert_eq!(row.status, Some(Status::CreateFailed));
+    assert_eq!(
+        row.status_reason.as_deref(),
+        Some("Cluster create did not complete within 60 minutes.")
+    );
+    for ng in env.nodegroups(&cl.uuid).await {
+        assert_ne!(ng.status, Some(Status::CreateInProgress), "{}", ng.name);
+    }
+}
+
+// Ports TestDeleteHookFailureIsRetried (the hook is the removal of the
+// cluster's certificates): while the certificate store fails, the rows stay
+// DELETE_COMPLETE and the tick reports the error; the next tick removes
+// them.
+#[tokio::test]
+async fn a_failed_certificate_removal_is_retried() {
+    use std::sync::{Arc, Mutex};
+
+    use crate::certs::X509KeyPairStore;
+    use crate::conductor::cluster_tests::FailingDeletes;
+
+    let store: Arc<Mutex<Option<Arc<FailingDeletes>>>> = Arc::default();
+    let s = store.clone();
+    let t = TestConductor::builder()
+        .parts(move |p| {
+            let f = Arc::new(FailingDeletes {
+                inner: X509KeyPairStore::new(Arc::new(p.db.clone())),
+                failing: Mutex::default(),
+            });
+            p.certificates.store = f.clone();
+            if let Ok(mut s) = s.lock() {
+                *s = Some(f);
+            }
+        })
+        .build()
+        .await;
+    let env = Env::with(t).await;
+    let failing = store.lock().expect("lock").clone().expect("store");
+    let r = reconciler(&env, "a");
+    let cl = create(&env, &[]).await;
+    r.tick().await.expect("tick");
+    let row = env.row(&cl.uuid).await.expect("row");
+    let ca = row.ca_cert_ref.clone().expect("CA reference");
+    failing.failing.lock().expect("lock").insert(ca.clone());
+    env.c()
+        .delete_cluster(&caller("p1"), &row)
+        .await
+        .expect("delete");
+    let err = r.tick().await.expect_err("the store's error");
+    assert!(err.contains(&cl.uuid), "{err}");
+    assert_eq!(status(&env, &cl.uuid).await, Some(Status::DeleteComplete));
+    failing.failing.lock().expect("lock").clear();
+    r.tick().await.expect("tick");
+    assert_eq!(status(&env, &cl.uuid).await, None, "cluster not removed");
+}

@@ -1,0 +1,237 @@
+//! Native tests of a driver: `cargo test` on the build machine, without
+//! the host. Outside WebAssembly the `kube`, `config`, `state` and log
+//! imports answer from an in-memory world local to the test's thread
+//! (each test starts with an empty one); `openstack` and `secrets` answer
+//! `unavailable` (test those in the real host, with
+//! `openkeel-magnum-driver-testkit`).
+//!
+//! ```ignore
+//! use openkeel_magnum_driver::testing;
+//!
+//! #[test]
+//! fn create_declares_the_config_map() {
+//!     testing::set_option("default_cni", "calico");
+//!     let upd = MyDriver.create_cluster(&CallContext::default(), state(), 60).unwrap();
+//!     assert_eq!(testing::objects().len(), 1);
+//! }
+//! ```
+//!
+//! The in-memory Kubernetes stores each applied object whole (no merging
+//! by field manager) and lists by the labels of its `metadata.labels`.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+use crate::logging::Level;
+use crate::types::{K8sObject, ObjectRef};
+
+/// One logged record: level, message and fields.
+pub type LogRecord = (Level, String, Vec<(String, String)>);
+
+#[derive(Default)]
+struct World {
+    options: BTreeMap<String, String>,
+    files: BTreeMap<String, String>,
+    state: BTreeMap<String, String>,
+    objects: BTreeMap<ObjectRef, K8sObject>,
+    logs: Vec<LogRecord>,
+    max_level: Option<Level>,
+}
+
+thread_local! {
+    static WORLD: RefCell<World> = RefCell::new(World::default());
+}
+
+fn with<T>(f: impl FnOnce(&mut World) -> T) -> T {
+    WORLD.with(|w| f(&mut w.borrow_mut()))
+}
+
+/// Empties the world of this thread.
+pub fn reset() {
+    with(|w| *w = World::default());
+}
+
+/// Sets one of the driver's options (what `config::get` answers).
+pub fn set_option(key: &str, value: &str) {
+    with(|w| w.options.insert(key.to_string(), value.to_string()));
+}
+
+/// Makes a granted file readable by `config::read_file`.
+pub fn set_file(path: &str, text: &str) {
+    with(|w| w.files.insert(path.to_string(), text.to_string()));
+}
+
+/// Puts an object in the in-memory Kubernetes, as if someone else had.
+pub fn put_object(obj: K8sObject) {
+    with(|w| w.objects.insert(obj.reference(), obj));
+}
+
+/// The objects in the in-memory Kubernetes, in reference order.
+pub fn objects() -> Vec<K8sObject> {
+    with(|w| w.objects.values().cloned().collect())
+}
+
+/// What the driver keeps with `state::set`.
+pub fn state() -> BTreeMap<String, String> {
+    with(|w| w.state.clone())
+}
+
+/// The records logged so far: level, message and fields.
+pub fn logs() -> Vec<LogRecord> {
+    with(|w| w.logs.clone())
+}
+
+/// The most verbose level kept (default: every level).
+pub fn set_max_level(level: Level) {
+    with(|w| w.max_level = Some(level));
+}
+
+pub(crate) fn option(key: &str) -> Option<String> {
+    with(|w| w.options.get(key).cloned())
+}
+
+pub(crate) fn options() -> Vec<(String, String)> {
+    with(|w| {
+        w.options
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    })
+}
+
+pub(crate) fn file(path: &str) -> Option<String> {
+    with(|w| w.files.get(path).cloned())
+}
+
+pub(crate) fn state_get(key: &str) -> Option<String> {
+    with(|w| w.state.get(key).cloned())
+}
+
+pub(crate) fn state_set(key: &str, value: &str) {
+    with(|w| w.state.insert(key.to_string(), value.to_string()));
+}
+
+pub(crate) fn state_remove(key: &str) {
+    with(|w| w.state.remove(key));
+}
+
+pub(crate) fn state_clear() {
+    with(|w| w.state.clear());
+}
+
+pub(crate) fn apply(obj: K8sObject) -> K8sObject {
+    with(|w| w.objects.insert(obj.reference(), obj.clone()));
+    obj
+}
+
+pub(crate) fn get(r: &ObjectRef) -> Option<K8sObject> {
+    with(|w| w.objects.get(r).cloned())
+}
+
+pub(crate) fn delete(r: &ObjectRef) -> bool {
+    with(|w| w.objects.remove(r).is_some())
+}
+
+/// The objects of this kind and namespace carrying every label.
+pub(crate) fn list(
+    api_version: &str,
+    kind: &str,
+    namespace: Option<&str>,
+    labels: &[(String, String)],
+) -> Vec<K8sObject> {
+    with(|w| {
+        w.objects
+            .values()
+            .filter(|o| {
+                o.api_version == api_version
+                    && o.kind == kind
+                    && o.namespace.as_deref() == namespace
+            })
+            .filter(|o| {
+                let v: serde_json::Value = serde_json::from_str(&o.json).unwrap_or_default();
+                labels.iter().all(|(k, val)| {
+                    v.get("metadata")
+                        .and_then(|m| m.get("labels"))
+                        .and_then(|l| l.get(k))
+                        .and_then(|x| x.as_str())
+                        == Some(val.as_str())
+                })
+            })
+            .cloned()
+            .collect()
+    })
+}
+
+pub(crate) fn log(level: Level, message: &str, fields: Vec<(String, String)>) {
+    with(|w| w.logs.push((level, message.to_string(), fields)));
+}
+
+pub(crate) fn max_level() -> Level {
+    with(|w| w.max_level.unwrap_or(Level::Trace))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::{config, kube, state as st};
+    use crate::types::{Labels, Selector};
+
+    fn cm(name: &str, cluster: &str) -> K8sObject {
+        K8sObject {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespace: Some("ns".into()),
+            name: name.into(),
+            json: format!(r#"{{"metadata":{{"name":"{name}","labels":{{"c":"{cluster}"}}}}}}"#),
+        }
+    }
+
+    #[test]
+    fn the_imports_answer_from_the_threads_world() {
+        reset();
+        set_option("k", "v");
+        assert_eq!(config::get("k").as_deref(), Some("v"));
+        assert_eq!(config::get("missing"), None);
+        assert!(config::read_file("f").is_err());
+        set_file("f", "text");
+        assert_eq!(config::read_file("f").ok().as_deref(), Some("text"));
+
+        assert_eq!(st::set("a", "1"), Ok(()));
+        assert_eq!(st::get("a").as_deref(), Some("1"));
+        st::remove("a");
+        assert!(state().is_empty());
+
+        assert_eq!(
+            kube::apply(&cm("x", "1")).map(|o| o.name),
+            Ok("x".to_string())
+        );
+        put_object(cm("y", "2"));
+        let sel = Selector {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespace: Some("ns".into()),
+            labels: Labels::new().with("c", "2"),
+        };
+        let names: Vec<String> = kube::list(&sel)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|o| o.name)
+            .collect();
+        assert_eq!(names, ["y"]);
+        assert_eq!(kube::delete(&cm("x", "1").reference()), Ok(true));
+        assert_eq!(kube::delete(&cm("x", "1").reference()), Ok(false));
+        assert_eq!(objects().len(), 1);
+
+        crate::logging::write(Level::Info, "hello", &[("k", "v")]);
+        assert_eq!(
+            logs(),
+            [(
+                Level::Info,
+                "hello".to_string(),
+                vec![("k".to_string(), "v".to_string())]
+            )]
+        );
+        reset();
+        assert!(objects().is_empty() && logs().is_empty());
+    }
+}

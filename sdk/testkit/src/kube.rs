@@ -1,0 +1,396 @@
+//! An in-memory Kubernetes API server with the semantics a driver relies
+//! on: server-side apply by field manager (each manager owns the fields it
+//! last applied; a field no manager sets any more disappears), the
+//! server's metadata (`uid`, `resourceVersion`, `generation`,
+//! `creationTimestamp`, `managedFields`), list by label, and delete that
+//! waits for finalizers.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use driver_host::{HostError, HostFuture, KubeAccess, KubeObject, ObjectRef, Selector};
+use serde_json::{Map, Value};
+
+/// The `creationTimestamp` and `deletionTimestamp` of every object: the
+/// server's clock does not matter to a driver, and a fixed one keeps
+/// snapshots comparable.
+pub const SERVER_TIME: &str = "2026-01-02T03:04:05Z";
+
+/// The field manager of status written with [`ApiServer::set_status`], as
+/// a controller would.
+pub const CONTROLLER: &str = "testkit-controller";
+
+#[derive(Clone, Debug)]
+struct Stored {
+    /// Each manager's last applied configuration, in the order the
+    /// managers first applied.
+    applied: Vec<(String, Value)>,
+    uid: String,
+    resource_version: u64,
+    generation: u64,
+    deleting: bool,
+}
+
+#[derive(Default)]
+struct Inner {
+    objects: BTreeMap<ObjectRef, Stored>,
+    /// The last resourceVersion handed out (shared by every object, as
+    /// etcd's revision).
+    revision: u64,
+    uids: u64,
+    /// Every write: (verb, reference, field manager).
+    writes: Vec<(String, ObjectRef, String)>,
+}
+
+/// The management cluster of the test kit. Cheap to share (`Arc`).
+#[derive(Default)]
+pub struct ApiServer {
+    inner: Mutex<Inner>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic while holding the lock cannot leave the map worse than a
+    // failed test.
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Merges `over` into `base`: objects field by field, anything else
+/// replaced.
+fn merge(base: &mut Value, over: &Value) {
+    match (base, over) {
+        (Value::Object(b), Value::Object(o)) => {
+            for (k, v) in o {
+                match b.get_mut(k) {
+                    Some(slot) => merge(slot, v),
+                    None => {
+                        b.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (slot, v) => *slot = v.clone(),
+    }
+}
+
+/// The object without what the server owns in `metadata`, and without
+/// `status`: what counts for `generation`.
+fn spec_part(v: &Value) -> Value {
+    let mut v = v.clone();
+    if let Some(o) = v.as_object_mut() {
+        o.remove("status");
+        if let Some(Value::Object(m)) = o.get_mut("metadata") {
+            for k in SERVER_FIELDS {
+                m.remove(*k);
+            }
+        }
+    }
+    v
+}
+
+/// The metadata fields the server sets; a client's values are ignored.
+const SERVER_FIELDS: &[&str] = &[
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "managedFields",
+];
+
+impl Stored {
+    /// The object as the server shows it.
+    fn render(&self) -> Value {
+        let mut obj = Value::Object(Map::new());
+        for (_, cfg) in &self.applied {
+            merge(&mut obj, cfg);
+        }
+        let managers: Vec<Value> = self
+            .applied
+            .iter()
+            .map(|(m, cfg)| {
+                let subresource = if m == CONTROLLER { "status" } else { "" };
+                let mut e = serde_json::json!({
+                    "manager": m,
+                    "operation": "Apply",
+                    "apiVersion": cfg.get("apiVersion").cloned().unwrap_or(Value::Null),
+                    "time": SERVER_TIME,
+                    "fieldsType": "FieldsV1",
+                });
+                if !subresource.is_empty() {
+                    e["subresource"] = Value::String(subresource.to_string());
+                }
+                e
+            })
+            .collect();
+        if let Some(o) = obj.as_object_mut() {
+            let meta = o
+                .entry("metadata")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Some(m) = meta.as_object_mut() {
+                m.insert("uid".into(), Value::String(self.uid.clone()));
+                m.insert(
+                    "resourceVersion".into(),
+                    Value::String(self.resource_version.to_string()),
+                );
+                m.insert("generation".into(), Value::from(self.generation));
+                m.insert(
+                    "creationTimestamp".into(),
+                    Value::String(SERVER_TIME.into()),
+                );
+                if self.deleting {
+                    m.insert(
+                        "deletionTimestamp".into(),
+                        Value::String(SERVER_TIME.into()),
+                    );
+                }
+                m.insert("managedFields".into(), Value::Array(managers));
+            }
+        }
+        obj
+    }
+
+    fn finalizers(&self) -> bool {
+        self.render()
+            .pointer("/metadata/finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|f| !f.is_empty())
+    }
+}
+
+fn to_object(r: &ObjectRef, v: &Value) -> KubeObject {
+    KubeObject {
+        api_version: r.api_version.clone(),
+        kind: r.kind.clone(),
+        namespace: r.namespace.clone(),
+        name: r.name.clone(),
+        json: v.to_string(),
+    }
+}
+
+fn labels_of(v: &Value) -> BTreeMap<String, String> {
+    v.pointer("/metadata/labels")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Drops the server's metadata from a client's configuration.
+fn client_part(mut v: Value) -> Value {
+    if let Some(Value::Object(m)) = v.get_mut("metadata") {
+        for k in SERVER_FIELDS {
+            m.remove(*k);
+        }
+    }
+    v
+}
+
+impl ApiServer {
+    /// An empty cluster.
+    pub fn new() -> ApiServer {
+        ApiServer::default()
+    }
+
+    fn apply_as(&self, obj: &KubeObject, manager: &str) -> Result<KubeObject, HostError> {
+        let body: Value = serde_json::from_str(&obj.json)
+            .map_err(|e| HostError::Invalid(format!("the object is not JSON: {e}")))?;
+        if !body.is_object() {
+            return Err(HostError::Invalid("the object is not a JSON object".into()));
+        }
+        let body = client_part(body);
+        let r = obj.reference();
+        let mut g = lock(&self.inner);
+        let inner = &mut *g;
+        inner.revision += 1;
+        let revision = inner.revision;
+        let stored = match inner.objects.get_mut(&r) {
+            Some(s) => {
+                let before = client_part(s.render());
+                match s.applied.iter_mut().find(|(m, _)| m == manager) {
+                    Some((_, cfg)) => *cfg = body,
+                    None => s.applied.push((manager.to_string(), body)),
+                }
+                let after = client_part(s.render());
+                if after == before {
+                    // A no-op apply changes nothing, resourceVersion included.
+                    inner.revision -= 1;
+                } else {
+                    s.resource_version = revision;
+                    // Only a change outside status is a new generation.
+                    if spec_part(&after) != spec_part(&before) {
+                        s.generation += 1;
+                    }
+                }
+                s.clone()
+            }
+            None => {
+                inner.uids += 1;
+                let s = Stored {
+                    applied: vec![(manager.to_string(), body)],
+                    uid: format!("00000000-0000-4000-8000-{:012x}", inner.uids),
+                    resource_version: revision,
+                    generation: 1,
+                    deleting: false,
+                };
+                inner.objects.insert(r.clone(), s.clone());
+                s
+            }
+        };
+        inner
+            .writes
+            .push(("apply".into(), r.clone(), manager.to_string()));
+        if stored.deleting && !stored.finalizers() {
+            inner.objects.remove(&r);
+        }
+        Ok(to_object(&r, &stored.render()))
+    }
+
+    /// Writes `status` of an object as a controller would (its own field
+    /// manager, no generation bump). `false` when the object is missing.
+    pub fn set_status(&self, r: &ObjectRef, status: Value) -> bool {
+        let envelope = {
+            let g = lock(&self.inner);
+            if !g.objects.contains_key(r) {
+                return false;
+            }
+            KubeObject {
+                api_version: r.api_version.clone(),
+                kind: r.kind.clone(),
+                namespace: r.namespace.clone(),
+                name: r.name.clone(),
+                json: serde_json::json!({ "status": status }).to_string(),
+            }
+        };
+        self.apply_as(&envelope, CONTROLLER).is_ok()
+    }
+
+    /// Removes an object's finalizers, as its controller does when it is
+    /// done; the object goes if it was being deleted.
+    pub fn finalize(&self, r: &ObjectRef) {
+        let mut g = lock(&self.inner);
+        let gone = match g.objects.get_mut(r) {
+            Some(s) => {
+                for (_, cfg) in &mut s.applied {
+                    if let Some(Value::Object(m)) = cfg.get_mut("metadata") {
+                        m.remove("finalizers");
+                    }
+                }
+                s.deleting
+            }
+            None => false,
+        };
+        if gone {
+            g.objects.remove(r);
+        }
+    }
+
+    /// Every stored object as the server shows it, in reference order.
+    pub fn objects(&self) -> Vec<KubeObject> {
+        lock(&self.inner)
+            .objects
+            .iter()
+            .map(|(r, s)| to_object(r, &s.render()))
+            .collect()
+    }
+
+    /// The stored object.
+    pub fn object(&self, r: &ObjectRef) -> Option<Value> {
+        lock(&self.inner).objects.get(r).map(Stored::render)
+    }
+
+    /// What the clients wrote, without the server's fields: two snapshots
+    /// are equal when no client changed anything.
+    pub fn snapshot(&self) -> BTreeMap<ObjectRef, Value> {
+        lock(&self.inner)
+            .objects
+            .iter()
+            .map(|(r, s)| (r.clone(), spec_part(&s.render())))
+            .collect()
+    }
+
+    /// Every write so far: (verb, reference, field manager).
+    pub fn writes(&self) -> Vec<(String, ObjectRef, String)> {
+        lock(&self.inner).writes.clone()
+    }
+
+    /// The field managers of an object.
+    pub fn managers(&self, r: &ObjectRef) -> Vec<String> {
+        lock(&self.inner)
+            .objects
+            .get(r)
+            .map(|s| s.applied.iter().map(|(m, _)| m.clone()).collect())
+            .unwrap_or_default()
+    }
+}
+
+impl KubeAccess for ApiServer {
+    fn apply<'a>(
+        &'a self,
+        obj: KubeObject,
+        field_manager: &'a str,
+    ) -> HostFuture<'a, Result<KubeObject, HostError>> {
+        Box::pin(async move { self.apply_as(&obj, field_manager) })
+    }
+
+    fn get(&self, reference: ObjectRef) -> HostFuture<'_, Result<Option<KubeObject>, HostError>> {
+        Box::pin(async move {
+            Ok(lock(&self.inner)
+                .objects
+                .get(&reference)
+                .map(|s| to_object(&reference, &s.render())))
+        })
+    }
+
+    fn list(&self, selector: Selector) -> HostFuture<'_, Result<Vec<KubeObject>, HostError>> {
+        Box::pin(async move {
+            Ok(lock(&self.inner)
+                .objects
+                .iter()
+                .filter(|(r, _)| {
+                    r.api_version == selector.api_version
+                        && r.kind == selector.kind
+                        && r.namespace == selector.namespace
+                })
+                .map(|(r, s)| (r, s.render()))
+                .filter(|(_, v)| {
+                    let labels = labels_of(v);
+                    selector
+                        .labels
+                        .iter()
+                        .all(|(k, v)| labels.get(k) == Some(v))
+                })
+                .map(|(r, v)| to_object(r, &v))
+                .collect())
+        })
+    }
+
+    fn delete(&self, reference: ObjectRef) -> HostFuture<'_, Result<bool, HostError>> {
+        Box::pin(async move {
+            let mut g = lock(&self.inner);
+            let finalizers = match g.objects.get(&reference) {
+                None => return Ok(false),
+                Some(s) if s.deleting => return Ok(true),
+                Some(s) => s.finalizers(),
+            };
+            g.writes
+                .push(("delete".into(), reference.clone(), String::new()));
+            if finalizers {
+                g.revision += 1;
+                let rev = g.revision;
+                if let Some(s) = g.objects.get_mut(&reference) {
+                    s.deleting = true;
+                    s.resource_version = rev;
+                }
+            } else {
+                g.objects.remove(&reference);
+            }
+            Ok(true)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,962 @@
+//! The stack the client suites run against, the checks they count, and the
+//! report of those counts.
+//!
+//! The binary is `$OKM_CLIENTS_BINARY` (a path, or `cargo` for the one
+//! cargo built for this test run; unset, every suite skips); the OpenStack
+//! double is `$OKM_OSFAKE` when set, else the `okm-osfake` binary cargo
+//! builds on first use. No code of the service is linked.
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use openkeel_magnum_osfake::keystone::{Identity, PublishedCatalog};
+use serde_json::{Value, json};
+
+use crate::proxy::{Front, Recorder, StackInfo, start_control};
+
+/// The Keystone region whose catalog entries point at the stack under test;
+/// the entries of RegionOne (keystone.sh) are left untouched.
+pub const REGION: &str = "okm-clients";
+
+// Names seeded into the OpenStack double.
+pub const IMAGE_ID: &str = "3f0c1c52-6a8e-4a0a-9a55-1d1f0b6f7a01";
+pub const IMAGE_NAME: &str = "ubuntu-2204-kube";
+pub const FLAVOR_SMALL: &str = "m1.small";
+pub const FLAVOR_MEDIUM: &str = "m1.medium";
+pub const KEYPAIR: &str = "kp1";
+pub const EXT_NET_NAME: &str = "public";
+pub const EXT_NET_ID: &str = "5e1d0c1f-2a36-4ad5-8f8e-0b5d6f3f2a10";
+pub const FIXED_NET_ID: &str = "9a7c1c3e-51b3-4f6c-9d0e-3c2b1a0f9e21";
+pub const FIXED_NET_NAME: &str = "private";
+pub const SUBNET_ID: &str = "0c4e2b7a-7f3d-4a1b-8c6d-5e4f3a2b1c09";
+const KEYPAIR_PUBLIC_KEY: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOkm okm@test";
+
+/// The suites, by the name of the Go test they come from, with the name the
+/// report gives them, in the report's order.
+pub const SUITES: [(&str, &str); 8] = [
+    (
+        "TestOpenStackCoe",
+        "openstack coe matrix (Keystone tokens and catalog)",
+    ),
+    (
+        "TestOpenStackCoeWithoutKeystone",
+        "openstack coe without Keystone (none, admin_token)",
+    ),
+    (
+        "TestGophercloudAcceptance",
+        "gophercloud upstream acceptance tests",
+    ),
+    (
+        "TestGophercloudClusters",
+        "gophercloud containerinfra checks",
+    ),
+    ("TestTempestPlugin", "magnum-tempest-plugin API tests"),
+    (
+        "TestOpenStackSDKFunctional",
+        "openstacksdk functional tests",
+    ),
+    ("TestAutoHealer", "magnum-auto-healer OpenStack provider"),
+    (
+        "TestAutoscalerSequence",
+        "cluster-autoscaler Magnum provider sequence",
+    ),
+];
+
+/// The report name of suite `key`.
+pub fn suite_name(key: &str) -> String {
+    SUITES
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, n)| (*n).to_owned())
+        .unwrap_or_else(|| key.to_owned())
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+// ------------------------------------------------------------ environment
+
+/// Whether this run is CI, where no suite may skip for a missing service.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+/// The value of an environment variable naming an external service or tool,
+/// or `None` (with a message) when it is unset outside CI.
+pub fn need_env(name: &str) -> Option<String> {
+    match std::env::var(name) {
+        Ok(v) if !v.is_empty() => Some(v),
+        _ if !in_ci() => {
+            eprintln!("skipped: {name} is not set");
+            None
+        }
+        _ => panic!("{name} must be set when CI=true"),
+    }
+}
+
+/// The variable naming the binary under test: a path, or `cargo` for the
+/// `openkeel-magnum` cargo built for this test run.
+pub const BINARY_VAR: &str = "OKM_CLIENTS_BINARY";
+
+/// Whether a binary was chosen. Unlike the services (see [`need_env`]), an
+/// unset [`BINARY_VAR`] skips the suites even when `CI=true`: they prove a
+/// binary that serves the whole API, which is chosen explicitly.
+pub fn selected() -> bool {
+    let set = std::env::var_os(BINARY_VAR).is_some_and(|v| !v.is_empty());
+    if !set {
+        eprintln!(
+            "skipped: {BINARY_VAR} is not set (a path, or `cargo` for the binary cargo built)"
+        );
+    }
+    set
+}
+
+/// The binary under test (see [`BINARY_VAR`]).
+pub fn binary() -> PathBuf {
+    match std::env::var_os(BINARY_VAR) {
+        Some(p) if p != "cargo" && !p.is_empty() => PathBuf::from(p),
+        _ => PathBuf::from(env!("CARGO_BIN_EXE_openkeel-magnum")),
+    }
+}
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The `okm-osfake` binary: `$OKM_OSFAKE`, else the one `cargo build`
+/// produces (once per process).
+pub fn osfake_binary() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("OKM_OSFAKE").filter(|p| !p.is_empty()) {
+        return Ok(PathBuf::from(p));
+    }
+    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let mut cmd = Command::new(env!("CARGO"));
+            cmd.args([
+                "build",
+                "-p",
+                "openkeel-magnum-osfake",
+                "--bin",
+                "okm-osfake",
+                "--message-format=json",
+            ])
+            .current_dir(repo_root());
+            let out = run_command(&mut cmd, Duration::from_secs(900))?;
+            if out.code != 0 {
+                return Err(format!(
+                    "cargo build okm-osfake: exit {}\n{}",
+                    out.code,
+                    tail(&out.stderr, 4000)
+                ));
+            }
+            out.stdout
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .find(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "okm-osfake")
+                .and_then(|m| m["executable"].as_str().map(PathBuf::from))
+                .ok_or_else(|| "cargo build named no okm-osfake executable".to_owned())
+        })
+        .clone()
+}
+
+/// Makes the suites run one at a time: they share the `okm-clients` region
+/// of the one Keystone.
+pub fn exclusive() -> MutexGuard<'static, ()> {
+    static ONE: Mutex<()> = Mutex::new(());
+    lock(&ONE)
+}
+
+/// The last `n` bytes of `s` (at a character boundary).
+pub fn tail(s: &str, n: usize) -> String {
+    if s.len() <= n {
+        return s.to_owned();
+    }
+    let mut start = s.len() - n;
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("…{}", &s[start..])
+}
+
+// --------------------------------------------------------------- commands
+
+/// What a finished command printed.
+#[derive(Debug, Default)]
+pub struct Output {
+    pub stdout: String,
+    pub stderr: String,
+    /// The exit code (-1 when killed by a signal).
+    pub code: i32,
+}
+
+/// Runs `cmd` (stdin closed) and collects its output; kills it after
+/// `timeout`.
+pub fn run_command(cmd: &mut Command, timeout: Duration) -> Result<Output, String> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("run {:?}: {e}", cmd.get_program()))?;
+    let reader = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    };
+    let out = reader(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = reader(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Some(s),
+            Ok(None) if Instant::now() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(format!("wait for {:?}: {e}", cmd.get_program())),
+        }
+    };
+    let output = Output {
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+        code: status.and_then(|s| s.code()).unwrap_or(-1),
+    };
+    match status {
+        Some(_) => Ok(output),
+        None => Err(format!(
+            "{:?} did not finish within {timeout:?}\nstdout:\n{}\nstderr:\n{}",
+            cmd.get_program(),
+            tail(&output.stdout, 8000),
+            tail(&output.stderr, 8000)
+        )),
+    }
+}
+
+// ----------------------------------------------------------------- report
+
+struct Row {
+    name: String,
+    run: usize,
+    passed: usize,
+    note: String,
+}
+
+static REPORT: Mutex<Vec<Row>> = Mutex::new(Vec::new());
+
+/// Adds `run` checks of the suite named `name`, `passed` of them passing,
+/// and rewrites `$OKM_CLIENT_REPORT` (one `name\trun\tpassed\tnote` line per
+/// suite, in the order of [`SUITES`]) when it is set.
+pub fn report(name: &str, run: usize, passed: usize, note: &str) {
+    let mut rows = lock(&REPORT);
+    match rows.iter_mut().find(|r| r.name == name) {
+        Some(r) => {
+            r.run += run;
+            r.passed += passed;
+            if !note.is_empty() {
+                r.note = note.to_owned();
+            }
+        }
+        None => rows.push(Row {
+            name: name.to_owned(),
+            run,
+            passed,
+            note: note.to_owned(),
+        }),
+    }
+    let Some(path) = std::env::var_os("OKM_CLIENT_REPORT").filter(|p| !p.is_empty()) else {
+        return;
+    };
+    let order = |name: &str| {
+        SUITES
+            .iter()
+            .position(|(_, n)| *n == name)
+            .unwrap_or(SUITES.len())
+    };
+    let mut sorted: Vec<&Row> = rows.iter().collect();
+    sorted.sort_by_key(|r| order(&r.name));
+    let mut text = String::new();
+    for r in sorted {
+        let _ = writeln!(text, "{}\t{}\t{}\t{}", r.name, r.run, r.passed, r.note);
+    }
+    if let Err(e) = std::fs::write(&path, text) {
+        panic!("client report {}: {e}", Path::new(&path).display());
+    }
+}
+
+// ------------------------------------------------------------------ steps
+
+/// Unwinds out of a step without the panic hook's message (as `t.Fatal`).
+struct Fatal(String);
+
+/// What one step found wrong.
+#[derive(Default)]
+pub struct Check {
+    errors: Vec<String>,
+}
+
+impl Check {
+    /// Records a failure and carries on (`t.Errorf`).
+    pub fn error(&mut self, msg: impl Into<String>) {
+        self.errors.push(msg.into());
+    }
+
+    /// Records a failure and ends the step (`t.Fatalf`).
+    pub fn fatal(&mut self, msg: impl Into<String>) -> ! {
+        resume_unwind(Box::new(Fatal(msg.into())))
+    }
+
+    /// Whether nothing failed so far.
+    pub fn passed(&self) -> bool {
+        self.errors.is_empty()
+    }
+}
+
+fn panic_message(p: Box<dyn Any + Send>) -> String {
+    if let Some(Fatal(m)) = p.downcast_ref::<Fatal>() {
+        return m.clone();
+    }
+    if let Some(s) = p.downcast_ref::<String>() {
+        return format!("panic: {s}");
+    }
+    if let Some(s) = p.downcast_ref::<&str>() {
+        return format!("panic: {s}");
+    }
+    "panic".to_owned()
+}
+
+/// The checks of one suite: each step runs, is counted, and prints the HTTP
+/// exchanges with the service when it fails.
+pub struct Suite<'a> {
+    key: &'static str,
+    stack: Option<&'a Stack>,
+    run: usize,
+    passed: usize,
+    failures: Vec<String>,
+    note: String,
+}
+
+impl<'a> Suite<'a> {
+    /// The suite of Go test `key` over `stack`.
+    pub fn new(key: &'static str, stack: Option<&'a Stack>) -> Self {
+        Suite {
+            key,
+            stack,
+            run: 0,
+            passed: 0,
+            failures: Vec::new(),
+            note: String::new(),
+        }
+    }
+
+    /// Runs one named check and counts it; returns whether it passed.
+    pub fn step(&mut self, name: &str, f: impl FnOnce(&mut Check)) -> bool {
+        let mark = self.stack.map(|s| s.rec.mark());
+        let mut c = Check::default();
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(&mut c))) {
+            c.errors.push(panic_message(p));
+        }
+        self.run += 1;
+        let ok = c.passed();
+        if ok {
+            self.passed += 1;
+            eprintln!("--- PASS: {}/{name}", self.key);
+        } else {
+            let mut msg = format!("--- FAIL: {}/{name}\n", self.key);
+            for e in &c.errors {
+                let _ = writeln!(msg, "    {}", e.replace('\n', "\n    "));
+            }
+            if let (Some(s), Some(mark)) = (self.stack, mark) {
+                let _ = writeln!(
+                    msg,
+                    "    HTTP exchanges with the service during the step:\n{}",
+                    s.rec.since(mark)
+                );
+            }
+            eprintln!("{msg}");
+            self.failures.push(name.to_owned());
+        }
+        ok
+    }
+
+    /// Counts `run` checks, `passed` of them passing, that ran outside
+    /// [`Suite::step`] (a whole external suite).
+    pub fn counts(&mut self, run: usize, passed: usize) {
+        self.run += run;
+        self.passed += passed;
+    }
+
+    /// Fails the suite without a step (`t.Errorf`/`t.Fatal` at its top).
+    pub fn fail(&mut self, msg: impl Into<String>) {
+        let msg = msg.into();
+        eprintln!("--- FAIL: {}: {msg}", self.key);
+        self.failures.push(msg);
+    }
+
+    /// Attaches a note to the suite's row of the report.
+    pub fn note(&mut self, note: impl Into<String>) {
+        self.note = note.into();
+    }
+
+    /// Records the counts in the report and fails the test when a check
+    /// failed.
+    pub fn finish(self) {
+        let name = suite_name(self.key);
+        report(&name, self.run, self.passed, &self.note);
+        eprintln!("{name}: {} run, {} passed", self.run, self.passed);
+        if self.failures.is_empty() {
+            return;
+        }
+        if let Some(s) = self.stack {
+            eprintln!("service output (last 8 KiB):\n{}", tail(&s.output(), 8192));
+        }
+        panic!(
+            "{}: {} of {} checks failed:\n  {}",
+            self.key,
+            self.failures.len(),
+            self.run,
+            self.failures.join("\n  ")
+        );
+    }
+}
+
+// ------------------------------------------------------------------ stack
+
+/// One process of the stack, stopped (SIGINT, then SIGKILL after 10 s) on
+/// drop.
+struct Process {
+    name: String,
+    child: Child,
+    /// Held open: the double exits when it closes.
+    _stdin: Option<ChildStdin>,
+}
+
+impl Process {
+    fn stop(&mut self) {
+        if let Ok(Some(_)) = self.child.try_wait() {
+            return;
+        }
+        // std has no signal API; the kill command sends SIGINT.
+        let _ = Command::new("kill")
+            .arg("-INT")
+            .arg(self.child.id().to_string())
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        eprintln!("{} did not stop within 10 s: killed", self.name);
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A running service with everything the clients need around it: the
+/// OpenStack double and its front, `api` behind the recording proxy,
+/// `reconciler`, and the Keystone catalog of region [`REGION`] (with
+/// Keystone) pointing at them.
+pub struct Stack {
+    pub rt: tokio::runtime::Runtime,
+    /// Keystone (`None` on `all-in-one`).
+    pub id: Option<Identity>,
+    /// The front of the OpenStack double (`None` on `all-in-one`).
+    pub front: Option<Front>,
+    pub rec: Recorder,
+    /// The service itself.
+    pub server_url: String,
+    /// The recording proxy in front of it (what the catalog names).
+    pub url: String,
+    /// `url` + `/v1`.
+    pub endpoint: String,
+    /// The control API (see [`crate::proxy::start_control`]).
+    pub control_url: String,
+    pub dir: tempfile::TempDir,
+    conf: PathBuf,
+    log: PathBuf,
+    catalog: Option<PublishedCatalog>,
+    processes: Vec<Process>,
+}
+
+/// A multi-threaded runtime for the servers of the stack.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("tokio runtime: {e}"))
+}
+
+/// What the double serves: the image, flavors and networks the suites name.
+fn seed() -> Value {
+    json!({
+        "images": [
+            {"id": IMAGE_ID, "name": IMAGE_NAME, "os_distro": "ubuntu",
+             "properties": {"kube_version": "v1.30.2"}},
+            {"id": "7d0f0c5b-5a1d-4b8e-9d7e-2f6a8b9c0d11", "name": "no-distro"},
+            // The image name openstacksdk's functional test_coe hard-codes.
+            {"id": "b1e5c0de-24a4-4e35-8a4f-1d0f0c5b6a02", "name": "ubuntu-24.04-v1.35.4",
+             "os_distro": "ubuntu"},
+        ],
+        "flavors": [
+            {"id": "1", "name": FLAVOR_SMALL, "vcpus": 1, "ram": 2048, "disk": 20},
+            {"id": "2", "name": FLAVOR_MEDIUM, "vcpus": 2, "ram": 4096, "disk": 40},
+            {"id": "3", "name": "m1.large", "vcpus": 4, "ram": 8192, "disk": 80},
+        ],
+        "networks": [
+            {"id": EXT_NET_ID, "name": EXT_NET_NAME, "external": true},
+            {"id": FIXED_NET_ID, "name": FIXED_NET_NAME},
+        ],
+        "subnets": [
+            {"id": SUBNET_ID, "name": "private-subnet", "network_id": FIXED_NET_ID,
+             "cidr": "10.0.0.0/24"},
+        ],
+    })
+}
+
+impl Stack {
+    /// Starts the service behind Keystone with the fake driver and the
+    /// reconciler, and publishes it in region [`REGION`].
+    pub fn start((rt, id): (tokio::runtime::Runtime, Identity)) -> Stack {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let log = dir.path().join("service.log");
+        let mut processes = Vec::new();
+
+        // The OpenStack double, and the front that adds what it lacks.
+        let osfake = osfake_binary().unwrap_or_else(|e| panic!("{e}"));
+        let seed_file = dir.path().join("seed.json");
+        std::fs::write(&seed_file, seed().to_string())
+            .unwrap_or_else(|e| panic!("write the seed: {e}"));
+        let (fake, description) = start_osfake(&osfake, &seed_file, &log);
+        processes.push(fake);
+        let fake_url = description["url"].as_str().unwrap_or_default().to_owned();
+        let front = Front::start(&rt, &fake_url, KEYPAIR, KEYPAIR_PUBLIC_KEY);
+        let endpoint_of = |service: &str| {
+            let e = description["endpoints"][service]
+                .as_str()
+                .unwrap_or_default();
+            format!("{}{}", front.url, e.strip_prefix(&fake_url).unwrap_or(e))
+        };
+        let [image_url, compute_url, network_url] =
+            ["image", "compute", "network"].map(endpoint_of);
+
+        let port = free_port();
+        let conf = dir.path().join("magnum.conf");
+        let text = format!(
+            "[DEFAULT]\nhost = okm-clients-test\nperiodic_interval_max = 1\n\n\
+             [api]\nhost = 127.0.0.1\nport = {port}\n\n\
+             [database]\nconnection = sqlite:///{db}\n\n\
+             [keystone_authtoken]\nwww_authenticate_uri = {ks}\nauth_url = {ks}\nauth_type = password\n\
+             username = magnum\npassword = {pw}\nproject_name = service\nuser_domain_name = Default\n\
+             project_domain_name = Default\n\n\
+             [drivers]\nenabled_beta_drivers = fake\ndefault_driver = fake\n\n\
+             [glance_client]\nregion_name = {REGION}\n\n\
+             [nova_client]\nregion_name = {REGION}\n\n\
+             [neutron_client]\nregion_name = {REGION}\n\n\
+             [oslo_middleware]\nenable_proxy_headers_parsing = false\n",
+            db = dir.path().join("magnum.db").display(),
+            ks = id.url,
+            pw = id.password("magnum"),
+        );
+        std::fs::write(&conf, text).unwrap_or_else(|e| panic!("write magnum.conf: {e}"));
+        let bin = binary();
+        let upgrade = run_command(
+            Command::new(&bin)
+                .args(["db", "upgrade", "--config-file"])
+                .arg(&conf)
+                .current_dir(dir.path()),
+            Duration::from_secs(120),
+        )
+        .unwrap_or_else(|e| panic!("db upgrade: {e}"));
+        assert_eq!(
+            upgrade.code, 0,
+            "db upgrade:\n{}{}",
+            upgrade.stdout, upgrade.stderr
+        );
+
+        let server_url = format!("http://127.0.0.1:{port}");
+        let (rec, url) = Recorder::start(&rt, &server_url);
+        let control_url = start_control(&rt, &rec, &front);
+        let mut stack = Stack {
+            rt,
+            id: Some(id),
+            front: Some(front),
+            rec,
+            server_url,
+            endpoint: format!("{url}/v1"),
+            url,
+            control_url,
+            dir,
+            conf,
+            log,
+            catalog: None,
+            processes,
+        };
+        stack.start_process(&bin, "api", true);
+        let help = run_command(Command::new(&bin).arg("--help"), Duration::from_secs(60))
+            .map(|o| o.stdout + &o.stderr)
+            .unwrap_or_default();
+        assert!(
+            help.contains("\n  reconciler "),
+            "openkeel-magnum has no reconciler subcommand:\n{help}"
+        );
+        // The status loop (clusters reach *_COMPLETE) and the conductor
+        // heartbeat (`coe service list`).
+        stack.start_process(&bin, "reconciler", false);
+
+        let urls = [
+            ("container-infra", "magnum", stack.endpoint.clone()),
+            ("image", "glance", image_url),
+            ("compute", "nova", compute_url),
+            ("network", "neutron", network_url),
+            ("identity", "keystone", stack.identity().url.clone()),
+        ];
+        let urls: Vec<(&str, &str, &str)> =
+            urls.iter().map(|(t, n, u)| (*t, *n, u.as_str())).collect();
+        let catalog = stack.rt.block_on(stack.identity().publish_catalog(
+            REGION,
+            "openkeel-magnum client tests",
+            &urls,
+        ));
+        stack.catalog = Some(catalog);
+        stack
+    }
+
+    /// Starts `openkeel-magnum all-in-one` (no Keystone, the built-in
+    /// lookups and fake driver) behind the recording proxy.
+    pub fn all_in_one() -> Stack {
+        let rt = runtime();
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let port = free_port();
+        let conf = dir.path().join("magnum.conf");
+        std::fs::write(
+            &conf,
+            format!("[DEFAULT]\nhost = okm-noauth\n\n[api]\nhost = 127.0.0.1\nport = {port}\n"),
+        )
+        .unwrap_or_else(|e| panic!("write magnum.conf: {e}"));
+        let server_url = format!("http://127.0.0.1:{port}");
+        let (rec, url) = Recorder::start(&rt, &server_url);
+        let mut stack = Stack {
+            rt,
+            id: None,
+            front: None,
+            rec,
+            server_url,
+            endpoint: format!("{url}/v1"),
+            url,
+            control_url: String::new(),
+            log: dir.path().join("service.log"),
+            dir,
+            conf,
+            catalog: None,
+            processes: Vec::new(),
+        };
+        stack.start_process(&binary(), "all-in-one", true);
+        stack
+    }
+
+    /// Keystone. Panics on an `all-in-one` stack.
+    pub fn identity(&self) -> &Identity {
+        match &self.id {
+            Some(id) => id,
+            None => panic!("this stack has no Keystone"),
+        }
+    }
+
+    /// The id of project `name` (admin, demo, alt, service).
+    pub fn project(&self, name: &str) -> String {
+        self.identity()
+            .projects
+            .get(name)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// A token of `user` scoped to `project`.
+    pub fn token(&self, user: &str, project: &str) -> String {
+        self.rt.block_on(self.identity().token(user, project))
+    }
+
+    /// What the service processes printed so far.
+    pub fn output(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// What the Go suites are told about the stack, as JSON.
+    pub fn info(&self) -> String {
+        let front = self.front.as_ref().map(|f| f.url.as_str()).unwrap_or("");
+        serde_json::to_string(&StackInfo {
+            region: REGION,
+            url: &self.url,
+            endpoint: &self.endpoint,
+            openstack_url: front,
+            control_url: &self.control_url,
+            image_id: IMAGE_ID,
+            image_name: IMAGE_NAME,
+            flavor_small: FLAVOR_SMALL,
+            flavor_medium: FLAVOR_MEDIUM,
+            keypair: KEYPAIR,
+            ext_net_name: EXT_NET_NAME,
+            ext_net_id: EXT_NET_ID,
+        })
+        .unwrap_or_default()
+    }
+
+    /// Runs `openkeel-magnum <sub> --config-file conf` until the stack
+    /// stops and, when `serving`, waits until it answers `GET /`.
+    fn start_process(&mut self, bin: &Path, sub: &str, serving: bool) {
+        let log = File::options()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .unwrap_or_else(|e| panic!("service log: {e}"));
+        let err = log
+            .try_clone()
+            .unwrap_or_else(|e| panic!("service log: {e}"));
+        let child = Command::new(bin)
+            .arg(sub)
+            .arg("--config-file")
+            .arg(&self.conf)
+            .current_dir(self.dir.path())
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(err)
+            .spawn()
+            .unwrap_or_else(|e| panic!("start openkeel-magnum {sub}: {e}"));
+        self.processes.push(Process {
+            name: format!("openkeel-magnum {sub}"),
+            child,
+            _stdin: None,
+        });
+        if !serving {
+            return;
+        }
+        let http = blocking_client(Duration::from_secs(5));
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if http.get(format!("{}/", self.server_url)).send().is_ok() {
+                return;
+            }
+            if let Some(p) = self.processes.last_mut()
+                && let Ok(Some(status)) = p.child.try_wait()
+            {
+                panic!(
+                    "openkeel-magnum {sub} exited with {status}:\n{}",
+                    self.output()
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "openkeel-magnum {sub} did not answer within 60 s:\n{}",
+                self.output()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Sends a request to the service (through the proxy) with `token`, at
+    /// microversion `version` ("" = none); returns the status and the
+    /// decoded JSON answer (`Null` when empty).
+    pub fn api(
+        &self,
+        token: &str,
+        method: &str,
+        path: &str,
+        version: &str,
+        body: Option<&Value>,
+    ) -> Result<(u16, Value), String> {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).map_err(|e| e.to_string())?;
+        let mut req = blocking_client(Duration::from_secs(60))
+            .request(method.clone(), format!("{}{path}", self.url))
+            .header("X-Auth-Token", token)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json");
+        if !version.is_empty() {
+            req = req.header(
+                "OpenStack-API-Version",
+                format!("container-infra {version}"),
+            );
+        }
+        if let Some(b) = body {
+            req = req.body(b.to_string());
+        }
+        let resp = req.send().map_err(|e| format!("{method} {path}: {e}"))?;
+        let status = resp.status().as_u16();
+        let raw = resp.bytes().map_err(|e| format!("{method} {path}: {e}"))?;
+        if raw.is_empty() {
+            return Ok((status, Value::Null));
+        }
+        let v = serde_json::from_slice(&raw)
+            .map_err(|e| format!("{method} {path}: {e}: {}", String::from_utf8_lossy(&raw)))?;
+        Ok((status, v))
+    }
+
+    /// Polls the cluster every 200 ms until its status is one of `want`
+    /// (with `want` "404", until it is gone) and returns it; ends the step
+    /// on a `*_FAILED` status or after `timeout`.
+    pub fn wait_status(
+        &self,
+        c: &mut Check,
+        token: &str,
+        cluster: &str,
+        timeout: Duration,
+        want: &[&str],
+    ) -> String {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let (code, body) = self
+                .api(
+                    token,
+                    "GET",
+                    &format!("/v1/clusters/{cluster}"),
+                    "latest",
+                    None,
+                )
+                .unwrap_or_else(|e| c.fatal(e));
+            let last = if code == 404 {
+                "404".to_owned()
+            } else {
+                body["status"].as_str().unwrap_or_default().to_owned()
+            };
+            if want.contains(&last.as_str()) {
+                return last;
+            }
+            if last.ends_with("_FAILED") || Instant::now() > deadline {
+                c.fatal(format!(
+                    "cluster {cluster}: status {last:?} (HTTP {code}), want one of {want:?}"
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        if let (Some(catalog), Some(id)) = (self.catalog.take(), self.id.as_ref()) {
+            let removed = catch_unwind(AssertUnwindSafe(|| {
+                self.rt.block_on(catalog.remove(id));
+            }));
+            if removed.is_err() {
+                eprintln!("could not remove the endpoints of region {REGION}");
+            }
+        }
+        // The service first, the double last.
+        while let Some(mut p) = self.processes.pop() {
+            p.stop();
+        }
+    }
+}
+
+/// Starts `okm-osfake` and reads the line it prints once listening.
+fn start_osfake(bin: &Path, seed: &Path, log: &Path) -> (Process, Value) {
+    let logfile = File::options()
+        .create(true)
+        .append(true)
+        .open(log)
+        .unwrap_or_else(|e| panic!("service log: {e}"));
+    let mut child = Command::new(bin)
+        .arg("--seed")
+        .arg(seed)
+        .arg("--exit-on-stdin-eof")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(logfile)
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {}: {e}", bin.display()));
+    let stdin = child.stdin.take();
+    let stdout = child.stdout.take();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        if let Some(out) = stdout {
+            let mut r = BufReader::new(out);
+            let _ = r.read_line(&mut line);
+            // Keep draining so that the double never blocks on a full pipe.
+            let _ = tx.send(line);
+            let _ = std::io::copy(&mut r, &mut std::io::sink());
+        }
+    });
+    let mut p = Process {
+        name: "okm-osfake".to_owned(),
+        child,
+        _stdin: stdin,
+    };
+    let line = match rx.recv_timeout(Duration::from_secs(30)) {
+        Ok(l) => l,
+        Err(_) => {
+            p.stop();
+            panic!("okm-osfake printed nothing within 30 s");
+        }
+    };
+    let description: Value =
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("okm-osfake printed {line:?}: {e}"));
+    (p, description)
+}
+
+/// A blocking HTTP client for loopback calls.
+pub fn blocking_client(timeout: Duration) -> reqwest::blocking::Client {
+    reqwest::blocking::Client::builder()
+        .timeout(timeout)
+        .no_proxy()
+        .build()
+        .unwrap_or_else(|e| panic!("HTTP client: {e}"))
+}
+
+/// A free loopback port.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("a free port: {e}"))
+}
+
+/// The environment of the caller without its `OS_*` settings and `HOME`.
+pub fn clean_env() -> BTreeMap<String, String> {
+    std::env::vars()
+        .filter(|(k, _)| !k.starts_with("OS_") && k != "HOME")
+        .collect()
+}
+
+/// Keystone as the suites need it, with the runtime its client lives on
+/// (the stack's), or `None` (with a message) when the environment names none
+/// outside CI.
+pub fn keystone() -> Option<(tokio::runtime::Runtime, Identity)> {
+    let rt = runtime();
+    let id = rt.block_on(Identity::from_env())?;
+    Some((rt, id))
+}

@@ -1,0 +1,213 @@
+//! `openstack coe cluster config` end to end on `all-in-one` (the
+//! certificate steps of the Go `TestOpenStackCLILifecycleOnAllInOne`): the
+//! kubeconfig the client writes holds a client certificate that
+//! `openssl verify` accepts against the CA `openstack coe ca show` prints,
+//! with `CN=admin, O=system:masters`, only a subjectKeyIdentifier and
+//! Magnum's validity.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::harness::{Server, run, service_env};
+
+/// `openstack --os-auth-type none --os-endpoint <url>/v1 coe <args…>`.
+struct Coe<'a> {
+    cli: &'a str,
+    endpoint: String,
+}
+
+impl Coe<'_> {
+    fn ok(&self, args: &[&str]) -> String {
+        let mut full = vec![
+            "--os-auth-type",
+            "none",
+            "--os-endpoint",
+            &self.endpoint,
+            "coe",
+        ];
+        full.extend_from_slice(args);
+        // python-magnumclient's `cluster config` reads $SHELL to choose the
+        // export syntax (and fails when it is unset, as under CI).
+        let o = run_with_shell(Path::new(self.cli), &full);
+        assert_eq!(o.code, 0, "openstack coe {}: {o:?}", args.join(" "));
+        o.stdout
+    }
+
+    fn status(&self, cluster: &str) -> String {
+        let out = self.ok(&["cluster", "show", cluster, "-f", "json"]);
+        let v: serde_json::Value =
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"));
+        v["status"].as_str().unwrap_or_default().to_owned()
+    }
+}
+
+/// Runs `program` with `SHELL=/bin/bash` through env(1).
+fn run_with_shell(program: &Path, args: &[&str]) -> crate::harness::Output {
+    let program = program.display().to_string();
+    let mut full = vec!["SHELL=/bin/bash", program.as_str()];
+    full.extend_from_slice(args);
+    run(Path::new("env"), &full, Duration::from_secs(120))
+}
+
+#[test]
+fn cluster_config_writes_a_kubeconfig_that_verifies_against_the_ca() {
+    let Some(cli) = service_env("OPENKEEL_TEST_OPENSTACK_CLI") else {
+        return;
+    };
+    let s = Server::start("", &["all-in-one"]);
+    let c = Coe {
+        cli: &cli,
+        endpoint: format!("{}/v1", s.url),
+    };
+    c.ok(&[
+        "cluster",
+        "template",
+        "create",
+        "--coe",
+        "kubernetes",
+        "--image",
+        "ubuntu-jammy-kube",
+        "--external-network",
+        "public",
+        "--flavor",
+        "m1.small",
+        "--master-flavor",
+        "m1.medium",
+        "--labels",
+        "kube_tag=v1.31.1",
+        "tpl1",
+    ]);
+    c.ok(&[
+        "cluster",
+        "create",
+        "--cluster-template",
+        "tpl1",
+        "--node-count",
+        "1",
+        "c1",
+    ]);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let st = c.status("c1");
+        if st == "CREATE_COMPLETE" {
+            break;
+        }
+        assert!(
+            !st.ends_with("FAILED") && Instant::now() < deadline,
+            "cluster c1 is {st}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path().display().to_string();
+    c.ok(&["cluster", "config", "c1", "--dir", &d, "--force"]);
+    let ca = c.ok(&["ca", "show", "c1"]);
+    check_kubeconfig(dir.path(), &ca);
+}
+
+/// Go `checkKubeconfig`: the client certificate of `dir/config` verifies
+/// against `ca_pem` with `openssl verify`, has the admin subject, only a
+/// subjectKeyIdentifier, and `term_of_validity` (1825) + 1 days.
+fn check_kubeconfig(dir: &Path, ca_pem: &str) {
+    let raw = std::fs::read_to_string(dir.join("config")).expect("kubeconfig");
+    let data = raw
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("client-certificate-data:"))
+        .map(str::trim)
+        .unwrap_or_else(|| panic!("no client-certificate-data in the kubeconfig:\n{raw}"));
+    let cert_pem = openssl::base64::decode_block(data).expect("base64");
+    let cert_file = dir.join("client.crt");
+    let ca_file = dir.join("ca.pem");
+    std::fs::write(&cert_file, &cert_pem).expect("write");
+    std::fs::write(&ca_file, ca_pem).expect("write");
+    let openssl = Path::new("openssl");
+    let v = run(
+        openssl,
+        &[
+            "verify",
+            "-CAfile",
+            &ca_file.display().to_string(),
+            &cert_file.display().to_string(),
+        ],
+        Duration::from_secs(30),
+    );
+    assert!(
+        v.code == 0 && v.stdout.contains(": OK"),
+        "openssl verify: {v:?}"
+    );
+    let cert = openssl::x509::X509::from_pem(&cert_pem).expect("client certificate PEM");
+    let subject = |nid| {
+        cert.subject_name()
+            .entries_by_nid(nid)
+            .next()
+            .map(|e| String::from_utf8_lossy(e.data().as_slice()).into_owned())
+            .unwrap_or_default()
+    };
+    assert_eq!(subject(openssl::nid::Nid::COMMONNAME), "admin");
+    assert_eq!(
+        subject(openssl::nid::Nid::ORGANIZATIONNAME),
+        "system:masters"
+    );
+    // The client's CSR asks for no extension: Magnum's signer adds only a
+    // subjectKeyIdentifier.
+    let der = cert.to_der().expect("DER");
+    let (_, parsed) = x509_parser::parse_x509_certificate(&der).expect("parse");
+    let exts: Vec<String> = parsed
+        .extensions()
+        .iter()
+        .map(|e| e.oid.to_id_string())
+        .collect();
+    assert_eq!(exts, ["2.5.29.14"], "only a subjectKeyIdentifier");
+    let days = (parsed.validity().not_after.timestamp() - parsed.validity().not_before.timestamp())
+        as f64
+        / 86_400.0;
+    assert!((1825.0..=1827.0).contains(&days), "validity {days} days");
+}
+
+/// `[certificates]/cert_manager_type`: kubernetes needs a reachable
+/// management cluster configuration; barbican and local are refused at
+/// start. Each is one line naming the option, never a panic.
+#[test]
+fn certificate_store_start_up_errors() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("magnum.db").display().to_string();
+    let missing = dir.path().join("no-such-kubeconfig").display().to_string();
+    for (name, store, want) in [
+        (
+            "kubernetes without a kubeconfig",
+            format!("kubernetes\n[capi]\nkubeconfig = {missing}\n"),
+            "[capi]/kubeconfig",
+        ),
+        (
+            "barbican",
+            "barbican\n".to_owned(),
+            "cert_manager_type = barbican is not supported",
+        ),
+        (
+            "local",
+            "local\n".to_owned(),
+            "cert_manager_type = local is not supported",
+        ),
+    ] {
+        let conf = dir.path().join("magnum.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "[DEFAULT]\nauth_strategy = noauth\n[database]\nconnection = sqlite:///{db}\n[certificates]\ncert_manager_type = {store}"
+            ),
+        )
+        .expect("write conf");
+        let conf = conf.display().to_string();
+        let o = crate::harness::okm(&["db", "upgrade", "--config-file", &conf]);
+        assert_eq!(o.code, 0, "db upgrade: {}", o.stderr);
+        let o = crate::harness::okm(&["api", "--config-file", &conf]);
+        assert_ne!(o.code, 0, "{name}: the server started");
+        let last = o.stderr.trim().lines().last().unwrap_or("").to_owned();
+        assert!(
+            last.contains(want),
+            "{name}: last stderr line {last:?} (stderr: {})",
+            o.stderr
+        );
+        assert!(!o.stderr.contains("panicked"), "{name}: {}", o.stderr);
+    }
+}

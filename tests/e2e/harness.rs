@@ -44,6 +44,26 @@ pub fn spec_dir() -> PathBuf {
     }
 }
 
+/// A configuration file naming one `[drivers] precompiled_cache_dir` for
+/// every server of the test run, so the built-in driver component is
+/// compiled by the first server only (the cache is keyed by the
+/// component's hash and the engine's settings). Passed after the test's own
+/// file; another implementation ignores the unknown option.
+pub fn driver_cache_conf() -> &'static Path {
+    static CONF: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    CONF.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("okm-driver-cache");
+        std::fs::create_dir_all(&dir).expect("driver cache dir");
+        let conf = dir.join("drivers.conf");
+        std::fs::write(
+            &conf,
+            format!("[drivers]\nprecompiled_cache_dir = {}\n", dir.display()),
+        )
+        .expect("driver cache conf");
+        conf
+    })
+}
+
 /// A free loopback port.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -141,6 +161,8 @@ impl Server {
             .args(args)
             .arg("--config-file")
             .arg(&conf)
+            .arg("--config-file")
+            .arg(driver_cache_conf())
             .current_dir(dir.path())
             .stdin(Stdio::null())
             .stdout(logfile.try_clone().expect("log"))

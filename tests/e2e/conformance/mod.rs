@@ -424,27 +424,40 @@ fn conf_text(rec: &Record, dir: &Path, db: &Path, identity: &str) -> (String, St
     (api, text)
 }
 
-/// The shared parts of a run: the double, and a database migrated once.
+/// The records replayed at once: `$OKM_CONFORMANCE_JOBS`, else 4 (most of
+/// a record's time is the service starting and the request waiting on it).
+fn jobs() -> usize {
+    std::env::var("OKM_CONFORMANCE_JOBS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(4)
+}
+
+/// The shared parts of a run: one double per worker (a double holds one
+/// record's content at a time), and a database migrated once.
 struct Run {
     rt: tokio::runtime::Runtime,
-    osfake: OsFake,
+    osfakes: Vec<Mutex<OsFake>>,
     template_db: PathBuf,
     _dir: tempfile::TempDir,
-    /// One double serves every record: records run one at a time.
-    lock: Mutex<()>,
     seq: AtomicUsize,
 }
 
 impl Run {
-    fn new() -> Run {
+    fn new(workers: usize) -> Run {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .expect("runtime");
-        let osfake = rt
-            .block_on(OsFake::start(Seed::default()))
-            .expect("OpenStack double");
+        let osfakes = (0..workers)
+            .map(|_| {
+                rt.block_on(OsFake::start(Seed::default()))
+                    .map(Mutex::new)
+                    .expect("OpenStack double")
+            })
+            .collect();
         let dir = tempfile::tempdir().expect("tempdir");
         let template_db = dir.path().join("template.db");
         let conf = dir.path().join("db.conf");
@@ -469,17 +482,19 @@ impl Run {
         assert_eq!(o.code, 0, "db upgrade:\n{}{}", o.stdout, o.stderr);
         Run {
             rt,
-            osfake,
+            osfakes,
             template_db,
             _dir: dir,
-            lock: Mutex::new(()),
             seq: AtomicUsize::new(0),
         }
     }
 
-    /// Serves `rec` with a fresh service and returns its answer.
-    fn replay(&self, rec: &Record) -> Result<Response, String> {
-        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+    /// Serves `rec` with a fresh service, on worker `worker`'s double, and
+    /// returns its answer.
+    fn replay(&self, rec: &Record, worker: usize) -> Result<Response, String> {
+        let osfake = self.osfakes[worker]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         let n = self.seq.fetch_add(1, Ordering::Relaxed);
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let db = dir.path().join("magnum.db");
@@ -489,8 +504,8 @@ impl Run {
             &rec.db_before,
         ))?;
         let token = format!("conformance-token-{n}");
-        self.osfake.set_seed(openstack_seed(rec, &token));
-        let (api, text) = conf_text(rec, dir.path(), &db, &self.osfake.identity_endpoint());
+        osfake.set_seed(openstack_seed(rec, &token));
+        let (api, text) = conf_text(rec, dir.path(), &db, &osfake.identity_endpoint());
         let server = Server::start_with(&api, &text, &["api"]);
         let q = &rec.request;
         let mut url = format!("{}{}", server.url, q.path);
@@ -547,7 +562,37 @@ fn exchanges_replay() {
     }
     let records = exchanges::load(&path).expect("corpus");
     let only = std::env::var("OKM_CONFORMANCE_ONLY").unwrap_or_default();
-    let run = Run::new();
+    let selected: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.app != "wsme-test-app")
+        .filter(|r| only.is_empty() || only.split('|').any(|o| r.id.contains(o)))
+        .collect();
+    let workers = jobs().min(selected.len()).max(1);
+    let run = Run::new(workers);
+    // The records are served `workers` at a time; their answers are judged
+    // below in corpus order.
+    let next = AtomicUsize::new(0);
+    let answers: Mutex<BTreeMap<String, Result<Response, String>>> = Mutex::new(BTreeMap::new());
+    std::thread::scope(|scope| {
+        for w in 0..workers {
+            let (run, next, answers, selected) = (&run, &next, &answers, &selected);
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(rec) = selected.get(i) else { break };
+                    let got = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        run.replay(rec, w)
+                    }))
+                    .unwrap_or_else(|_| Err("the replay panicked (see above)".to_string()));
+                    answers
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(rec.id.clone(), got);
+                }
+            });
+        }
+    });
+    let mut answers = answers.into_inner().unwrap_or_else(|p| p.into_inner());
     let not_yet_applies = crate::not_yet::applies();
     let mut report = String::new();
     let (mut passed, mut failed, mut known, mut not_yet, mut skipped) = (0, 0, 0, 0, 0);
@@ -563,7 +608,10 @@ fn exchanges_replay() {
             continue;
         }
         seen.insert(rec.id.clone());
-        let diffs = match run.replay(rec) {
+        let diffs = match answers
+            .remove(&rec.id)
+            .unwrap_or_else(|| Err("not replayed".to_string()))
+        {
             Ok(got) => compare(rec, &got),
             Err(e) => vec![e],
         };

@@ -44,6 +44,26 @@ pub fn spec_dir() -> PathBuf {
     }
 }
 
+/// A configuration file naming one `[drivers] precompiled_cache_dir` for
+/// every server of the test run, so the built-in driver component is
+/// compiled by the first server only (the cache is keyed by the
+/// component's hash and the engine's settings). Passed after the test's own
+/// file; another implementation ignores the unknown option.
+pub fn driver_cache_conf() -> &'static Path {
+    static CONF: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    CONF.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("okm-driver-cache");
+        std::fs::create_dir_all(&dir).expect("driver cache dir");
+        let conf = dir.join("drivers.conf");
+        std::fs::write(
+            &conf,
+            format!("[drivers]\nprecompiled_cache_dir = {}\n", dir.display()),
+        )
+        .expect("driver cache conf");
+        conf
+    })
+}
+
 /// A free loopback port.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -121,12 +141,18 @@ impl Server {
     /// directory, where conf holds `conf_text` plus the `[api]` host and
     /// port, and waits until `GET /` answers.
     pub fn start(conf_text: &str, args: &[&str]) -> Server {
+        Server::start_with("", conf_text, args)
+    }
+
+    /// [`Server::start`] with further `[api]` options (`api_lines`, one
+    /// `option = value` a line).
+    pub fn start_with(api_lines: &str, conf_text: &str, args: &[&str]) -> Server {
         let dir = tempfile::tempdir().expect("tempdir");
         let port = free_port();
         let conf = dir.path().join("magnum.conf");
         std::fs::write(
             &conf,
-            format!("[api]\nhost = 127.0.0.1\nport = {port}\n\n{conf_text}\n"),
+            format!("[api]\nhost = 127.0.0.1\nport = {port}\n{api_lines}\n\n{conf_text}\n"),
         )
         .expect("write conf");
         let log = dir.path().join("server.log");
@@ -135,6 +161,8 @@ impl Server {
             .args(args)
             .arg("--config-file")
             .arg(&conf)
+            .arg("--config-file")
+            .arg(driver_cache_conf())
             .current_dir(dir.path())
             .stdin(Stdio::null())
             .stdout(logfile.try_clone().expect("log"))

@@ -4,6 +4,11 @@
 mod admin;
 mod certificates;
 mod cli;
+mod conformance;
 mod foundation;
 mod harness;
 mod keystone;
+mod not_yet;
+mod sql;
+mod sweep;
+mod takeover;

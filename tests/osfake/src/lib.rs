@@ -32,7 +32,7 @@
 //! {url}/volume/v3                Cinder v3 (a project id may follow)
 //! {url}/identity/v3              Keystone: POST auth/tokens (password)
 //! {url}/internal/…, {url}/admin/…  the same for the other interfaces
-//! {url}/_osfake/calls|faults|reset  the control API of the binary
+//! {url}/_osfake/calls|faults|reset|seed  the control API of the binary
 //! ```
 //!
 //! Tokens: the read-only services (Glance, Nova flavors and keypairs, Neutron
@@ -41,7 +41,10 @@
 //! load balancers, floating IPs) need a token that maps to a project
 //! ([`OsFake::add_token`], [`Seed::tokens`]); [`SERVICE_TOKEN`], which the
 //! Keystone part issues to any password authentication, is an admin that
-//! sees every project.
+//! sees every project. The user tokens of [`Seed::user_tokens`] are validated
+//! by the Keystone part (`GET /v3/auth/tokens`, as keystonemiddleware asks)
+//! with their identity and the double's catalog, so that a service can run
+//! with `[keystone_authtoken]` pointing here.
 
 mod cinder;
 mod glance;
@@ -70,7 +73,7 @@ use tokio::sync::{oneshot, watch};
 
 pub use seed::{
     Flavor, FloatingIp, Image, Keypair, LoadBalancer, Network, Seed, ServerGroup, Subnet,
-    VolumeType,
+    UserToken, VolumeType,
 };
 
 /// The token the Keystone part issues on password authentication: an admin
@@ -367,11 +370,19 @@ impl State {
         self.seed
             .tokens
             .get(token)
+            .or(self.seed.user_tokens.get(token).map(|u| &u.project_id))
             .or(self.seed.default_project.as_ref())
             .map(|project| Caller {
                 project: project.clone(),
                 admin: false,
             })
+    }
+
+    fn replace_seed(&mut self, seed: Seed) {
+        self.seed = seed;
+        self.calls.clear();
+        self.faults.clear();
+        self.pending.clear();
     }
 
     /// The first fault matching the request, consuming one of its uses.
@@ -489,6 +500,13 @@ impl OsFake {
     /// The requests received so far.
     pub fn calls(&self) -> Vec<Call> {
         self.shared.lock().calls.clone()
+    }
+
+    /// Replaces what the double serves by `seed`, and forgets the recorded
+    /// calls, the faults and the load balancers being deleted (the
+    /// control API's `PUT seed`).
+    pub fn set_seed(&self, seed: Seed) {
+        self.shared.lock().replace_seed(seed);
     }
 
     /// Forgets the recorded calls and the faults.
@@ -816,10 +834,11 @@ async fn handle(AxumState(shared): AxumState<Arc<Shared>>, req: Request) -> Resp
         format!("{}{iface_prefix}{}", shared.url, service.prefix())
     };
     if service == Service::Identity {
+        let mut st = shared.lock();
         if parts.method == Method::POST {
-            shared.lock().authentications += 1;
+            st.authentications += 1;
         }
-        return identity::serve(&shared.url, &parts.method, &rest);
+        return identity::serve(&st, &shared.url, &parts.method, &rest, &parts.headers);
     }
     let mut headers = parts.headers.clone();
     headers.remove("x-auth-token");
@@ -890,7 +909,7 @@ fn fault_response(service: Service, status: u16) -> Response {
 }
 
 /// The control API: `GET calls`, `POST faults` (a [`Fault`] as JSON),
-/// `POST reset`.
+/// `POST reset`, `PUT seed` (a [`Seed`] as JSON, see [`OsFake::set_seed`]).
 async fn serve_control(shared: &Shared, method: &Method, what: &str, body: Body) -> Response {
     match (method.as_str(), what) {
         ("GET", "calls") => {
@@ -904,6 +923,18 @@ async fn serve_control(shared: &Shared, method: &Method, what: &str, body: Body)
             match serde_json::from_slice::<Fault>(&raw) {
                 Ok(f) => {
                     shared.lock().faults.push(f);
+                    no_content()
+                }
+                Err(e) => json_response(400, json!({"error": e.to_string()})),
+            }
+        }
+        ("PUT", "seed") => {
+            let raw = axum::body::to_bytes(body, MAX_BODY)
+                .await
+                .unwrap_or_default();
+            match serde_json::from_slice::<Seed>(&raw) {
+                Ok(seed) => {
+                    shared.lock().replace_seed(seed);
                     no_content()
                 }
                 Err(e) => json_response(400, json!({"error": e.to_string()})),

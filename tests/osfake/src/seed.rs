@@ -119,6 +119,22 @@ pub struct VolumeType {
     pub name: String,
 }
 
+/// The identity behind a user token that the Keystone part validates
+/// (`GET /v3/auth/tokens`): a project-scoped token of `user_id` in
+/// `project_id` with `roles`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct UserToken {
+    pub user_id: String,
+    /// `user_id` when empty.
+    pub user_name: String,
+    pub project_id: String,
+    /// `project_id` when empty.
+    pub project_name: String,
+    /// The role names, in order (may be empty).
+    pub roles: Vec<String>,
+}
+
 /// Everything the double serves. Collections are served in vector order.
 ///
 /// A seed file is this structure in JSON; every field may be left out:
@@ -126,7 +142,8 @@ pub struct VolumeType {
 /// ```json
 /// {"images": [{"id": "…", "name": "ubuntu", "os_distro": "ubuntu"}],
 ///  "flavors": [{"id": "1", "name": "m1.small", "vcpus": 1, "ram": 2048, "disk": 20}],
-///  "tokens": {"user-token": "project-1"}}
+///  "tokens": {"user-token": "project-1"},
+///  "user_tokens": {"t-1": {"user_id": "u", "project_id": "p", "roles": ["member"]}}}
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -150,4 +167,7 @@ pub struct Seed {
     /// token of this project instead of being refused (401); for suites
     /// whose tokens come from a real Keystone.
     pub default_project: Option<String>,
+    /// User tokens the Keystone part validates, with their identity; they
+    /// also act as tokens of their project on the read-write services.
+    pub user_tokens: BTreeMap<String, UserToken>,
 }

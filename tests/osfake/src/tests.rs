@@ -586,6 +586,99 @@ async fn control_api_and_seed_files() {
     assert!(s.calls().is_empty());
 }
 
+#[tokio::test]
+async fn identity_validates_the_user_tokens_of_the_seed() {
+    let mut seed = Seed::default();
+    seed.user_tokens.insert(
+        "u-tok".into(),
+        UserToken {
+            user_id: "fake_user".into(),
+            project_id: "fake_project".into(),
+            roles: vec!["member".into(), "reader".into()],
+            ..Default::default()
+        },
+    );
+    let s = start(seed).await;
+    let validate = |auth: &'static str, subject: &'static str| {
+        let url = format!("{}/auth/tokens", s.identity_endpoint());
+        async move {
+            let resp = client()
+                .get(url)
+                .header("x-auth-token", auth)
+                .header("x-subject-token", subject)
+                .send()
+                .await;
+            match resp {
+                Ok(r) => (
+                    r.status().as_u16(),
+                    r.json::<Value>().await.unwrap_or(Value::Null),
+                ),
+                Err(e) => panic!("{e}"),
+            }
+        }
+    };
+    let (st, body) = validate(SERVICE_TOKEN, "u-tok").await;
+    assert_eq!(st, 200, "{body}");
+    let t = &body["token"];
+    assert_eq!(t["user"]["id"], json!("fake_user"));
+    assert_eq!(t["user"]["name"], json!("fake_user"));
+    assert_eq!(t["project"]["id"], json!("fake_project"));
+    assert_eq!(t["project"]["domain"]["id"], json!("default"));
+    let roles: Vec<&Value> = t["roles"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| &r["name"])
+        .collect();
+    assert_eq!(roles, [&json!("member"), &json!("reader")]);
+    let catalog: Value = serde_json::from_slice(&s.catalog()).unwrap_or(Value::Null);
+    assert_eq!(t["catalog"], catalog);
+    assert_eq!(validate(SERVICE_TOKEN, "other").await.0, 404);
+    assert_eq!(validate("nobody", "u-tok").await.0, 401);
+    // A user token is a token of its project on the read-write services.
+    let groups = format!("{}/os-server-groups", s.endpoint(Service::Compute, ""));
+    assert_eq!(send(Method::GET, &groups, "u-tok", None).await.0, 200);
+    assert_eq!(send(Method::GET, &groups, "other", None).await.0, 401);
+}
+
+#[tokio::test]
+async fn a_new_seed_replaces_the_resources_calls_and_faults() {
+    let s = start(seed()).await;
+    let img = format!("{}/v2/images/i1", s.endpoint(Service::Image, ""));
+    let other = format!("{}/v2/images/i9", s.endpoint(Service::Image, ""));
+    assert_eq!(get(&img).await.0, 200);
+    s.inject(Fault {
+        status: 500,
+        ..Default::default()
+    });
+    let (st, _) = send(
+        Method::PUT,
+        &format!("{}/_osfake/seed", s.url()),
+        "",
+        Some(json!({"images": [{"id": "i9", "name": "nine", "os_distro": "debian"}]})),
+    )
+    .await;
+    assert_eq!(st, 204);
+    assert!(s.calls().is_empty(), "calls are forgotten");
+    assert_eq!(get(&img).await.0, 404);
+    let (st, body) = get(&other).await;
+    assert_eq!(
+        (st, &body["os_distro"]),
+        (200, &json!("debian")),
+        "fault gone"
+    );
+    let (st, _) = send(
+        Method::PUT,
+        &format!("{}/_osfake/seed", s.url()),
+        "",
+        Some(json!({"imagez": []})),
+    )
+    .await;
+    assert_eq!(st, 400);
+    s.set_seed(Seed::default());
+    assert_eq!(get(&other).await.0, 404);
+}
+
 #[test]
 fn queries_encode_like_go() {
     let q = Query::parse("name=a+b%2Fc&router%3Aexternal=true&id=x&id=y&e=");

@@ -11,7 +11,7 @@
 //! "compute": …, …}, "catalog": […]}`, and serves until SIGINT or SIGTERM
 //! (or, with `--exit-on-stdin-eof`, until its standard input closes, so that
 //! it never outlives the suite that started it). The control API is under
-//! `{url}/_osfake/`: `GET calls`, `POST faults`, `POST reset`.
+//! `{url}/_osfake/`: `GET calls`, `POST faults`, `POST reset`, `PUT seed`.
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;

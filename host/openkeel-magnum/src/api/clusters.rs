@@ -1,9 +1,10 @@
 //! The cluster routes (magnum/api/controllers/v1/cluster.py, cluster_actions.py):
 //! `GET /v1/clusters` (summary), `GET /v1/clusters/detail`,
 //! `GET /v1/clusters/{ident}` (detail with `faults`), `POST /v1/clusters`,
+//! `PATCH /v1/clusters/{ident}` (node count and health),
 //! `DELETE /v1/clusters/{ident}` and the resize and upgrade actions; the
 //! views of both forms for the negotiated microversion (`stack_id` becomes
-//! `cluster_id` at 1.13). `PATCH` is not here yet.
+//! `cluster_id` at 1.13).
 
 use http::StatusCode;
 use magnum_domain::microversion::Version;
@@ -11,17 +12,20 @@ use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup, StringMap};
 use magnum_domain::validation::{
     CLUSTER_NAME, RANGE_CREATE_TIMEOUT, RANGE_DOCKER_VOLUME_SIZE, RANGE_MASTER_COUNT,
     RANGE_MAX_BATCH_SIZE, RANGE_NODE_COUNT, RANGE_RESIZE_NODE_COUNT, ROLE_MASTER, STRING_FIELD,
+    validate_cluster_patch_delta,
 };
 use magnum_domain::{MagnumError, RequestContext, Status};
+use magnum_jsonpatch::{Dict, PyValue};
 use serde_json::{Map, Value, json};
 
 use super::body::{Const, Schema, Type, attr};
 use super::errors::json_response;
 use super::paging::{Collection, Page};
+use super::patch;
 use super::versions::Link;
 use super::views::{Form, isoformat};
 use super::{ApiError, Call, Handlers, Services};
-use crate::conductor::{ClusterCreate, ClusterResize, ClusterUpgrade};
+use crate::conductor::{ClusterCreate, ClusterResize, ClusterUpdate, ClusterUpgrade};
 use crate::db::ClusterView;
 use crate::policy::{Enforcer, Target};
 
@@ -66,6 +70,17 @@ pub fn register(h: &mut Handlers, services: &Services) {
         let s = s.clone();
         async move { get_one(&s, call).await }
     });
+    for id in [
+        "cluster.patch@1.1",
+        "cluster.patch@1.3",
+        "cluster.patch@1.10",
+    ] {
+        let s = services.clone();
+        h.register(id, move |call: Call| {
+            let s = s.clone();
+            async move { update(&s, call).await }
+        });
+    }
     let s = services.clone();
     h.register("cluster.delete", move |call: Call| {
         let s = s.clone();
@@ -220,6 +235,185 @@ async fn create(s: &Services, call: Call) -> Result<http::Response<axum::body::B
         StatusCode::ACCEPTED,
         &json!({"uuid": cl.uuid}),
     ))
+}
+
+/// `PATCH /v1/clusters/{ident}` (spec `api/patch.md` §3), in Magnum's
+/// order: the operations against the cluster rules, the admin's
+/// all-projects rule, the lookup, `cluster:update` on the cluster and
+/// `cluster:update_health_status` on the caller, the patch applied to the
+/// cluster's dictionary and rebuilt with WSME's checks, the root-disk check
+/// of the flavors, the delta (only `node_count`, `health_status` and
+/// `health_status_reason` may change), the node count resolution and its
+/// zero gate below 1.10, then the conductor (409 state guard, health-only
+/// save, or the driver's update). 202 with the cluster's uuid.
+async fn update(s: &Services, call: Call) -> Result<http::Response<axum::body::Body>, ApiError> {
+    let ops = patch::parse(call.require_body()?, &patch::CLUSTER)?;
+    let mut ctx = call.ctx.clone();
+    all_projects(&s.enforcer, &mut ctx, "cluster:update_all_projects")?;
+    let c = &s.conductor;
+    let cl = c.get_cluster(&ctx, &path_ident(&call)).await?;
+    super::policy::enforce(
+        &s.enforcer,
+        &ctx,
+        "cluster:update",
+        Some(&cluster_target(&cl)),
+    )?;
+    super::policy::enforce(&s.enforcer, &ctx, "cluster:update_health_status", None)?;
+    let ngs = c.cluster_nodegroups(&cl.uuid).await?;
+    let doc = patch_doc(&cl, &ngs);
+    let patched = patch::apply(&doc, &ops, &patch::CLUSTER)?;
+    let b = CLUSTER.rebuild(&patched)?;
+    c.check_cluster_update_flavors(
+        &ctx,
+        &b.string_map("labels"),
+        &b.text("flavor_id").map(str::to_string),
+        &b.text("master_flavor_id").map(str::to_string),
+    )
+    .await?;
+    let changed = patch::changed(&doc, &patched);
+    let delta: Vec<&str> = PATCH_FIELDS
+        .iter()
+        .copied()
+        .filter(|f| changed.iter().any(|c| c == f))
+        .collect();
+    validate_cluster_patch_delta(&delta)?;
+    // The patched count: WSME's default 1 when removed or null.
+    let patched_count = b
+        .int("node_count")
+        .map_or(1, |n| i32::try_from(n).unwrap_or(i32::MAX));
+    let mut node_count = ngs
+        .iter()
+        .find(|ng| ng.is_default == Some(true) && ng.role.as_deref() != Some(ROLE_MASTER))
+        .and_then(|ng| ng.node_count)
+        .unwrap_or(0);
+    for op in ops.iter().filter(|op| op.path == "/node_count") {
+        // Magnum: `op.get('value') or new_cluster.node_count`.
+        let sent = match &op.value {
+            Some(PyValue::Int(n)) => n.to_i64(),
+            Some(PyValue::Bool(b)) => Some(i64::from(*b)),
+            _ => None,
+        };
+        node_count = match sent {
+            Some(n) if n != 0 => i32::try_from(n).unwrap_or(i32::MAX),
+            _ => patched_count,
+        };
+    }
+    if !call.version.at_least(Version::new(1, 10)) && node_count == 0 {
+        return Err(MagnumError::zero_node_count_not_supported().into());
+    }
+    // Magnum forwards `rollback` (from 1.3; the pipeline checked it is a
+    // boolean) to the driver's update only: the driver interface has no
+    // rollback, so it changes nothing here.
+    let _rollback = call.query.bool("rollback").unwrap_or(false);
+    c.update_cluster(
+        &ctx,
+        &cl.uuid,
+        ClusterUpdate {
+            node_count,
+            health_status: b.text("health_status").map(str::to_string),
+            health_status_reason: b.string_map("health_status_reason"),
+        },
+    )
+    .await?;
+    Ok(json_response(
+        StatusCode::ACCEPTED,
+        &json!({"uuid": cl.uuid}),
+    ))
+}
+
+/// The API fields a cluster PATCH compares, in the order its 400 names
+/// them: the object's fields the API type shows, then the ones derived
+/// from the nodegroups.
+const PATCH_FIELDS: &[&str] = &[
+    "uuid",
+    "name",
+    "project_id",
+    "user_id",
+    "cluster_template_id",
+    "keypair",
+    "docker_volume_size",
+    "labels",
+    "master_flavor_id",
+    "flavor_id",
+    "stack_id",
+    "api_address",
+    "status",
+    "status_reason",
+    "health_status",
+    "health_status_reason",
+    "create_timeout",
+    "discovery_url",
+    "coe_version",
+    "container_version",
+    "fixed_network",
+    "fixed_subnet",
+    "floating_ip_enabled",
+    "master_lb_enabled",
+    "created_at",
+    "updated_at",
+    "node_count",
+    "master_count",
+    "node_addresses",
+    "master_addresses",
+];
+
+/// The cluster's `as_dict()` plus the fields the API derives from its
+/// nodegroups (counts and addresses), which a PATCH applies to.
+fn patch_doc(cl: &Cluster, ngs: &[NodeGroup]) -> Dict {
+    let (nodes, masters, node_addrs, master_addrs) = counts(ngs);
+    let text = |s: &Option<String>| PyValue::from(s.clone());
+    let int = |n: Option<i32>| PyValue::from(n.map(i64::from));
+    let map = |m: &Option<StringMap>| {
+        PyValue::Dict(
+            m.iter()
+                .flatten()
+                .map(|(k, v)| (k.as_str(), PyValue::from(v.as_str())))
+                .collect(),
+        )
+    };
+    let list = |l: &[String]| PyValue::List(l.iter().map(|s| PyValue::from(s.as_str())).collect());
+    [
+        ("id", PyValue::from(cl.id)),
+        ("uuid", PyValue::from(cl.uuid.as_str())),
+        ("name", PyValue::from(cl.name.as_str())),
+        ("project_id", PyValue::from(cl.project_id.as_str())),
+        ("user_id", PyValue::from(cl.user_id.as_str())),
+        (
+            "cluster_template_id",
+            PyValue::from(cl.cluster_template_id.as_str()),
+        ),
+        ("keypair", text(&cl.keypair)),
+        ("docker_volume_size", int(cl.docker_volume_size)),
+        ("labels", map(&cl.labels)),
+        ("master_flavor_id", text(&cl.master_flavor_id)),
+        ("flavor_id", text(&cl.flavor_id)),
+        ("stack_id", text(&cl.stack_id)),
+        ("status", PyValue::from(cl.status.map(Status::as_str))),
+        ("status_reason", text(&cl.status_reason)),
+        ("health_status", text(&cl.health_status)),
+        ("health_status_reason", map(&cl.health_status_reason)),
+        ("create_timeout", int(cl.create_timeout)),
+        ("api_address", text(&cl.api_address)),
+        ("discovery_url", text(&cl.discovery_url)),
+        ("ca_cert_ref", text(&cl.ca_cert_ref)),
+        ("magnum_cert_ref", text(&cl.magnum_cert_ref)),
+        ("coe_version", text(&cl.coe_version)),
+        ("container_version", text(&cl.container_version)),
+        ("etcd_ca_cert_ref", text(&cl.etcd_ca_cert_ref)),
+        ("front_proxy_ca_cert_ref", text(&cl.front_proxy_ca_cert_ref)),
+        ("fixed_network", text(&cl.fixed_network)),
+        ("fixed_subnet", text(&cl.fixed_subnet)),
+        ("floating_ip_enabled", PyValue::from(cl.floating_ip_enabled)),
+        ("master_lb_enabled", PyValue::from(cl.master_lb_enabled)),
+        ("created_at", PyValue::from(isoformat(cl.created_at))),
+        ("updated_at", PyValue::from(cl.updated_at.map(isoformat))),
+        ("node_count", PyValue::from(nodes)),
+        ("master_count", PyValue::from(masters)),
+        ("node_addresses", list(&node_addrs)),
+        ("master_addresses", list(&master_addrs)),
+    ]
+    .into_iter()
+    .collect()
 }
 
 /// `ClusterResizeRequest` (magnum/api/controllers/v1/cluster_actions.py:42-56).

@@ -1,4 +1,4 @@
-//! Transcript tests of the cluster read and delete routes (ports of
+//! Transcript tests of the cluster routes (ports of
 //! internal/api/clusters_test.go, clusters_faults_test.go).
 
 use magnum_domain::Status;
@@ -478,8 +478,8 @@ async fn tick(app: &TestApp) {
     .expect("tick");
 }
 
-// Ports TestClusterLifecycle (without its PATCH steps: that route is not
-// here yet): create by template name with merged labels, the views below
+// Ports TestClusterLifecycle (its PATCH steps are a_cluster_patch_lifecycle):
+// create by template name with merged labels, the views below
 // and from 1.13, a tick, resize, upgrade at 1.7 and 1.8, delete.
 #[tokio::test]
 async fn a_cluster_lifecycle() {
@@ -649,4 +649,219 @@ async fn resize_and_delete_across_projects() {
     let admin = ["X-Project-Id: p2", "X-User-Id: a2", "X-Roles: admin"];
     let a = app.call("DELETE /v1/clusters/c1", "", &admin).await;
     assert_eq!(a.status.as_u16(), 204, "{}", a.text());
+}
+
+async fn count(app: &TestApp) -> Value {
+    call_v(app, "GET /v1/clusters/c1", "", "").await.1["node_count"].clone()
+}
+
+async fn patch_v(app: &TestApp, path: &str, version: &str, body: &str) -> (u16, Value) {
+    call_v(app, &format!("PATCH {path}"), version, body).await
+}
+
+// Ports the PATCH steps of TestClusterLifecycle: a node count update is
+// 202 with the uuid, a second one while it runs is 409, the tick completes
+// it; a health-only update keeps the status (no driver call).
+#[tokio::test]
+async fn a_cluster_patch_lifecycle() {
+    let (app, tid) = strict_app().await;
+    let body = format!(r#"{{"name": "c1", "cluster_template_id": "{tid}", "node_count": 2}}"#);
+    let (st, got) = post(&app, "1.10", &body, &[]).await;
+    assert_eq!(st, 202, "{got}");
+    let uuid = got["uuid"].as_str().expect("uuid").to_string();
+    tick(&app).await;
+    app.t.notifications.take();
+    let (st, got) = patch_v(
+        &app,
+        "/v1/clusters/c1",
+        "1.10",
+        r#"[{"op": "replace", "path": "/node_count", "value": 3}]"#,
+    )
+    .await;
+    assert_eq!((st, got), (202, json!({"uuid": uuid})));
+    let sent = app.t.notifications.take();
+    assert_eq!(
+        sent.iter()
+            .map(|n| (n.event_type.as_str(), n.payload["outcome"].as_str()))
+            .collect::<Vec<_>>(),
+        [("magnum.cluster.update", Some("pending"))]
+    );
+    // A second update while in progress is refused synchronously.
+    let (st, got) = patch_v(
+        &app,
+        "/v1/clusters/c1",
+        "1.10",
+        r#"[{"op": "replace", "path": "/node_count", "value": 4}]"#,
+    )
+    .await;
+    assert_eq!(
+        (st, detail(&got)),
+        (
+            409,
+            "Updating a cluster when status is \"UPDATE_IN_PROGRESS\" is not supported."
+        )
+    );
+    tick(&app).await;
+    let (_, got) = call_v(&app, "GET /v1/clusters/c1", "", "").await;
+    assert_eq!(got["status"], json!("UPDATE_COMPLETE"), "{got}");
+    assert_eq!(got["node_count"], json!(3));
+
+    // Health only: no driver call, status unchanged.
+    app.t.notifications.take();
+    let (st, got) = patch_v(
+        &app,
+        "/v1/clusters/c1",
+        "1.10",
+        r#"[{"op": "replace", "path": "/health_status", "value": "UNHEALTHY"},
+            {"op": "replace", "path": "/health_status_reason", "value": "{'api': 'down'}"}]"#,
+    )
+    .await;
+    assert_eq!(st, 202, "{got}");
+    let (_, got) = call_v(&app, "GET /v1/clusters/c1", "", "").await;
+    assert_eq!(got["health_status"], json!("UNHEALTHY"), "{got}");
+    assert_eq!(got["health_status_reason"], json!({"api": "down"}));
+    assert_eq!(got["status"], json!("UPDATE_COMPLETE"));
+    assert_eq!(got["node_count"], json!(3));
+    assert!(app.t.notifications.take().is_empty());
+}
+
+// Ports the four cases of TestClusterPatchRules (at 1.9): each is Magnum's
+// 400 and leaves every table unchanged.
+#[tokio::test]
+async fn cluster_patch_rules() {
+    let (app, tid) = strict_app().await;
+    let body = format!(r#"{{"name": "c1", "cluster_template_id": "{tid}"}}"#);
+    assert_eq!(post(&app, "", &body, &[]).await.0, 202);
+    tick(&app).await;
+    let before = crate::db::testing::table_digest(&app.t.db).await;
+    for (name, body, status, want) in [
+        (
+            "internal attribute",
+            r#"[{"op": "replace", "path": "/api_address", "value": "x"}]"#,
+            400,
+            "'/api_address' is an internal attribute and can not be updated",
+        ),
+        (
+            "other property",
+            r#"[{"op": "replace", "path": "/name", "value": "other"}]"#,
+            400,
+            "cannot change cluster property(ies) name.",
+        ),
+        (
+            "remove mandatory",
+            r#"[{"op": "remove", "path": "/cluster_template_id"}]"#,
+            400,
+            "'/cluster_template_id' is a mandatory attribute and can not be removed",
+        ),
+        (
+            "zero below 1.10",
+            r#"[{"op": "replace", "path": "/node_count", "value": 0}]"#,
+            400,
+            "Resizing a nodegroup to zero is not supported in the provided microversion.",
+        ),
+    ] {
+        let (st, got) = patch_v(&app, "/v1/clusters/c1", "1.9", body).await;
+        assert_eq!((st, detail(&got)), (status, want), "{name}");
+        assert_eq!(
+            crate::db::testing::table_digest(&app.t.db).await,
+            before,
+            "{name}: tables changed"
+        );
+    }
+}
+
+// The node count resolution of patch.md §3 step 3 and the other refusals:
+// `remove /node_count` resizes the default worker to 1, zero is accepted
+// from 1.10, the delta names every changed field in order, a nested path
+// into an internal list is a changed property, another project's member
+// gets 404, a boolean rollback is accepted from 1.3.
+#[tokio::test]
+async fn cluster_patch_node_count_and_refusals() {
+    let (app, tid) = strict_app().await;
+    let body = format!(r#"{{"name": "c1", "cluster_template_id": "{tid}", "node_count": 2}}"#);
+    assert_eq!(post(&app, "", &body, &[]).await.0, 202);
+    tick(&app).await;
+    let (st, got) = patch_v(
+        &app,
+        "/v1/clusters/c1",
+        "1.10",
+        r#"[{"op": "remove", "path": "/node_count"}]"#,
+    )
+    .await;
+    assert_eq!(st, 202, "{got}");
+    tick(&app).await;
+    assert_eq!(count(&app).await, json!(1));
+    let (st, got) = patch_v(
+        &app,
+        "/v1/clusters/c1?rollback=True",
+        "1.10",
+        r#"[{"op": "replace", "path": "/node_count", "value": 0}]"#,
+    )
+    .await;
+    assert_eq!(st, 202, "{got}");
+    tick(&app).await;
+    assert_eq!(count(&app).await, json!(0));
+    let (st, got) = patch_v(
+        &app,
+        "/v1/clusters/c1?rollback=maybe",
+        "1.10",
+        r#"[{"op": "replace", "path": "/node_count", "value": 2}]"#,
+    )
+    .await;
+    assert_eq!(st, 400, "{got}");
+    let (st, got) = patch_v(
+        &app,
+        "/v1/clusters/c1",
+        "1.10",
+        r#"[{"op": "replace", "path": "/create_timeout", "value": 5},
+            {"op": "replace", "path": "/keypair", "value": "other"},
+            {"op": "replace", "path": "/node_count", "value": 2}]"#,
+    )
+    .await;
+    assert_eq!(
+        (st, detail(&got)),
+        (
+            400,
+            "cannot change cluster property(ies) keypair, create_timeout."
+        )
+    );
+    let (st, got) = patch_v(
+        &app,
+        "/v1/clusters/c1",
+        "1.10",
+        r#"[{"op": "add", "path": "/node_addresses/0", "value": "10.0.0.9"}]"#,
+    )
+    .await;
+    assert_eq!(
+        (st, detail(&got)),
+        (400, "cannot change cluster property(ies) node_addresses.")
+    );
+    let (st, got) = patch_v(
+        &app,
+        "/v1/clusters/c1",
+        "1.10",
+        r#"[{"op": "replace", "path": "/health_status", "value": "GOOD"}]"#,
+    )
+    .await;
+    assert_eq!(
+        (st, detail(&got)),
+        (
+            400,
+            "Invalid input for field/attribute health_status. Value: 'GOOD'. Value should be one of: HEALTHY, UNHEALTHY, UNKNOWN"
+        )
+    );
+    let other = [
+        "X-Project-Id: p2",
+        "X-User-Id: u2",
+        "X-Roles: member,reader",
+    ];
+    let a = app
+        .call(
+            "PATCH /v1/clusters/c1",
+            r#"[{"op": "replace", "path": "/node_count", "value": 2}]"#,
+            &other,
+        )
+        .await;
+    assert_eq!(a.status.as_u16(), 404, "{}", a.text());
+    assert_eq!(count(&app).await, json!(0));
 }

@@ -8,7 +8,6 @@ mod conformance;
 mod foundation;
 mod harness;
 mod keystone;
-mod not_yet;
 mod sql;
 mod sweep;
 mod takeover;

@@ -8,9 +8,6 @@
 //! be a Magnum 4xx error body (`{"errors": [{"status", "title", "detail",
 //! …}]}` with a meaningful title), never a 5xx nor a success, and every
 //! table must read the same before and after (row snapshot).
-//!
-//! A route the Rust host does not serve yet (tests/e2e/not_yet.rs) answers
-//! 404; that is accepted for those routes only.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -423,10 +420,8 @@ fn malformed_input_gets_magnum_4xx_and_changes_nothing() {
         .expect("seed");
     let before = rt.block_on(snapshot(&url));
     let server = Server::start(&conf, &["api"]);
-    let not_yet = crate::not_yet::applies();
     let mut problems = Vec::new();
     let cases = cases();
-    let mut not_yet_404 = 0;
     for c in &cases {
         let mut headers = vec![
             ("X-Project-Id", PROJECT),
@@ -454,10 +449,6 @@ fn malformed_input_gets_magnum_4xx_and_changes_nothing() {
         } else {
             c.path.clone()
         };
-        if not_yet && a.status == 404 && crate::not_yet::route(c.method, &c.path) {
-            not_yet_404 += 1;
-            continue;
-        }
         if !(400..500).contains(&a.status) {
             problems.push(format!(
                 "{} {shown} ({}): {} {:.300}",
@@ -486,7 +477,7 @@ fn malformed_input_gets_magnum_4xx_and_changes_nothing() {
         }
     }
     println!(
-        "bad-input sweep: {} requests, {} problems ({not_yet_404} 404s of routes not served yet)",
+        "bad-input sweep: {} requests, {} problems",
         cases.len(),
         problems.len()
     );

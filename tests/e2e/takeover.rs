@@ -373,34 +373,8 @@ fn takeover(rt: &tokio::runtime::Runtime, conn: &mut Conn, db: &FreshDb, records
         "takeover ({dialect:?}): {pass}/{} recorded requests answered identically",
         records.len()
     );
-    let (not_yet, unexpected): (Vec<_>, Vec<_>) =
-        problems.into_iter().partition(|(method, url, _)| {
-            crate::not_yet::applies() && crate::not_yet::route(method, url)
-        });
-    let unexpected: Vec<String> = unexpected.into_iter().map(|(_, _, p)| p).collect();
-    assert!(unexpected.is_empty(), "{}", unexpected.join("\n"));
-    if crate::not_yet::applies() {
-        // A record of a not-yet route that passes means the route is served
-        // now: it leaves the list.
-        let expected = records
-            .iter()
-            .filter(|r| {
-                crate::not_yet::route(
-                    r["request"]["method"].as_str().unwrap_or_default(),
-                    r["request"]["url"].as_str().unwrap_or_default(),
-                )
-            })
-            .count();
-        assert_eq!(
-            not_yet.len(),
-            expected,
-            "records of not-yet routes pass: remove their routes from tests/e2e/not_yet.rs"
-        );
-        println!(
-            "takeover ({dialect:?}): {} on routes not served yet",
-            not_yet.len()
-        );
-    }
+    let problems: Vec<String> = problems.into_iter().map(|(_, _, p)| p).collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
     // The recorded requests only read.
     let after = without_our_indexes(snapshot(rt, conn, dialect, Some(&names)));
     let changed = changed_tables(&before, &after);

@@ -279,16 +279,3 @@ pub const BLACK_BOX: &[(&str, &str)] = &[
 pub fn black_box(id: &str) -> Option<&'static str> {
     BLACK_BOX.iter().find(|(k, _)| *k == id).map(|(_, r)| *r)
 }
-
-/// Records that fail against the Rust host because their route (see
-/// tests/e2e/not_yet.rs) is not served yet. They must fail: remove a record
-/// when it passes.
-pub const NOT_YET: &[&str] = &[
-    v1!("test_cluster.TestClusterPolicyEnforcement.test_policy_disallow_update#1"),
-    v1!("test_cluster.TestClusterPolicyEnforcement.test_policy_only_owner_update#1"),
-    v1!("test_cluster.TestPatch.test_replace_non_existent_cluster#1"),
-    v1!("test_cluster.TestPatch.test_replace_ok_by_name_multiple_cluster#1"),
-    v1!("test_cluster.TestPatch.test_replace_ok_by_name_not_found#1"),
-    v1!("test_cluster.TestPatch.test_replace_ok_by_uuid_not_found#1"),
-    v1!("test_cluster.TestPatch.test_update_cluster_with_zero_node_count_fail#1"),
-];

@@ -45,9 +45,7 @@
 //!
 //! Every record must pass except those of [`known_failures::KNOWN`] and
 //! [`known_failures::BLACK_BOX`] (each with a one-line reason; FINDINGS.md
-//! has the diagnosis) and, when the
-//! not-yet lists apply (see tests/e2e/not_yet.rs), those of
-//! [`known_failures::NOT_YET`], which must fail. A listed record that
+//! has the diagnosis). A listed record that
 //! passes, or a listed id missing from the corpus, fails the test (for the
 //! published corpus only).
 
@@ -593,9 +591,8 @@ fn exchanges_replay() {
         }
     });
     let mut answers = answers.into_inner().unwrap_or_else(|p| p.into_inner());
-    let not_yet_applies = crate::not_yet::applies();
     let mut report = String::new();
-    let (mut passed, mut failed, mut known, mut not_yet, mut skipped) = (0, 0, 0, 0, 0);
+    let (mut passed, mut failed, mut known, mut skipped) = (0, 0, 0, 0);
     let mut per_module: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut errors: Vec<String> = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
@@ -618,7 +615,6 @@ fn exchanges_replay() {
         let m = per_module.entry(rec.module().to_string()).or_default();
         let known_reason =
             known_failures::known(&rec.id).or_else(|| known_failures::black_box(&rec.id));
-        let listed_not_yet = not_yet_applies && known_failures::NOT_YET.contains(&rec.id.as_str());
         if diffs.is_empty() {
             passed += 1;
             m.0 += 1;
@@ -626,12 +622,6 @@ fn exchanges_replay() {
                 if let Some(reason) = known_reason {
                     errors.push(format!(
                         "{} passes but is a known failure ({reason}): remove it",
-                        rec.id
-                    ));
-                }
-                if listed_not_yet {
-                    errors.push(format!(
-                        "{} passes but is listed as not served yet: remove it from NOT_YET",
                         rec.id
                     ));
                 }
@@ -643,9 +633,6 @@ fn exchanges_replay() {
         let tag = if known_reason.is_some() {
             known += 1;
             "KNOWN"
-        } else if listed_not_yet {
-            not_yet += 1;
-            "NOT-YET"
         } else {
             "FAIL"
         };
@@ -673,8 +660,8 @@ fn exchanges_replay() {
         report.push_str(&format!("{m}: {p} passed, {f} failed\n"));
     }
     let summary = format!(
-        "{passed} passed, {failed} failed ({known} known failures or not replayable black-box, {not_yet} on routes not served yet, {} unexpected; {skipped} wsme-test-app records skipped)",
-        failed - known - not_yet
+        "{passed} passed, {failed} failed ({known} known failures or not replayable black-box, {} unexpected; {skipped} wsme-test-app records skipped)",
+        failed - known
     );
     report.push_str(&summary);
     report.push('\n');
@@ -691,15 +678,6 @@ fn exchanges_replay() {
                 .iter()
                 .chain(known_failures::BLACK_BOX)
                 .map(|(id, _)| *id)
-                .chain(
-                    if not_yet_applies {
-                        known_failures::NOT_YET
-                    } else {
-                        &[]
-                    }
-                    .iter()
-                    .copied(),
-                )
             {
                 if !seen.contains(id) {
                     errors.push(format!("{id} is listed but not in the corpus"));
@@ -710,8 +688,7 @@ fn exchanges_replay() {
     assert!(errors.is_empty(), "{}\n{summary}", errors.join("\n"));
 }
 
-/// Every record of NOT_YET is on a not-yet route, and no record is on two
-/// lists.
+/// Every listed record is in the corpus, and no record is on two lists.
 #[test]
 fn the_lists_are_consistent() {
     let path = exchanges_path();
@@ -720,20 +697,13 @@ fn the_lists_are_consistent() {
         eprintln!("skipped: exchanges not found at {}", path.display());
         return;
     };
-    for id in known_failures::NOT_YET {
-        let rec = records
-            .iter()
-            .find(|r| r.id == *id)
-            .unwrap_or_else(|| panic!("{id} is not in the corpus"));
+    for (id, _) in known_failures::KNOWN
+        .iter()
+        .chain(known_failures::BLACK_BOX)
+    {
         assert!(
-            crate::not_yet::route(&rec.request.method, &rec.request.path),
-            "{id} ({} {}) is not on a not-yet route",
-            rec.request.method,
-            rec.request.path
-        );
-        assert!(
-            known_failures::known(id).is_none() && known_failures::black_box(id).is_none(),
-            "{id} is on two lists"
+            records.iter().any(|r| r.id == *id),
+            "{id} is listed but not in the corpus"
         );
     }
     for (id, _) in known_failures::BLACK_BOX {

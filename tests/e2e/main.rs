@@ -7,3 +7,4 @@ mod cli;
 mod foundation;
 mod harness;
 mod keystone;
+mod notifications;

@@ -102,12 +102,22 @@ fn cluster_config_writes_a_kubeconfig_that_verifies_against_the_ca() {
     let d = dir.path().display().to_string();
     c.ok(&["cluster", "config", "c1", "--dir", &d, "--force"]);
     let ca = c.ok(&["ca", "show", "c1"]);
+    // `ca show` prints what GET /v1/certificates serves.
+    let served = crate::harness::get(&format!("{}/v1/certificates/c1", s.url), &[])
+        .expect("GET /v1/certificates/c1");
+    assert_eq!(served.status, 200);
+    assert_eq!(
+        served.json()["pem"].as_str().map(str::trim),
+        Some(ca.trim()),
+        "ca show and GET /v1/certificates differ"
+    );
     check_kubeconfig(dir.path(), &ca);
 }
 
 /// Go `checkKubeconfig`: the client certificate of `dir/config` verifies
 /// against `ca_pem` with `openssl verify`, has the admin subject, only a
-/// subjectKeyIdentifier, and `term_of_validity` (1825) + 1 days.
+/// subjectKeyIdentifier, and `term_of_validity` (1825) + 1 days; the
+/// kubeconfig's CA is `ca_pem`.
 fn check_kubeconfig(dir: &Path, ca_pem: &str) {
     let raw = std::fs::read_to_string(dir.join("config")).expect("kubeconfig");
     let data = raw
@@ -149,19 +159,51 @@ fn check_kubeconfig(dir: &Path, ca_pem: &str) {
         "system:masters"
     );
     // The client's CSR asks for no extension: Magnum's signer adds only a
-    // subjectKeyIdentifier.
+    // non-critical subjectKeyIdentifier, the SHA-1 of the public key's bits
+    // (cryptography's `SubjectKeyIdentifier.from_public_key`).
     let der = cert.to_der().expect("DER");
     let (_, parsed) = x509_parser::parse_x509_certificate(&der).expect("parse");
-    let exts: Vec<String> = parsed
+    let exts: Vec<(String, bool)> = parsed
         .extensions()
         .iter()
-        .map(|e| e.oid.to_id_string())
+        .map(|e| (e.oid.to_id_string(), e.critical))
         .collect();
-    assert_eq!(exts, ["2.5.29.14"], "only a subjectKeyIdentifier");
-    let days = (parsed.validity().not_after.timestamp() - parsed.validity().not_before.timestamp())
-        as f64
-        / 86_400.0;
-    assert!((1825.0..=1827.0).contains(&days), "validity {days} days");
+    assert_eq!(
+        exts,
+        [("2.5.29.14".to_owned(), false)],
+        "only a non-critical subjectKeyIdentifier"
+    );
+    let ski = parsed
+        .extensions()
+        .first()
+        .map(|e| e.value.to_vec())
+        .unwrap_or_default();
+    let key_bits = parsed.public_key().subject_public_key.data.to_vec();
+    let mut want = vec![0x04, 0x14];
+    want.extend_from_slice(&openssl::sha::sha1(&key_bits));
+    assert_eq!(ski, want, "the subjectKeyIdentifier is the key's SHA-1");
+    // Magnum's validity: from a day before the signing to
+    // `term_of_validity` (1825) days after it, to the second.
+    let secs = parsed.validity().not_after.timestamp() - parsed.validity().not_before.timestamp();
+    assert_eq!(secs, 1826 * 86_400, "validity {secs} s");
+    assert!(!parsed.is_ca(), "the client certificate is a CA");
+    // The kubeconfig's CA is the one GET /v1/certificates serves.
+    let ca_data = raw
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("certificate-authority-data:"))
+        .map(str::trim)
+        .unwrap_or_else(|| panic!("no certificate-authority-data in the kubeconfig:\n{raw}"));
+    let ca_in_config = openssl::base64::decode_block(ca_data).expect("base64");
+    let pem_der = |pem: &[u8]| {
+        openssl::x509::X509::from_pem(pem)
+            .and_then(|c| c.to_der())
+            .expect("CA PEM")
+    };
+    assert_eq!(
+        pem_der(&ca_in_config),
+        pem_der(ca_pem.as_bytes()),
+        "the kubeconfig's CA is not the one of GET /v1/certificates"
+    );
 }
 
 /// `[certificates]/cert_manager_type`: kubernetes needs a reachable

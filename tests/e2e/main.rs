@@ -8,6 +8,7 @@ mod conformance;
 mod foundation;
 mod harness;
 mod keystone;
+mod notifications;
 mod sql;
 mod sweep;
 mod takeover;

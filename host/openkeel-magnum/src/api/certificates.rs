@@ -613,12 +613,15 @@ mod tests {
             "A".repeat(200_000)
         );
         let dsa = PKey::from_dsa(Dsa::generate(2048).expect("DSA")).expect("key");
-        for bad in [
-            huge,
-            "\u{0}\u{1}garbage".to_owned(),
-            corrupt(&csr("x")),
-            request(&dsa, None),
-            request(&ec_key(), Some(true)),
+        let ed448 = PKey::generate_ed448().expect("Ed448 key");
+        for (bad, kind) in [
+            (huge, "InvalidCsr"),
+            ("\u{0}\u{1}garbage".to_owned(), "InvalidCsr"),
+            (corrupt(&csr("x")), "InvalidCsr"),
+            (request(&dsa, None), "InvalidCsr"),
+            (request(&ed448, None), "InvalidCsr"),
+            (request(&ec_key(), Some(true)), "CertificateValidationError"),
+            (unknown_critical_extension(), "CertificateValidationError"),
         ] {
             let a = post(&app, CREATOR, &json!({"cluster_uuid": cl.uuid, "csr": bad})).await;
             assert_eq!(
@@ -626,6 +629,15 @@ mod tests {
                 400,
                 "{}",
                 a.text().chars().take(200).collect::<String>()
+            );
+            let detail = a.json()["errors"][0]["detail"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            assert!(
+                detail.starts_with(detail_prefix(kind)),
+                "{kind}: {}",
+                detail.chars().take(200).collect::<String>()
             );
             assert!(a.json().get("pem").is_none());
         }
@@ -645,6 +657,36 @@ mod tests {
             .expect("DER");
         let (_, parsed) = x509_parser::parse_x509_certificate(&der).expect("parse");
         assert!(!parsed.is_ca(), "never a CA");
+    }
+
+    /// How Magnum's message of a 400 of `kind` starts.
+    fn detail_prefix(kind: &str) -> &'static str {
+        match kind {
+            "InvalidCsr" => "Received invalid csr ",
+            _ => "Extension '",
+        }
+    }
+
+    /// A CSR with an EC key and a critical extension Magnum does not know.
+    fn unknown_critical_extension() -> String {
+        use openssl::asn1::{Asn1Object, Asn1OctetString};
+        use openssl::x509::X509Extension;
+
+        let key = ec_key();
+        let mut name = X509NameBuilder::new().expect("name");
+        name.append_entry_by_nid(Nid::COMMONNAME, "hostile")
+            .expect("CN");
+        let mut b = X509ReqBuilder::new().expect("request");
+        b.set_subject_name(&name.build()).expect("subject");
+        b.set_pubkey(&key).expect("public key");
+        let oid = Asn1Object::from_str("1.3.6.1.4.1.99999.7").expect("OID");
+        let value = Asn1OctetString::new_from_bytes(&[0x0c, 0x01, b'x']).expect("value");
+        let ext = X509Extension::new_from_der(&oid, true, &value).expect("extension");
+        let mut exts = Stack::new().expect("stack");
+        exts.push(ext).expect("push");
+        b.add_extensions(&exts).expect("extensions");
+        b.sign(&key, MessageDigest::sha256()).expect("sign");
+        String::from_utf8(b.build().to_pem().expect("PEM")).expect("ASCII")
     }
 
     fn ec_key() -> PKey<Private> {
@@ -672,7 +714,13 @@ mod tests {
                 .expect("push");
             b.add_extensions(&exts).expect("extensions");
         }
-        b.sign(key, MessageDigest::sha256()).expect("sign");
+        // Ed25519 and Ed448 keys sign without a digest.
+        let digest = if key.id() == openssl::pkey::Id::ED448 {
+            MessageDigest::null()
+        } else {
+            MessageDigest::sha256()
+        };
+        b.sign(key, digest).expect("sign");
         String::from_utf8(b.build().to_pem().expect("PEM")).expect("ASCII")
     }
 
@@ -700,6 +748,19 @@ mod tests {
         );
     }
 
+    /// Every x509keypair row, as stored.
+    async fn all_key_pairs(app: &TestApp) -> Vec<magnum_domain::models::X509KeyPair> {
+        app.t
+            .db
+            .q()
+            .list_x509keypairs(
+                &crate::db::Scope::ALL_PROJECTS,
+                &crate::db::ListOptions::default(),
+            )
+            .await
+            .expect("key pairs")
+    }
+
     #[tokio::test]
     async fn patch_refusals_change_nothing() {
         let (app, _) = app().await;
@@ -715,12 +776,17 @@ mod tests {
         cluster_with_certificates(c, "notls", Status::CreateComplete, true, None).await;
         let before = key_pair_rows(&app.t.db).await;
         let row_before = reload(c, &norot.uuid).await;
+        let pairs_before = all_key_pairs(&app).await;
         expect(
             &app.call("PATCH /v1/certificates/norot", "", CREATOR).await,
             400,
             "'rotate_ca_certificate' is not supported by this driver.",
         );
         assert_eq!(key_pair_rows(&app.t.db).await, before, "no row added");
+        assert!(
+            all_key_pairs(&app).await == pairs_before,
+            "a key pair row changed"
+        );
         // The row diff: nothing of the cluster changed, its certificate
         // references included.
         assert_eq!(

@@ -17,6 +17,12 @@ pub const LOW_PRIORITY_NICE: i32 = 10;
 
 type Job = Box<dyn FnOnce() + Send>;
 
+/// A test hook: called on the key thread with the number of the ask (1,
+/// 2, …) before a job asks whether its caller stopped waiting; it may
+/// block, holding the job between two steps.
+#[cfg(test)]
+pub(crate) type AskHook = Arc<dyn Fn(usize) + Send + Sync>;
+
 /// Dedicated, low-priority threads that run key generation for async
 /// callers. A caller that stops waiting (its future is dropped: a timeout, a
 /// shutdown) cancels its job: a queued job is skipped, a running one stops
@@ -24,6 +30,8 @@ type Job = Box<dyn FnOnce() + Send>;
 pub struct KeyGenerator {
     queue: Option<mpsc::Sender<Job>>,
     workers: Vec<JoinHandle<()>>,
+    #[cfg(test)]
+    ask_hook: Option<AskHook>,
 }
 
 /// Why a key generation job gave no certificates.
@@ -58,7 +66,18 @@ impl KeyGenerator {
         Ok(KeyGenerator {
             queue: Some(tx),
             workers,
+            #[cfg(test)]
+            ask_hook: None,
         })
+    }
+
+    /// [`KeyGenerator::start`] with `hook` run before every ask of every
+    /// job.
+    #[cfg(test)]
+    pub(crate) fn start_with_ask_hook(threads: usize, hook: AskHook) -> std::io::Result<Self> {
+        let mut g = KeyGenerator::start(threads)?;
+        g.ask_hook = Some(hook);
+        Ok(g)
     }
 
     /// Generates a cluster's three CAs and admin client certificate
@@ -84,11 +103,22 @@ impl KeyGenerator {
         F: FnOnce(&dyn Fn() -> bool) -> T + Send + 'static,
     {
         let (tx, rx) = oneshot::channel();
+        #[cfg(test)]
+        let hook = self.ask_hook.clone();
         let job: Job = Box::new(move || {
             if tx.is_closed() {
                 return; // the caller left while the job was queued
             }
-            let out = job(&|| tx.is_closed());
+            #[cfg(test)]
+            let asks = std::sync::atomic::AtomicUsize::new(0);
+            let cancelled = || {
+                #[cfg(test)]
+                if let Some(h) = &hook {
+                    h(asks.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1);
+                }
+                tx.is_closed()
+            };
+            let out = job(&cancelled);
             let _ = tx.send(out);
         });
         self.queue

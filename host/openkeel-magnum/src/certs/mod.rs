@@ -11,6 +11,8 @@ mod keygen;
 mod kube_store;
 mod store;
 
+#[cfg(test)]
+pub(crate) use keygen::AskHook;
 pub use keygen::{KeyGenError, KeyGenerator, LOW_PRIORITY_NICE};
 pub use kube_store::{
     CERT_SECRET_PREFIX, DEFAULT_NAMESPACE, KubernetesStore, LABEL_MANAGED_BY, MANAGED_BY,

@@ -6,14 +6,16 @@
 //! Magnum: magnum/conductor/handlers/common/cert_manager.py,
 //! magnum/conductor/handlers/ca_conductor.py.
 
+use driver_host::{ClusterState, Update};
 use magnum_domain::models::Cluster;
 use magnum_domain::{MagnumError, RequestContext, Status};
 use tokio::sync::oneshot;
 
 use super::Conductor;
 use super::cluster_state::failure;
-use super::clusters::{call_ctx, call_error};
+use super::clusters::{Saved, call_ctx, call_error};
 use super::error::{Error, Result};
+use super::jobs::run_hook;
 use crate::certs::{
     CLIENT_CERT_NAME, CaKind, ClusterCertificates, KeyPair, Owner, SignError, Store, StoreError,
     sign_csr_with_key_pair,
@@ -173,22 +175,35 @@ impl Conductor {
             })?;
         // The four writes run to their end in a task of their own: a caller
         // that stops waiting cannot leave some of them half done, and what
-        // was stored for it is removed.
+        // was stored for it is removed. The caller acknowledges the
+        // references it took, so that a caller dropped between the task's
+        // answer and its reading leaves nothing stored either.
         let store = c.store.clone();
         let (project_id, user_id) = (ctx.project_id.clone(), ctx.user_id.clone());
         let (tx, rx) = oneshot::channel();
+        let (ack_tx, ack_rx) = oneshot::channel::<()>();
         tokio::spawn(async move {
             let owner = Owner {
                 project_id: &project_id,
                 user_id: &user_id,
             };
-            let stored = put_all(store.as_ref(), owner, &issuer, &generated).await;
-            if let Err(Ok(refs)) = tx.send(stored) {
-                remove_all(store.as_ref(), refs.all()).await;
+            match put_all(store.as_ref(), owner, &issuer, &generated).await {
+                Ok(refs) => {
+                    if tx.send(Ok(refs.clone())).is_err() || ack_rx.await.is_err() {
+                        remove_all(store.as_ref(), refs.all()).await;
+                    }
+                }
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                }
             }
         });
         match rx.await {
-            Ok(Ok(refs)) => Ok(refs),
+            Ok(Ok(refs)) => {
+                // Nothing awaits between the answer and its acknowledgement.
+                let _ = ack_tx.send(());
+                Ok(refs)
+            }
             Ok(Err(e)) => {
                 tracing::error!(cluster_uuid = %cluster.uuid, error = %e, "store cluster certificates");
                 Err(failed())
@@ -373,8 +388,15 @@ impl Conductor {
         let refs = match self.new_certificates(ctx, &st.cluster).await {
             Ok(r) => r,
             Err(e) => {
-                self.mark_cluster_failed(&uuid, Status::UpdateFailed, &e.to_string())
-                    .await;
+                // Only while the cluster is as it was read: a delete or an
+                // update meanwhile keeps its status.
+                self.mark_failed_if(
+                    &uuid,
+                    Status::UpdateFailed,
+                    &e.to_string(),
+                    st.cluster.status,
+                )
+                .await;
                 failure(&st.cluster, &st.nodegroups);
                 return Err(e);
             }
@@ -386,7 +408,13 @@ impl Conductor {
                 let mut row = st.cluster.clone();
                 row.status = Some(Status::UpdateFailed);
                 row.status_reason = Some(e.status_reason());
-                self.save_rotation(&mut row).await;
+                let upd = Update {
+                    cluster: Some(row.clone()),
+                    ..Update::default()
+                };
+                // The rotation's error is what the caller gets, whatever
+                // the save does.
+                let _ = self.save_rotation(&upd, &st, &refs).await;
                 failure(&row, &st.nodegroups);
                 Err(call_error(e))
             }
@@ -396,23 +424,39 @@ impl Conductor {
                 row.status = Some(Status::UpdateInProgress);
                 row.status_reason = None;
                 upd.cluster = Some(row.clone());
-                self.save_driver_answer(&upd).await?;
+                self.save_rotation(&upd, &st, &refs).await?;
                 tracing::info!(cluster_uuid = %uuid, "cluster CA rotation started");
                 Ok(row)
             }
         }
     }
 
-    /// Writes the new certificate references with the status and reason of
-    /// `row` (a failed rotation keeps the new CAs, as Magnum saves them). A
-    /// failure to write is logged: the rotation's error is what the caller
-    /// gets.
-    async fn save_rotation(&self, row: &mut Cluster) {
-        let mut cols: Vec<&str> = CERTIFICATE_COLUMNS.to_vec();
-        cols.extend(["status", "status_reason"]);
-        if let Err(e) = self.db().q().update_cluster(row, &cols).await {
-            tracing::error!(cluster_uuid = %row.uuid, error = %e, "save a failed CA rotation");
-        }
+    /// Saves what the rotation of the CAs of `st` ends with (`upd`, which
+    /// references the new certificates `refs`) with the clusters module's
+    /// compare-and-swap ([`Conductor::save_update`]): when the cluster's
+    /// status or `updated_at` changed since `st` was read (a delete, an
+    /// update), nothing is written, the new certificates, referenced by
+    /// nothing, are removed, and the error says the cluster changed. A
+    /// failure to write removes them too.
+    async fn save_rotation(
+        &self,
+        upd: &Update,
+        st: &ClusterState,
+        refs: &CertificateRefs,
+    ) -> Result<()> {
+        let uuid = st.cluster.uuid.as_str();
+        run_hook(&self.hooks().before_rotation_save, uuid).await;
+        let e = match self.save_update(upd, Some(st)).await {
+            Ok(Saved::Written(_) | Saved::Nothing) => return Ok(()),
+            Ok(Saved::Stale) => failure(
+                format!("rotate the CAs of cluster {uuid}"),
+                "the cluster changed meanwhile; the rotation was not saved",
+            ),
+            Err(e) => e,
+        };
+        tracing::error!(cluster_uuid = %uuid, error = %e, "save a CA rotation");
+        remove_all(self.certificates().store.as_ref(), refs.all()).await;
+        Err(e)
     }
 }
 
@@ -631,6 +675,7 @@ mod tests {
     use super::test_support::*;
     use super::*;
     use crate::certs::{X509KeyPairStore, X509Options, generate_ca};
+    use crate::conductor::jobs::JobHooks;
     use crate::conductor::testing::TestConductor;
     use crate::db::testing::{self as dbt, dialect_tests};
     use crate::db::{Dialect, Scope};
@@ -1044,5 +1089,210 @@ mod tests {
         assert_eq!(got.status, Some(Status::UpdateFailed));
         assert!(got.status_reason.is_some_and(|r| !r.is_empty()));
         assert!(got.ca_cert_ref.is_some() && got.ca_cert_ref != cl.ca_cert_ref);
+    }
+
+    /// A hook that, between the rotation's read and its save, sets the
+    /// cluster to `status` with `reason` (a delete or an update of another
+    /// request).
+    fn change_before_save(db: crate::db::Db, status: Status, reason: &'static str) -> JobHooks {
+        JobHooks {
+            before_rotation_save: Some(Arc::new(move |uuid: String| {
+                let db = db.clone();
+                Box::pin(async move {
+                    db.q()
+                        .set_cluster_status(&uuid, status, Some(reason))
+                        .await
+                        .expect("the concurrent change");
+                }) as futures::future::BoxFuture<'static, ()>
+            })),
+            ..JobHooks::default()
+        }
+    }
+
+    // A delete or an update between the CA rotation's read and its save is
+    // never overwritten, whether the driver rotated or failed: the row
+    // keeps that status, its reason and its certificate references, and
+    // the new certificates, referenced by nothing, are removed.
+    #[tokio::test]
+    async fn a_change_during_a_ca_rotation_is_not_overwritten() {
+        for (status, driver) in [
+            (Status::DeleteInProgress, None),
+            (Status::UpdateInProgress, None),
+            (
+                Status::DeleteInProgress,
+                labels(&[("fake_error", "rotate_ca")]),
+            ),
+        ] {
+            let t = rotation_fixture().await;
+            let c = &t.conductor;
+            let cl =
+                cluster_with_certificates(c, "rot-race", Status::CreateComplete, false, driver)
+                    .await;
+            c.set_create_job_hooks(change_before_save(t.db.clone(), status, "meanwhile"));
+            let rows = key_pair_rows(&t.db).await;
+            let read = reload(c, &cl.uuid).await;
+            assert!(c.rotate_ca(&member("p1", "u1"), &cl).await.is_err());
+            let got = reload(c, &cl.uuid).await;
+            assert_eq!(
+                (got.status, got.status_reason.as_deref()),
+                (Some(status), Some("meanwhile")),
+                "the change was overwritten"
+            );
+            assert_eq!(
+                [
+                    &got.ca_cert_ref,
+                    &got.etcd_ca_cert_ref,
+                    &got.front_proxy_ca_cert_ref,
+                    &got.magnum_cert_ref
+                ],
+                [
+                    &read.ca_cert_ref,
+                    &read.etcd_ca_cert_ref,
+                    &read.front_proxy_ca_cert_ref,
+                    &read.magnum_cert_ref
+                ],
+                "certificate references replaced"
+            );
+            assert_eq!(key_pair_rows(&t.db).await, rows, "new certificates left");
+            assert_eq!(
+                c.get_ca_certificate(&got, None).await.expect("the CA"),
+                c.get_ca_certificate(&read, None).await.expect("the CA")
+            );
+        }
+    }
+
+    // The credential rotation saves the driver's answer with the same
+    // compare-and-swap: a delete between its read and its save keeps its
+    // status; and an answer computed from rows read before a change
+    // (as a driver that writes rows would give) writes nothing but the
+    // driver's cluster id.
+    #[tokio::test]
+    async fn a_change_during_a_credential_rotation_is_not_overwritten() {
+        let t = rotation_fixture().await;
+        let c = &t.conductor;
+        let cl =
+            cluster_with_certificates(c, "cred-race", Status::CreateComplete, false, None).await;
+        c.set_create_job_hooks(change_before_save(
+            t.db.clone(),
+            Status::DeleteInProgress,
+            "meanwhile",
+        ));
+        c.rotate_credential(&member("p1", "u1"), &cl)
+            .await
+            .expect("rotation");
+        let got = reload(c, &cl.uuid).await;
+        assert_eq!(got.status, Some(Status::DeleteInProgress));
+        assert_eq!(got.status_reason.as_deref(), Some("meanwhile"));
+
+        let st = c.cluster_state(&cl.uuid).await.expect("rows");
+        t.db.q()
+            .set_cluster_status(&cl.uuid, Status::UpdateInProgress, Some("resizing"))
+            .await
+            .expect("the concurrent change");
+        let mut answer = st.cluster.clone();
+        answer.status = Some(Status::UpdateComplete);
+        answer.api_address = Some("https://203.0.113.9:6443".into());
+        answer.stack_id = Some("driver-id-1".into());
+        c.save_answer(
+            &st,
+            Update {
+                cluster: Some(answer),
+                ..Update::default()
+            },
+        )
+        .await;
+        let got = reload(c, &cl.uuid).await;
+        assert_eq!(
+            (got.status, got.status_reason.as_deref(), got.api_address),
+            (
+                Some(Status::UpdateInProgress),
+                Some("resizing"),
+                st.cluster.api_address
+            ),
+            "the newer row was overwritten"
+        );
+        assert_eq!(got.stack_id.as_deref(), Some("driver-id-1"));
+    }
+
+    /// Captured log output.
+    #[derive(Clone, Default)]
+    struct Logs(Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Logs {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            if let Ok(mut v) = self.0.lock() {
+                v.extend_from_slice(b);
+            }
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The second line of a PEM block: 64 characters of its base64 body.
+    fn pem_body_line(pem: &str) -> String {
+        pem.lines().nth(1).unwrap_or_default().to_owned()
+    }
+
+    // No private key, passphrase or CSR is ever logged, at any level: the
+    // generation, a signing, a refused CSR and a CA rotation whose driver
+    // fails (which logs its error) log none of them.
+    #[tokio::test]
+    async fn no_key_passphrase_or_csr_is_logged() {
+        let logs = Logs::default();
+        let w = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_writer(move || w.clone())
+            .finish();
+        let _guard = tracing::subscriber::set_default(subscriber);
+        // Callsites another test's thread cached as disabled are enabled
+        // for this subscriber.
+        tracing::callsite::rebuild_interest_cache();
+        let t = rotation_fixture().await;
+        let c = &t.conductor;
+        let cl = cluster_with_certificates(
+            c,
+            "logs",
+            Status::CreateComplete,
+            false,
+            labels(&[("fake_error", "rotate_ca")]),
+        )
+        .await;
+        let request = csr("node-1");
+        c.sign_certificate(&cl, &request, None).await.expect("sign");
+        assert!(
+            c.sign_certificate(&cl, &corrupt(&request), None)
+                .await
+                .is_err()
+        );
+        assert!(c.rotate_ca(&member("p1", "u1"), &cl).await.is_err());
+        let rows =
+            t.db.q()
+                .list_x509keypairs(&Scope::ALL_PROJECTS, &Default::default())
+                .await
+                .expect("key pairs");
+        assert_eq!(rows.len(), 8, "the first four and the rotation's");
+        let text = logs
+            .0
+            .lock()
+            .map(|v| String::from_utf8_lossy(&v).into_owned())
+            .unwrap_or_default();
+        assert!(
+            text.contains("rotate the cluster's CAs"),
+            "the driver's failure was not logged: the capture is broken"
+        );
+        for marker in ["PRIVATE KEY", "CERTIFICATE REQUEST"] {
+            assert!(!text.contains(marker), "{marker} logged");
+        }
+        assert!(!text.contains(&pem_body_line(&request)), "the CSR logged");
+        for r in &rows {
+            let key = r.private_key.as_deref().unwrap_or_default();
+            let pass = r.private_key_passphrase.as_deref().unwrap_or_default();
+            assert!(!key.is_empty() && !pass.is_empty());
+            assert!(!text.contains(&pem_body_line(key)), "a private key logged");
+            assert!(!text.contains(pass), "a passphrase logged");
+        }
     }
 }

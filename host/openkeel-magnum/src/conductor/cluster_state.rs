@@ -1,15 +1,10 @@
-//! What the certificate use cases end with: writing back what a driver
-//! answered, or the failure of the operation. (They find the cluster with
-//! `Conductor::get_cluster`, read the driver's rows with `cluster_state` and
-//! choose the driver with `driver_of`, as every cluster use case does.)
+//! The failure of a certificate use case. (They find the cluster with
+//! `Conductor::get_cluster`, read the driver's rows with `cluster_state`,
+//! choose the driver with `driver_of` and save with the compare-and-swap
+//! `save_update` / `save_answer` / `mark_failed_if`, as every cluster use
+//! case does.)
 
-use driver_host::Update;
-use magnum_domain::Status;
-
-use super::Conductor;
-use super::clusters::{NODEGROUP_SAVE_COLS, SAVE_COLS};
-use super::error::{Error, Result};
-use crate::db::{self, ListOptions, NodeGroupFilter};
+use super::error::Error;
 
 /// An unexpected failure: `context`, then its cause (neither carries a
 /// secret).
@@ -17,86 +12,12 @@ pub(crate) fn failure(context: impl std::fmt::Display, cause: impl std::fmt::Dis
     Error::Internal(anyhow::anyhow!("{context}: {cause}"))
 }
 
-impl Conductor {
-    /// Writes what a driver call returned, in one transaction: the cluster
-    /// row, changed or new nodegroups, deleted nodegroups.
-    pub(crate) async fn save_driver_answer(&self, upd: &Update) -> Result<()> {
-        if !upd.changed() {
-            return Ok(());
-        }
-        self.db()
-            .in_tx(|tx| {
-                Box::pin(async move {
-                    if let Some(c) = &upd.cluster {
-                        let mut c = c.clone();
-                        c.labels.get_or_insert_with(Default::default);
-                        c.health_status_reason.get_or_insert_with(Default::default);
-                        tx.q().update_cluster(&mut c, SAVE_COLS).await?;
-                    }
-                    for ng in &upd.nodegroups {
-                        let mut ng = ng.clone();
-                        if ng.id == 0 {
-                            tx.q().create_nodegroup(&mut ng).await?;
-                            continue;
-                        }
-                        match tx.q().update_nodegroup(&mut ng, NODEGROUP_SAVE_COLS).await {
-                            Ok(()) | Err(db::Error::NotFound(_)) => {}
-                            Err(e) => return Err(e),
-                        }
-                    }
-                    for uuid in &upd.deleted_nodegroups {
-                        match tx.q().delete_nodegroup(uuid).await {
-                            Ok(()) | Err(db::Error::NotFound(_)) => {}
-                            Err(e) => return Err(e),
-                        }
-                    }
-                    Ok(())
-                })
-            })
-            .await
-            .map_err(Error::from)
-    }
-
-    /// Sets the cluster, and its nodegroups in progress, to `status` with
-    /// `reason`. A failure to write is logged: the operation has already
-    /// failed and its error is what the caller gets.
-    pub(crate) async fn mark_cluster_failed(&self, uuid: &str, status: Status, reason: &str) {
-        let r = self
-            .db()
-            .in_tx(|tx| {
-                Box::pin(async move {
-                    tx.q()
-                        .set_cluster_status(uuid, status, Some(reason))
-                        .await?;
-                    let ngs = tx
-                        .q()
-                        .list_nodegroups(&NodeGroupFilter::cluster(uuid), &ListOptions::default())
-                        .await?;
-                    for mut ng in ngs {
-                        if ng.status.is_some_and(Status::is_in_progress) {
-                            ng.status = Some(status);
-                            ng.status_reason = Some(reason.to_owned());
-                            tx.q()
-                                .update_nodegroup(&mut ng, &["status", "status_reason"])
-                                .await?;
-                        }
-                    }
-                    Ok::<_, db::Error>(())
-                })
-            })
-            .await;
-        if let Err(e) = r {
-            tracing::error!(cluster_uuid = uuid, error = %e, "mark the cluster failed");
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use magnum_domain::RequestContext;
     use magnum_domain::models::{Cluster, ClusterTemplate};
 
-    use super::*;
+    use crate::conductor::error::Result;
     use crate::conductor::testing::TestConductor;
 
     fn ctx(project: &str, user: &str) -> RequestContext {

@@ -9,6 +9,7 @@ use magnum_domain::{MagnumError, RequestContext};
 use super::Conductor;
 use super::clusters::{call_ctx, call_error};
 use super::error::Result;
+use super::jobs::run_hook;
 
 impl Conductor {
     /// Replaces the cloud credential of `cluster` through its driver,
@@ -16,7 +17,9 @@ impl Conductor {
     /// `*_COMPLETE`, UPDATE_IN_PROGRESS and UPDATE_FAILED statuses is 400
     /// `NotSupported`; a driver without rotation answers 400 `Credential
     /// rotation is not supported by driver.`; other driver failures are
-    /// 500s. No status changes; rows the driver changed are saved.
+    /// 500s. No status changes; rows the driver changed are saved unless
+    /// the cluster changed since they were read (a failure to save is
+    /// logged: the driver has rotated already).
     pub async fn rotate_credential(&self, ctx: &RequestContext, cluster: &Cluster) -> Result<()> {
         let st = self.cluster_state(&cluster.uuid).await?;
         match st.cluster.status {
@@ -34,7 +37,11 @@ impl Conductor {
             .rotate_credential(&call_ctx(ctx), &st)
             .await
             .map_err(call_error)?;
-        self.save_driver_answer(&upd).await?;
+        // Compare-and-swap: a cluster deleted or updated meanwhile keeps
+        // what was written since `st` was read (only the driver's cluster
+        // id is kept).
+        run_hook(&self.hooks().before_rotation_save, &st.cluster.uuid).await;
+        self.save_answer(&st, upd).await;
         tracing::info!(cluster_uuid = %cluster.uuid, "cluster credential rotated");
         Ok(())
     }

@@ -21,7 +21,8 @@ use super::cluster_tests::{Env, caller};
 use super::jobs::{Hook, JobHooks};
 use super::testing::TestConductor;
 use super::{CREATE_ORPHAN_AGE, ClusterCreate, Conductor, Error};
-use crate::certs::{KeyPair, Owner, Store, StoreError, X509KeyPairStore};
+use crate::api::testing::{MEMBER, TestApp};
+use crate::certs::{AskHook, KeyGenerator, KeyPair, Owner, Store, StoreError, X509KeyPairStore};
 use crate::db::testing::dialect_tests;
 use crate::db::{Dialect, ListOptions, Scope};
 use crate::reconcile::{Reconciler, Settings as ReconcilerSettings};
@@ -99,13 +100,21 @@ struct Jobs {
     done: mpsc::UnboundedReceiver<String>,
 }
 
-async fn jobs(d: Dialect, mut hooks: JobHooks) -> Jobs {
+async fn jobs(d: Dialect, hooks: JobHooks) -> Jobs {
+    jobs_with_keys(d, hooks, None).await
+}
+
+/// [`jobs`] with `keys` as the key generator (when given).
+async fn jobs_with_keys(d: Dialect, mut hooks: JobHooks, keys: Option<KeyGenerator>) -> Jobs {
     let slot: Arc<std::sync::Mutex<Option<Arc<Counting>>>> = Arc::default();
     let s = slot.clone();
     let t = TestConductor::builder()
         .dialect(d)
         .parts(move |p| {
             p.certificates.x509.rsa_key_size = 1024;
+            if let Some(k) = keys {
+                p.certificates.keys = Arc::new(k);
+            }
             let store = Arc::new(Counting {
                 inner: X509KeyPairStore::new(Arc::new(p.db.clone())),
                 puts: AtomicU64::new(0),
@@ -433,10 +442,122 @@ async fn create_jobs_keep_the_quota(d: Dialect) {
     assert_eq!(e.key_pairs().await, 40);
 }
 
+// A delete of a cluster whose certificate generation is running (the key
+// thread made the first key and is held before the second) stops it: the
+// thread's next ask is answered "stop" and there is no third ask, nothing
+// is stored, the driver's create is never called, and the cluster goes.
+async fn delete_stops_a_running_generation(d: Dialect) {
+    let (asks_tx, mut asks) = mpsc::unbounded_channel::<usize>();
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    let release_rx = std::sync::Mutex::new(release_rx);
+    let ask: AskHook = Arc::new(move |n| {
+        let _ = asks_tx.send(n);
+        if n == 2
+            && let Ok(rx) = release_rx.lock()
+        {
+            let _ = rx.recv();
+        }
+    });
+    let keys = KeyGenerator::start_with_ask_hook(1, ask).expect("key generator");
+    let mut e = jobs_with_keys(d, JobHooks::default(), Some(keys)).await;
+    let cl = e.create(&[]).await;
+    assert_eq!(asks.recv().await, Some(1), "the generation started");
+    assert_eq!(asks.recv().await, Some(2), "the first key is made");
+    assert_eq!(e.store.puts.load(Ordering::SeqCst), 0);
+    e.c()
+        .delete_cluster(&caller("p1"), &cl)
+        .await
+        .expect("delete");
+    // The job gave up waiting for the generation, which is still held.
+    e.done().await;
+    release_tx.send(()).expect("release the key thread");
+    // One key thread serves jobs in order: once this one answers, the
+    // generation has ended.
+    e.c()
+        .certificates()
+        .keys
+        .run(|_| ())
+        .await
+        .expect("the key thread serves on");
+    assert!(
+        asks.try_recv().is_err(),
+        "the generation went on after the delete"
+    );
+    assert_eq!(e.store.puts.load(Ordering::SeqCst), 0);
+    assert_eq!(e.key_pairs().await, 0);
+    assert_eq!(e.calls(), vec!["delete"]);
+    e.tick().await;
+    assert!(e.row(&cl.uuid).await.is_none(), "cluster still there");
+    e.stop().await;
+}
+
+// POST /v1/clusters answers 202 before the cluster's keys exist: with its
+// job held, the cluster reads CREATE_IN_PROGRESS without certificates and
+// there is no key pair row; released, the job stores the four and
+// references them.
+#[tokio::test]
+async fn the_create_route_answers_202_before_the_keys_exist() {
+    let gate = Gate::new();
+    let (tx, mut done) = mpsc::unbounded_channel();
+    let t = TestConductor::builder()
+        .parts(|p| p.certificates.x509.rsa_key_size = 1024)
+        .build()
+        .await;
+    let env = Env::with(t).await;
+    env.c().set_create_job_hooks(JobHooks {
+        before_job: hook(None, Some(gate.clone())),
+        after_job: hook(Some(tx), None),
+        ..JobHooks::default()
+    });
+    env.c().start_create_jobs(1);
+    let app = TestApp::over(env.t);
+    let a = app
+        .call(
+            "POST /v1/clusters",
+            r#"{"name": "c1", "cluster_template_id": "tmpl", "node_count": 1}"#,
+            MEMBER,
+        )
+        .await;
+    assert_eq!(a.status.as_u16(), 202, "{}", a.text());
+    let uuid = a.json()["uuid"].as_str().unwrap_or_default().to_owned();
+    let db = app.t.conductor.db();
+    let pairs = || async {
+        db.q()
+            .list_x509keypairs(&Scope::ALL_PROJECTS, &ListOptions::default())
+            .await
+            .expect("key pairs")
+            .len()
+    };
+    let row = || async {
+        db.q()
+            .get_cluster_by_uuid(&uuid, &Scope::ALL_PROJECTS)
+            .await
+            .expect("row")
+    };
+    assert_eq!(pairs().await, 0, "a key pair exists before the job ran");
+    let before = row().await;
+    assert_eq!(before.status, Some(Status::CreateInProgress));
+    assert!(
+        !has_certs(&before) && before.ca_cert_ref.is_none(),
+        "{before:?}"
+    );
+    gate.open();
+    let ended = tokio::time::timeout(Duration::from_secs(120), done.recv()).await;
+    assert_eq!(ended.ok().flatten().as_deref(), Some(uuid.as_str()));
+    assert_eq!(pairs().await, 4);
+    assert!(has_certs(&row().await), "the job saved no reference");
+    app.t
+        .conductor
+        .stop_create_jobs(Duration::from_secs(120))
+        .await
+        .expect("stop create jobs");
+}
+
 dialect_tests!(
     create_answers_before_its_job,
     delete_before_the_create_job,
     delete_stops_the_certificate_generation,
+    delete_stops_a_running_generation,
     delete_before_the_certificates_are_saved,
     delete_during_the_drivers_create,
     create_jobs_keep_the_quota,

@@ -28,9 +28,9 @@ use magnum_domain::{MagnumError, RequestContext, Status};
 use tokio::sync::{Notify, OwnedMutexGuard, mpsc};
 use tokio::task::JoinHandle;
 
+use super::certificates::CERTIFICATE_COLUMNS;
 use super::clusters::{BusyMark, DRIVER_TIMEOUT, Saved, call_ctx, detached};
 use super::{Conductor, Error};
-use crate::certs::{self, KeyPair, Owner};
 use crate::db::Scope;
 use crate::notify::{Action, Outcome};
 
@@ -49,7 +49,8 @@ const QUEUE_PER_WORKER: usize = 256;
 /// which waits for it.
 pub(crate) type Hook = Arc<dyn Fn(String) -> BoxFuture<'static, ()> + Send + Sync>;
 
-/// The points of the create job tests can observe and hold.
+/// The points of the create job (and of the rotations) tests can observe
+/// and hold.
 #[derive(Clone, Default)]
 pub(crate) struct JobHooks {
     /// When a worker takes the job, before anything else.
@@ -67,9 +68,12 @@ pub(crate) struct JobHooks {
     pub after_job: Option<Hook>,
     /// When a cluster's mutex is found held or awaited, before waiting.
     pub lock_waits: Option<Hook>,
+    /// In a CA or credential rotation: after the driver answered, before
+    /// its answer is saved.
+    pub before_rotation_save: Option<Hook>,
 }
 
-async fn run_hook(h: &Option<Hook>, uuid: &str) {
+pub(super) async fn run_hook(h: &Option<Hook>, uuid: &str) {
     if let Some(h) = h {
         h(uuid.to_string()).await;
     }
@@ -147,7 +151,7 @@ pub(crate) fn create_pending(cl: &Cluster) -> bool {
 }
 
 impl Conductor {
-    fn hooks(&self) -> JobHooks {
+    pub(super) fn hooks(&self) -> JobHooks {
         lock(&self.work.jobs.hooks).clone()
     }
 
@@ -334,64 +338,43 @@ impl Conductor {
         }
     }
 
-    /// Generates and stores the cluster's certificates, then saves their
+    /// Generates and stores the cluster's certificates
+    /// ([`Conductor::generate_cluster_certificates`]), then saves their
     /// references if the cluster still waits for its create job (`true`).
-    /// Otherwise (deleted, changed, claimed by another job, or the
-    /// generation stopped by a delete) the certificates stored are removed
-    /// again and it answers `false`. `Err` is the reason of a failure.
+    /// Otherwise (deleted, changed, claimed by another job) the
+    /// certificates stored are removed again
+    /// ([`Conductor::delete_cluster_certificates`]) and it answers `false`;
+    /// a delete that stops the generation ([`Conductor::stop_certificates`])
+    /// drops it between two keys, and nothing stays stored. `Err` is the
+    /// reason of a failure.
     async fn claim_with_certificates(
         &self,
         ctx: &RequestContext,
         cl: &Cluster,
     ) -> Result<bool, String> {
         let uuid = cl.uuid.as_str();
-        let failed = || MagnumError::certificates_to_cluster_failed(uuid).message;
         let stop = Arc::new(Notify::new());
         lock(&self.work.jobs.generating).insert(uuid.to_string(), stop.clone());
         run_hook(&self.hooks().before_certificates, uuid).await;
-        let c = self.certificates();
-        let issuer = certs::issuer_name((!cl.name.is_empty()).then_some(cl.name.as_str()), uuid);
+        let mut made = cl.clone();
         let generated = tokio::select! {
             biased;
             () = stop.notified() => None,
-            r = c.keys.cluster_certificates(issuer.to_string(), c.x509.clone()) => Some(r),
+            r = self.generate_cluster_certificates(ctx, &mut made) => Some(r),
         };
         lock(&self.work.jobs.generating).remove(uuid);
-        let cc = match generated {
-            // A delete stopped the generation: nothing was stored.
+        match generated {
+            // A delete stopped the generation: what was stored is removed
+            // by the generation itself.
             None => return Ok(false),
-            Some(Ok(cc)) => cc,
-            Some(Err(e)) => {
-                tracing::error!(cluster_uuid = %uuid, error = %e, "generate cluster certificates");
-                return Err(failed());
-            }
-        };
-        let owner = Owner::of(ctx);
-        let mut refs: Vec<String> = Vec::with_capacity(4);
-        let pairs: [(&KeyPair, &str); 4] = [
-            (&cc.kubernetes, issuer),
-            (&cc.etcd, issuer),
-            (&cc.front_proxy, issuer),
-            (&cc.client, certs::CLIENT_CERT_NAME),
-        ];
-        for (kp, name) in pairs {
-            match c.store.put(owner, kp, name).await {
-                Ok(r) => refs.push(r),
-                Err(e) => {
-                    tracing::error!(cluster_uuid = %uuid, error = %e, "store cluster certificates");
-                    // Deviation: Magnum leaves the certificates it stored
-                    // before the failure.
-                    // Each failure is logged; the references are dropped anyway.
-                    let _ = self.delete_certificates(uuid, &refs).await;
-                    return Err(failed());
-                }
-            }
+            Some(Ok(())) => {}
+            Some(Err(e)) => return Err(e.to_string()),
         }
         run_hook(&self.hooks().before_save, uuid).await;
         let claimed = self
             .db()
             .in_tx(|tx| {
-                let refs = refs.clone();
+                let made = &made;
                 Box::pin(async move {
                     let all = Scope::ALL_PROJECTS;
                     let mut row = match tx.for_update().get_cluster_by_uuid(uuid, &all).await {
@@ -402,20 +385,13 @@ impl Conductor {
                     if !create_pending(&row) {
                         return Ok(false);
                     }
-                    row.ca_cert_ref = Some(refs[0].clone());
-                    row.etcd_ca_cert_ref = Some(refs[1].clone());
-                    row.front_proxy_ca_cert_ref = Some(refs[2].clone());
-                    row.magnum_cert_ref = Some(refs[3].clone());
+                    row.ca_cert_ref.clone_from(&made.ca_cert_ref);
+                    row.etcd_ca_cert_ref.clone_from(&made.etcd_ca_cert_ref);
+                    row.front_proxy_ca_cert_ref
+                        .clone_from(&made.front_proxy_ca_cert_ref);
+                    row.magnum_cert_ref.clone_from(&made.magnum_cert_ref);
                     tx.q()
-                        .update_cluster(
-                            &mut row,
-                            &[
-                                "ca_cert_ref",
-                                "magnum_cert_ref",
-                                "etcd_ca_cert_ref",
-                                "front_proxy_ca_cert_ref",
-                            ],
-                        )
+                        .update_cluster(&mut row, &CERTIFICATE_COLUMNS)
                         .await?;
                     Ok(true)
                 })
@@ -425,39 +401,15 @@ impl Conductor {
             Ok(true) => Ok(true),
             Ok(false) => {
                 // Each failure is logged; the references are dropped anyway.
-                let _ = self.delete_certificates(uuid, &refs).await;
+                let _ = self.delete_cluster_certificates(&mut made).await;
                 Ok(false)
             }
             Err(e) => {
                 tracing::error!(cluster_uuid = %uuid, error = %e, "save certificate references");
                 // Each failure is logged; the references are dropped anyway.
-                let _ = self.delete_certificates(uuid, &refs).await;
-                Err(failed())
+                let _ = self.delete_cluster_certificates(&mut made).await;
+                Err(MagnumError::certificates_to_cluster_failed(uuid).message)
             }
-        }
-    }
-
-    /// Removes certificates from the store (an already missing one is
-    /// fine); failures are logged and returned joined.
-    pub(crate) async fn delete_certificates(
-        &self,
-        cluster_uuid: &str,
-        refs: &[String],
-    ) -> Result<(), String> {
-        let mut failures = Vec::new();
-        for r in refs.iter().filter(|r| !r.is_empty()) {
-            match self.certificates().store.delete(r).await {
-                Ok(()) | Err(certs::StoreError::NotFound(_)) => {}
-                Err(e) => {
-                    tracing::warn!(cluster_uuid = %cluster_uuid, error = %e, "delete cluster certificate");
-                    failures.push(e.to_string());
-                }
-            }
-        }
-        if failures.is_empty() {
-            Ok(())
-        } else {
-            Err(failures.join("; "))
         }
     }
 

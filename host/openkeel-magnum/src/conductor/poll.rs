@@ -310,22 +310,10 @@ impl Conductor {
         let mut errors = Vec::new();
         let mut kept: HashSet<String> = HashSet::new();
         for cl in polled {
-            let refs: Vec<String> = [
-                &cl.ca_cert_ref,
-                &cl.magnum_cert_ref,
-                &cl.etcd_ca_cert_ref,
-                &cl.front_proxy_ca_cert_ref,
-            ]
-            .into_iter()
-            .flatten()
-            .cloned()
-            .collect();
-            if let Err(e) = self.delete_certificates(&cl.uuid, &refs).await {
+            let mut cl = cl.clone();
+            if let Err(e) = self.delete_cluster_certificates(&mut cl).await {
                 kept.insert(cl.uuid.clone());
-                errors.push(format!(
-                    "delete the certificates of cluster {}: {e}",
-                    cl.uuid
-                ));
+                errors.push(e.to_string());
             }
         }
         let by_uuid: HashMap<&str, &Cluster> =

@@ -7,3 +7,5 @@ mod cli;
 mod foundation;
 mod harness;
 mod keystone;
+mod kube;
+mod sdk;

@@ -235,3 +235,44 @@ impl KubeAccess for ManagementCluster {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn api_error(code: u16) -> kube::Error {
+        kube::Error::Api(
+            kube::core::Status::failure("configmaps \"x\" is bad", "Reason")
+                .with_code(code)
+                .boxed(),
+        )
+    }
+
+    #[test]
+    fn server_answers_become_the_hosts_errors() {
+        let e = |code| host_error("apply", "v1", "ConfigMap", api_error(code));
+        assert!(
+            matches!(e(404), HostError::NotFound(m) if m == "apply v1/ConfigMap: configmaps \"x\" is bad")
+        );
+        assert!(matches!(e(409), HostError::Conflict(_)));
+        assert!(matches!(e(422), HostError::Invalid(_)));
+        assert!(matches!(e(400), HostError::Invalid(_)));
+        assert!(matches!(e(403), HostError::Unavailable(m) if m.contains("refused the service")));
+        assert!(matches!(e(500), HostError::Other(m) if m.ends_with("(500)")));
+    }
+
+    #[test]
+    fn list_items_get_the_envelope_asked_about() {
+        let resource = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
+        let mut o = DynamicObject::new("cm", &resource);
+        o.metadata.namespace = Some("magnum-system".into());
+        o.types = None;
+        let k = to_object("v1", "ConfigMap", o).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(k.namespace.as_deref(), Some("magnum-system"));
+        assert_eq!(k.name, "cm");
+        let v: serde_json::Value = serde_json::from_str(&k.json).unwrap_or_default();
+        assert_eq!(v["apiVersion"], "v1");
+        assert_eq!(v["kind"], "ConfigMap");
+        assert_eq!(v["metadata"]["name"], "cm");
+    }
+}

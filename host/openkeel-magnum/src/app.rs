@@ -388,10 +388,50 @@ pub fn driver_settings(options: &Options) -> Result<DriverSettings, StartError> 
 /// Loads the built-in drivers and those of `[drivers]/drivers_path`,
 /// compiled off the request path before the first request.
 pub async fn start_drivers(options: &Options) -> Result<DriverHost, StartError> {
+    start_drivers_with(options, HostServices::default()).await
+}
+
+/// [`start_drivers`] with the services a serving process gives drivers.
+pub async fn start_drivers_with(
+    options: &Options,
+    services: HostServices,
+) -> Result<DriverHost, StartError> {
     let settings = driver_settings(options)?;
-    DriverHost::start(settings, HostServices::default())
+    DriverHost::start(settings, services)
         .await
         .map_err(|e| StartError::new(format!("drivers: {e}")))
+}
+
+/// What a serving process gives drivers. Their `kube` import reaches the
+/// management cluster of `[capi]/kubeconfig`; with the option empty, `api`
+/// infers it (in-cluster service account, `KUBECONFIG`) and goes without
+/// one when there is none, and all-in-one goes without. Without a
+/// management cluster a driver's Kubernetes calls answer `unavailable`.
+pub async fn driver_services(options: &Options, mode: Mode) -> Result<HostServices, StartError> {
+    let kubeconfig = options.capi.kubeconfig.trim();
+    let client = if !kubeconfig.is_empty() {
+        Some(
+            certs::management_client(kubeconfig)
+                .await
+                .map_err(|e| StartError::new(format!("drivers: {e}")))?,
+        )
+    } else if mode == Mode::AllInOne {
+        None
+    } else {
+        match certs::management_client("").await {
+            Ok(c) => Some(c),
+            Err(e) => {
+                tracing::info!("drivers have no management cluster: {e}");
+                None
+            }
+        }
+    };
+    Ok(HostServices {
+        kube: client.map(|c| {
+            crate::management::ManagementCluster::new(c) as Arc<dyn driver_host::KubeAccess>
+        }),
+        ..HostServices::default()
+    })
 }
 
 /// The conductor's settings from the options.
@@ -519,7 +559,8 @@ pub async fn certificate_store(
 
 /// The conductor of a server process: every part built from the options.
 pub async fn conductor(options: &Options, mode: Mode, db: Db) -> Result<Conductor, StartError> {
-    let drivers = Arc::new(start_drivers(options).await?);
+    let services = driver_services(options, mode).await?;
+    let drivers = Arc::new(start_drivers_with(options, services).await?);
     let threads =
         std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1));
     let keys = Arc::new(

@@ -1,7 +1,8 @@
 //! Outside WebAssembly (a driver's native tests), the imports the
 //! [`testing`](crate::testing) world answers, with the signatures of the
 //! generated bindings, so that `host` and `logging` read the same either
-//! way. OpenStack and the cluster's secrets exist only in the host.
+//! way. OpenStack and the cluster's certificates exist only in the host:
+//! natively their imports answer `unavailable`, as a host without them does.
 
 use crate::bindings::openkeel::magnum_driver as b;
 use crate::testing as t;
@@ -87,4 +88,77 @@ pub mod log {
     }
 }
 
-pub use b::{cluster_secrets, openstack};
+/// What the host answers a driver that calls a service it does not have:
+/// natively there is no OpenStack and no cluster certificate.
+fn unavailable(what: &str) -> b::types::HostError {
+    b::types::HostError::Unavailable(format!("no {what} is configured on this host"))
+}
+
+pub mod openstack {
+    use super::*;
+    pub use b::openstack::{ApplicationCredential, Image, LoadBalancer, VolumeType};
+    use b::types::HostError;
+
+    type R<T> = Result<T, HostError>;
+
+    fn none<T>() -> R<T> {
+        Err(unavailable("OpenStack"))
+    }
+
+    pub fn resolve_flavor_name(_reference: &str) -> R<String> {
+        none()
+    }
+
+    pub fn resolve_image(_reference: &str) -> R<Image> {
+        none()
+    }
+
+    pub fn resolve_network_id(_reference: &str) -> R<String> {
+        none()
+    }
+
+    pub fn resolve_subnet_id(_reference: &str) -> R<String> {
+        none()
+    }
+
+    pub fn ensure_server_group(_name: &str, _policy: &str) -> R<String> {
+        none()
+    }
+
+    pub fn delete_server_group(_name: &str) -> R<()> {
+        none()
+    }
+
+    pub fn create_application_credential(
+        _name: &str,
+        _description: &str,
+    ) -> R<ApplicationCredential> {
+        none()
+    }
+
+    pub fn delete_application_credential(_user_id: &str, _id: &str) -> R<()> {
+        none()
+    }
+
+    pub fn load_balancers(_project_id: &str) -> R<Option<Vec<LoadBalancer>>> {
+        none()
+    }
+
+    pub fn delete_load_balancer(_lb: &LoadBalancer) -> R<()> {
+        none()
+    }
+
+    pub fn volume_types() -> R<Option<Vec<VolumeType>>> {
+        none()
+    }
+}
+
+pub mod cluster_secrets {
+    use super::*;
+    pub use b::cluster_secrets::{ClusterCas, KeyPair};
+    use b::types::HostError;
+
+    pub fn cas() -> Result<ClusterCas, HostError> {
+        Err(unavailable("cluster certificate store"))
+    }
+}

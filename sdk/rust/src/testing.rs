@@ -234,4 +234,42 @@ mod tests {
         reset();
         assert!(objects().is_empty() && logs().is_empty());
     }
+    /// Natively there is no OpenStack and no certificate store: every call
+    /// answers `unavailable` (a driver's error path), never a panic.
+    #[test]
+    fn openstack_and_secrets_answer_unavailable() {
+        use crate::host::{openstack as os, secrets};
+        let unavailable = |r: Result<(), crate::HostError>| match r {
+            Err(crate::HostError::Unavailable(m)) => m,
+            other => panic!("not unavailable: {other:?}"),
+        };
+        let msg = unavailable(os::resolve_flavor_name("m1.small").map(|_| ()));
+        assert_eq!(msg, "no OpenStack is configured on this host");
+        unavailable(os::resolve_image("img").map(|_| ()));
+        unavailable(os::resolve_network_id("net").map(|_| ()));
+        unavailable(os::resolve_subnet_id("sub").map(|_| ()));
+        unavailable(os::ensure_server_group("g", "anti-affinity").map(|_| ()));
+        unavailable(os::delete_server_group("g"));
+        unavailable(os::create_application_credential("n", "d").map(|_| ()));
+        unavailable(os::delete_application_credential("u", "i"));
+        unavailable(os::load_balancers("p").map(|_| ()));
+        let lb = os::LoadBalancer {
+            id: "lb".into(),
+            name: "n".into(),
+            description: String::new(),
+            project_id: "p".into(),
+            provisioning_status: "ACTIVE".into(),
+            vip_port_id: "port".into(),
+        };
+        unavailable(os::delete_load_balancer(&lb));
+        unavailable(os::volume_types().map(|_| ()));
+        let msg = unavailable(secrets::cas().map(|_| ()));
+        assert_eq!(
+            msg,
+            "no cluster certificate store is configured on this host"
+        );
+        // `?` in a driver turns it into a failure with the host's text.
+        let e = crate::DriverError::from(crate::HostError::Unavailable(msg));
+        assert!(e.to_string().contains("unavailable"), "{e}");
+    }
 }

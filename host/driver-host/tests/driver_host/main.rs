@@ -6,3 +6,4 @@ mod common;
 mod fake;
 mod reports;
 mod sandbox;
+mod versions;

@@ -1,23 +1,32 @@
 #!/usr/bin/env bash
-# Side-by-side benchmark: openkeel-magnum against the reference Magnum 23.0.0
-# API, on this machine, in one run, with the same data, the same Keystone,
-# the same token and the same load.
+# Side-by-side benchmark: the Rust host, the Go implementation it was ported
+# from, and the reference Magnum 23.0.0 API, on this machine, in one run,
+# with the same MariaDB, the same Keystone, the same seed rows, the same
+# token and the same load.
 #
 #   bench/run.sh                      # N = 100 1000 10000, 10 s per wrk run
 #   BENCH_N="100" BENCH_DURATION=3s bench/run.sh
+#
+# Targets (BENCH_TARGETS, default "rust go ref"):
+#   rust  openkeel-magnum from host/ (cargo build --release, or BENCH_BIN)
+#   go    the Go implementation built from cmd/ (go build, or BENCH_GO_BIN)
+#   ref   the reference: ../shared/reference (Magnum 23.0.0 + Keystone +
+#         MariaDB + RabbitMQ + memcached)
 #
 # What it does (everything on 127.0.0.1, every step bounded in time):
 #  1. sets up and starts the reference with ../shared/reference/setup.sh
 #     (idempotent; ANCHOR_DIR and the ports of its env.sh are respected;
 #     MAGNUM_PERIODIC=false unless set, as in the reference's campaign);
-#  2. builds openkeel-magnum, gives it its own database in the reference's
-#     MariaDB (`db upgrade`, or BENCH_SCHEMA=adopt: spec/db/schema-mariadb.sql
-#     + `db adopt`), and starts `openkeel-magnum api` on OKM_PORT with
+#  2. builds the Rust and Go binaries, gives each its own database in the
+#     reference's MariaDB (`db upgrade`, or BENCH_SCHEMA=adopt:
+#     spec/db/schema-mariadb.sql + `db adopt`), and starts `api` (Rust on
+#     RUST_PORT, Go on GO_PORT) and `reconciler` of each, with
 #     [keystone_authtoken] on the reference's Keystone (service user magnum)
 #     and the fake driver enabled;
-#  3. for every N: seeds both databases with the reference's gen_seed.py
-#     (same rows and UUIDs; our template names the driver "fake"), then
-#     drives both services, ours first, endpoint by endpoint:
+#  3. for every N: seeds every database with the reference's gen_seed.py
+#     (same rows and UUIDs; our templates name the driver "fake"), then
+#     drives the services in the order of BENCH_TARGETS, endpoint by
+#     endpoint:
 #       read   wrk via the reference's load.sh (GET /, cluster lists, detail,
 #              one cluster, its nodegroups, templates) at BENCH_CONNS; the
 #              reference's lists of 1000 clusters take seconds each, so from
@@ -27,14 +36,13 @@
 #       templates  template create+delete pairs (lib/pairs.sh);
 #       clusters   cluster create+delete pairs (lib/pairs.sh; last, as the
 #                  reference's deleted clusters may stay listed until the
-#                  next seed; ours are removed by `openkeel-magnum
-#                  reconciler`, which runs beside `api` as magnum-conductor
-#                  runs beside magnum-api);
+#                  next seed; ours are removed by `reconciler`, which runs
+#                  beside `api` as magnum-conductor runs beside magnum-api);
 #     while procmon.py samples CPU and memory of each service's processes;
-#  4. prints one markdown table (lib/compare.py) of ours / reference ratios
-#     with the raw figures, and writes it to $BENCH_OUT/table.md.
-# On exit it stops openkeel-magnum and the reference components it started
-# (BENCH_KEEP_REF=1 keeps them).
+#  4. prints one markdown table (lib/compare.py) with the raw figures and
+#     the ratios Rust/Go and Rust/ref, and writes it to $BENCH_OUT/table.md.
+# On exit it stops the services and the reference components it started
+# (BENCH_KEEP_REF=1 keeps the reference's).
 #
 # Environment (defaults in brackets):
 #   BENCH_N ["100 1000 10000"]   BENCH_DURATION [10s]   BENCH_CONNS ["1 16"]
@@ -42,14 +50,17 @@
 #   BENCH_PHASES ["read paging templates clusters"]
 #   BENCH_ENDPOINTS ["root clusters clusters_limit1000 clusters_detail
 #                    cluster_get nodegroups templates"]
-#   BENCH_TARGETS ["ours ref"]   BENCH_REF_SEQ_FROM [1000]
+#   BENCH_TARGETS ["rust go ref"]   BENCH_REF_SEQ_FROM [1000]
 #   BENCH_PAGING_REPS [3]  BENCH_PAGING_BUDGET [300]  BENCH_REF_PAGING_BUDGET [150]
-#   BENCH_SETUP [1] (0: only start.sh)   BENCH_KEEP_REF [0]   BENCH_MAX_TIME [10800]
-#   BENCH_OUT [$ANCHOR_DIR/bench/<UTC time>]   BENCH_BIN (prebuilt binary)
+#   BENCH_SETUP [auto] (1: always setup.sh, 0: only start.sh, auto: setup.sh
+#     unless every reference component already runs)   BENCH_KEEP_REF [0]   BENCH_MAX_TIME [10800]
+#   BENCH_OUT [$ANCHOR_DIR/bench/<UTC time>]
+#   BENCH_BIN (prebuilt Rust binary)   BENCH_GO_BIN (prebuilt Go binary)
 #   BENCH_STUB_NODELAY [1]: serve the reference's Glance/Nova/Neutron stand-in
 #     with TCP_NODELAY during the run (lib/os_stub_nodelay.py), 0: as it is
-#   BENCH_SCHEMA [upgrade|adopt]  OKM_PORT [9611]  OKM_DB_NAME [openkeel_bench]
-#   OKM_DB_USER [openkeel_bench]  OKM_DB_PASS [openkeel-bench-db]  OKM_SPEC_DIR
+#   BENCH_SCHEMA [upgrade|adopt]  RUST_PORT [9611]  GO_PORT [9612]
+#   OKM_DB_NAME [openkeel_bench] (+ _rust / _go)  OKM_DB_USER [openkeel_bench]
+#   OKM_DB_PASS [openkeel-bench-db]  OKM_SPEC_DIR
 #   REF_DIR [<repo>/../shared/reference]
 set -euo pipefail
 # the whole run is bounded: timeout sends TERM after BENCH_MAX_TIME seconds
@@ -74,23 +85,23 @@ BENCH_REPS=${BENCH_REPS:-1}
 BENCH_THREADS=${BENCH_THREADS:-2}
 BENCH_PHASES=${BENCH_PHASES:-read paging templates clusters}
 BENCH_ENDPOINTS=${BENCH_ENDPOINTS:-root clusters clusters_limit1000 clusters_detail cluster_get nodegroups templates}
-BENCH_TARGETS=${BENCH_TARGETS:-ours ref}
+BENCH_TARGETS=${BENCH_TARGETS:-rust go ref}
 BENCH_REF_SEQ_FROM=${BENCH_REF_SEQ_FROM:-1000}
 BENCH_PAGING_REPS=${BENCH_PAGING_REPS:-3}
 BENCH_PAGING_BUDGET=${BENCH_PAGING_BUDGET:-300}
 BENCH_REF_PAGING_BUDGET=${BENCH_REF_PAGING_BUDGET:-150}
-BENCH_SETUP=${BENCH_SETUP:-1}
+BENCH_SETUP=${BENCH_SETUP:-auto}
 BENCH_KEEP_REF=${BENCH_KEEP_REF:-0}
 BENCH_MAX_TIME=${BENCH_MAX_TIME:-10800}
 BENCH_SCHEMA=${BENCH_SCHEMA:-upgrade}
 BENCH_STUB_NODELAY=${BENCH_STUB_NODELAY:-1}
 BENCH_OUT=${BENCH_OUT:-$ANCHOR_DIR/bench/$(date -u +%Y%m%dT%H%M%SZ)}
-OKM_PORT=${OKM_PORT:-9611}
+RUST_PORT=${RUST_PORT:-${OKM_PORT:-9611}}
+GO_PORT=${GO_PORT:-9612}
 OKM_DB_NAME=${OKM_DB_NAME:-openkeel_bench}
 OKM_DB_USER=${OKM_DB_USER:-openkeel_bench}
 OKM_DB_PASS=${OKM_DB_PASS:-openkeel-bench-db}
 OKM_SPEC_DIR=${OKM_SPEC_DIR:-$REPO/../shared/spec}
-OKM_URL="http://$ANCHOR_HOST:$OKM_PORT"
 API_VERSION="container-infra latest"
 QUOTA=1000000
 
@@ -101,13 +112,19 @@ mkdir -p "$WORK"
 say() { echo "[bench $(date -u +%H:%M:%S)] $*" >&2; }
 warn() { say "WARNING: $*"; }
 command -v wrk >/dev/null || { echo "wrk not found (Debian package wrk)" >&2; exit 1; }
+for who in $BENCH_TARGETS; do
+  case $who in rust | go | ref) ;; *) echo "unknown target $who (rust, go, ref)" >&2; exit 2 ;; esac
+done
+has() { [[ " $BENCH_TARGETS " == *" $1 "* ]]; }
+ours_targets() { local w; for w in $BENCH_TARGETS; do [[ $w == ref ]] || echo "$w"; done; }
 
 # ------------------------------------------------------------ cleanup (trap)
 REF_COMPONENTS=(magnum conductor osstub keystone rabbitmq epmd memcached mariadb)
 declare -A REF_WAS_UP=()
 for c in "${REF_COMPONENTS[@]}"; do pid_alive "$c" && REF_WAS_UP[$c]=1; done
-OKM_PID=""
-OKM_REC_PID=""
+declare -A API_PID=() REC_PID=() PORT_OF=() DB_OF=()
+PORT_OF[rust]=$RUST_PORT PORT_OF[go]=$GO_PORT
+DB_OF[rust]=${OKM_DB_NAME}_rust DB_OF[go]=${OKM_DB_NAME}_go
 STUB_PID=""
 cleanup() {
   local rc=$?
@@ -119,9 +136,9 @@ cleanup() {
     [[ -n ${REF_WAS_UP[osstub]:-} ]] && "$REF_DIR/start.sh" osstub >/dev/null 2>&1
   fi
   local p
-  for p in $OKM_PID $OKM_REC_PID; do
+  for p in "${API_PID[@]}" "${REC_PID[@]}"; do
     kill -0 "$p" 2>/dev/null || continue
-    say "stopping openkeel-magnum (pid $p)"
+    say "stopping pid $p"
     kill -TERM -- "-$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null
     for ((i = 0; i < 50; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
     kill -KILL -- "-$p" 2>/dev/null || true
@@ -145,6 +162,12 @@ trap 'say "stopped (time limit or signal)"; exit 143' TERM
 
 # ------------------------------------------------------------ the reference
 T0=$(date +%s)
+if [[ $BENCH_SETUP == auto ]]; then
+  # a reference that already runs was set up: its setup.sh pass (minutes of
+  # openstack CLI calls on a loaded machine) would only check that again
+  BENCH_SETUP=0
+  for c in magnum conductor keystone mariadb; do pid_alive "$c" || BENCH_SETUP=1; done
+fi
 if [[ $BENCH_SETUP == 1 ]]; then
   say "reference setup (idempotent; ANCHOR_DIR=$ANCHOR_DIR)"
   "$REF_DIR/setup.sh" >"$WORK/ref-setup.log" 2>&1 || { tail -20 "$WORK/ref-setup.log" >&2; exit 1; }
@@ -175,33 +198,41 @@ CLUSTER_UUID=$(python3 -c 'import uuid,sys; print(uuid.uuid5(uuid.UUID("0b4e6e3a
 export CLUSTER_UUID
 say "reference up ($MAGNUM_URL, Keystone $KEYSTONE_URL); project anchor = $PROJECT_ID"
 
-# ------------------------------------------------------------ openkeel-magnum
-BIN=${BENCH_BIN:-}
-if [[ -z $BIN ]]; then
-  BIN="$WORK/openkeel-magnum"
-  say "building openkeel-magnum"
-  (cd "$REPO" && go build -o "$BIN" ./cmd/openkeel-magnum) >"$WORK/build.log" 2>&1 ||
-    { cat "$WORK/build.log" >&2; echo "build failed" >&2; exit 1; }
+# ------------------------------------------------------------ our services
+if has rust; then
+  RUST_BIN=${BENCH_BIN:-}
+  if [[ -z $RUST_BIN ]]; then
+    say "building the Rust host (cargo build --release)"
+    (cd "$REPO" && cargo build --release -p openkeel-magnum --bin openkeel-magnum) >"$WORK/build-rust.log" 2>&1 ||
+      { tail -30 "$WORK/build-rust.log" >&2; echo "Rust build failed" >&2; exit 1; }
+    RUST_BIN="$REPO/target/release/openkeel-magnum"
+  fi
 fi
-dbroot <<SQL
-CREATE DATABASE IF NOT EXISTS \`$OKM_DB_NAME\` CHARACTER SET utf8mb4;
-CREATE USER IF NOT EXISTS '$OKM_DB_USER'@'127.0.0.1' IDENTIFIED BY '$OKM_DB_PASS';
-CREATE USER IF NOT EXISTS '$OKM_DB_USER'@'localhost' IDENTIFIED BY '$OKM_DB_PASS';
-GRANT ALL PRIVILEGES ON \`$OKM_DB_NAME\`.* TO '$OKM_DB_USER'@'127.0.0.1', '$OKM_DB_USER'@'localhost';
-FLUSH PRIVILEGES;
-SQL
-CONF="$WORK/openkeel-magnum.conf"
-cat >"$CONF" <<CONF
+if has go; then
+  GO_BIN=${BENCH_GO_BIN:-}
+  if [[ -z $GO_BIN ]]; then
+    GO_BIN="$WORK/openkeel-magnum-go"
+    say "building the Go implementation (go build ./cmd/openkeel-magnum)"
+    (cd "$REPO" && go build -o "$GO_BIN" ./cmd/openkeel-magnum) >"$WORK/build-go.log" 2>&1 ||
+      { cat "$WORK/build-go.log" >&2; echo "Go build failed" >&2; exit 1; }
+  fi
+fi
+bin_of() { if [[ $1 == rust ]]; then echo "$RUST_BIN"; else echo "$GO_BIN"; fi; }
+conf_of() { echo "$WORK/openkeel-magnum-$1.conf"; }
+
+write_conf() { # who
+  local who=$1
+  cat >"$(conf_of "$who")" <<CONF
 [DEFAULT]
 debug = false
-host = openkeel-bench
+host = openkeel-bench-$who
 
 [api]
 host = $ANCHOR_HOST
-port = $OKM_PORT
+port = ${PORT_OF[$who]}
 
 [database]
-connection = mysql+pymysql://$OKM_DB_USER:$OKM_DB_PASS@$ANCHOR_HOST:$DB_PORT/$OKM_DB_NAME?charset=utf8mb4
+connection = mysql+pymysql://$OKM_DB_USER:$OKM_DB_PASS@$ANCHOR_HOST:$DB_PORT/${DB_OF[$who]}?charset=utf8mb4
 
 [keystone_authtoken]
 www_authenticate_uri = $KEYSTONE_URL
@@ -234,40 +265,58 @@ enabled_beta_drivers = fake
 [quotas]
 max_clusters_per_project = $QUOTA
 CONF
-okm() { timeout 120 "$BIN" "$@" --config-file "$CONF"; }
-okmdb() { mariadb --no-defaults -h "$ANCHOR_HOST" -P "$DB_PORT" -u "$OKM_DB_USER" -p"$OKM_DB_PASS" "$OKM_DB_NAME" "$@"; }
-schema_ready() { okm db version 2>/dev/null | grep -q "schema version is [1-9]"; }
-if ! schema_ready; then
-  case $BENCH_SCHEMA in
-    upgrade)
-      say "creating our schema with db upgrade"
-      okm db upgrade >"$WORK/db-upgrade.log" 2>&1 || { cat "$WORK/db-upgrade.log" >&2; exit 1; } ;;
-    adopt)
-      say "loading spec/db/schema-mariadb.sql at Alembic b3e1cf4a2d5e and adopting it"
-      okmdb -e "source $OKM_SPEC_DIR/db/schema-mariadb.sql;
-        DELETE FROM alembic_version; INSERT INTO alembic_version VALUES ('b3e1cf4a2d5e');"
-      okm db adopt >"$WORK/db-adopt.log" 2>&1 || { cat "$WORK/db-adopt.log" >&2; exit 1; } ;;
-    *) echo "BENCH_SCHEMA must be upgrade or adopt" >&2; exit 2 ;;
-  esac
-fi
-port_busy "$OKM_PORT" && { echo "port $OKM_PORT is taken; set OKM_PORT" >&2; exit 1; }
-setsid "$BIN" api --config-file "$CONF" >>"$WORK/openkeel-magnum.log" 2>&1 </dev/null &
-OKM_PID=$!
-if ! { wait_http "$OKM_URL/" 30 && kill -0 "$OKM_PID" 2>/dev/null; }; then
-  tail -20 "$WORK/openkeel-magnum.log" >&2; echo "openkeel-magnum did not start" >&2; exit 1
-fi
-# the background work, as the reference runs magnum-conductor beside
-# magnum-api: it completes the deletes of the create+delete pairs
-setsid "$BIN" reconciler --config-file "$CONF" >>"$WORK/openkeel-magnum-reconciler.log" 2>&1 </dev/null &
-OKM_REC_PID=$!
-sleep 1
-kill -0 "$OKM_REC_PID" 2>/dev/null || {
-  tail -20 "$WORK/openkeel-magnum-reconciler.log" >&2; echo "openkeel-magnum reconciler did not start" >&2; exit 1
 }
-say "openkeel-magnum up on $OKM_URL (api pid $OKM_PID, reconciler pid $OKM_REC_PID)"
-# one authenticated request each, so that neither service's first measured
+okm() { local who=$1; shift; timeout 120 "$(bin_of "$who")" "$@" --config-file "$(conf_of "$who")"; }
+okmdb() { # who mariadb-args...
+  local who=$1; shift
+  mariadb --no-defaults -h "$ANCHOR_HOST" -P "$DB_PORT" -u "$OKM_DB_USER" -p"$OKM_DB_PASS" "${DB_OF[$who]}" "$@"
+}
+schema_ready() { okm "$1" db version 2>/dev/null | grep -q "schema version is [1-9]"; }
+
+start_ours() { # who: its database, schema, api and reconciler
+  local who=$1 url="http://$ANCHOR_HOST:${PORT_OF[$1]}" log="$WORK/$1"
+  dbroot <<SQL
+CREATE DATABASE IF NOT EXISTS \`${DB_OF[$who]}\` CHARACTER SET utf8mb4;
+CREATE USER IF NOT EXISTS '$OKM_DB_USER'@'127.0.0.1' IDENTIFIED BY '$OKM_DB_PASS';
+CREATE USER IF NOT EXISTS '$OKM_DB_USER'@'localhost' IDENTIFIED BY '$OKM_DB_PASS';
+GRANT ALL PRIVILEGES ON \`${DB_OF[$who]}\`.* TO '$OKM_DB_USER'@'127.0.0.1', '$OKM_DB_USER'@'localhost';
+FLUSH PRIVILEGES;
+SQL
+  write_conf "$who"
+  if ! schema_ready "$who"; then
+    case $BENCH_SCHEMA in
+      upgrade)
+        say "$who: creating the schema with db upgrade"
+        okm "$who" db upgrade >"$log-db-upgrade.log" 2>&1 || { cat "$log-db-upgrade.log" >&2; exit 1; } ;;
+      adopt)
+        say "$who: loading spec/db/schema-mariadb.sql at Alembic b3e1cf4a2d5e and adopting it"
+        okmdb "$who" -e "source $OKM_SPEC_DIR/db/schema-mariadb.sql;
+          DELETE FROM alembic_version; INSERT INTO alembic_version VALUES ('b3e1cf4a2d5e');"
+        okm "$who" db adopt >"$log-db-adopt.log" 2>&1 || { cat "$log-db-adopt.log" >&2; exit 1; } ;;
+      *) echo "BENCH_SCHEMA must be upgrade or adopt" >&2; exit 2 ;;
+    esac
+  fi
+  port_busy "${PORT_OF[$who]}" && { echo "port ${PORT_OF[$who]} is taken (RUST_PORT / GO_PORT)" >&2; exit 1; }
+  setsid "$(bin_of "$who")" api --config-file "$(conf_of "$who")" >>"$log-api.log" 2>&1 </dev/null &
+  API_PID[$who]=$!
+  if ! { wait_http "$url/" 60 && kill -0 "${API_PID[$who]}" 2>/dev/null; }; then
+    tail -20 "$log-api.log" >&2; echo "$who api did not start" >&2; exit 1
+  fi
+  # the background work, as the reference runs magnum-conductor beside
+  # magnum-api: it completes the deletes of the create+delete pairs
+  setsid "$(bin_of "$who")" reconciler --config-file "$(conf_of "$who")" >>"$log-reconciler.log" 2>&1 </dev/null &
+  REC_PID[$who]=$!
+  sleep 1
+  kill -0 "${REC_PID[$who]}" 2>/dev/null || {
+    tail -20 "$log-reconciler.log" >&2; echo "$who reconciler did not start" >&2; exit 1
+  }
+  say "$who up on $url (api pid ${API_PID[$who]}, reconciler pid ${REC_PID[$who]})"
+}
+for who in $(ours_targets); do start_ours "$who"; done
+# one authenticated request each, so that no service's first measured
 # request pays the token validation in Keystone
-for u in "$OKM_URL" "$MAGNUM_URL"; do
+for who in $BENCH_TARGETS; do
+  if [[ $who == ref ]]; then u=$MAGNUM_URL; else u="http://$ANCHOR_HOST:${PORT_OF[$who]}"; fi
   curl -s -m 120 -o /dev/null -H "X-Auth-Token: $TOKEN" -H "OpenStack-API-Version: $API_VERSION" \
     "$u/v1/clustertemplates" || true
 done
@@ -281,8 +330,8 @@ ref_mon() {
   done
   echo "$m"
 }
-ours_mon() {
-  local m="ours:$OKM_PID ours-reconciler:$OKM_REC_PID" n
+ours_mon() { # who
+  local m="$1:${API_PID[$1]} $1-reconciler:${REC_PID[$1]}" n
   for n in keystone mariadb; do pid_alive "$n" && m+=" $n:$(pg "$n")"; done
   echo "$m"
 }
@@ -295,8 +344,8 @@ drain_ref() { # the forking reference keeps serving queued requests after wrk st
   # shellcheck disable=SC2046
   python3 "$BENCH/lib/waitidle.py" --timeout 180 $(ref_groups) || true
 }
-url_of() { if [[ $1 == ours ]]; then echo "$OKM_URL"; else echo "$MAGNUM_URL"; fi; }
-mon_of() { if [[ $1 == ours ]]; then ours_mon; else ref_mon; fi; }
+url_of() { if [[ $1 == ref ]]; then echo "$MAGNUM_URL"; else echo "http://$ANCHOR_HOST:${PORT_OF[$1]}"; fi; }
+mon_of() { if [[ $1 == ref ]]; then ref_mon; else ours_mon "$1"; fi; }
 is_list() { [[ $1 == clusters || $1 == clusters_limit1000 || $1 == clusters_detail ]]; }
 
 set_quota() { # url: a Cluster quota large enough for the create pairs
@@ -315,17 +364,19 @@ set_quota() { # url: a Cluster quota large enough for the create pairs
 }
 
 seed() { # N
-  local n=$1 t0 sql="$WORK/seed-ours-$1.sql"
-  if [[ " $BENCH_TARGETS " == *" ref "* ]]; then
+  local n=$1 t0 who sql="$WORK/seed-ours-$1.sql"
+  if has ref; then
     SEED_PROJECT_ID=$PROJECT_ID SEED_USER_ID=$USER_ID "$REF_DIR/seed.sh" "$n" 2>&1 | sed 's/^/  ref: /' >&2
   fi
-  if [[ " $BENCH_TARGETS " == *" ours "* ]]; then
-    python3 "$REF_DIR/gen_seed.py" --clusters "$n" --project-id "$PROJECT_ID" --user-id "$USER_ID" \
-      --driver fake >"$sql"
+  [[ -n $(ours_targets) ]] || return 0
+  python3 "$REF_DIR/gen_seed.py" --clusters "$n" --project-id "$PROJECT_ID" --user-id "$USER_ID" \
+    --driver fake >"$sql"
+  for who in $(ours_targets); do
     t0=$(date +%s.%N)
-    okmdb -e "source $sql; ANALYZE TABLE cluster, nodegroup, cluster_template;" >/dev/null
-    say "  ours: seeded $n clusters in $(printf '%.1f' "$(echo "$(date +%s.%N) - $t0" | bc)") s"
-  fi
+    okmdb "$who" -e "source $sql; ANALYZE TABLE cluster, nodegroup, cluster_template;" >/dev/null
+    say "  $who: seeded $n clusters in $(printf '%.1f' "$(echo "$(date +%s.%N) - $t0" | bc)") s"
+  done
+  rm -f "$sql"
 }
 
 cat >"$WORK/template-body.json" <<'JSON'
@@ -341,13 +392,15 @@ cat >"$WORK/cluster-body.json" <<JSON
  "keypair": "ops-key", "create_timeout": 60}
 JSON
 
-python3 - "$BENCH_OUT/meta.json" "$BENCH_DURATION" "$BENCH_REPS" "$BENCH_CONNS" "$BENCH_N" <<'PY'
+python3 - "$BENCH_OUT/meta.json" "$BENCH_DURATION" "$BENCH_REPS" "$BENCH_CONNS" "$BENCH_N" "$BENCH_TARGETS" <<'PY'
 import json, os, platform, subprocess, sys, time
 model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 mem = int(next(l.split()[1] for l in open("/proc/meminfo") if l.startswith("MemTotal"))) / 1048576
 json.dump({"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
            "machine": "%d cores (%s), %.1f GiB RAM, %s %s" % (os.cpu_count(), model, mem, platform.system(), platform.release()),
-           "duration": sys.argv[2], "reps": sys.argv[3], "conns": sys.argv[4], "n": sys.argv[5]},
+           "load_start": open("/proc/loadavg").read().split()[:3],
+           "duration": sys.argv[2], "reps": sys.argv[3], "conns": sys.argv[4], "n": sys.argv[5],
+           "targets": sys.argv[6]},
           open(sys.argv[1], "w"))
 PY
 
@@ -390,7 +443,7 @@ for N in $BENCH_N; do
 
   if [[ " $BENCH_PHASES " == *" paging "* ]]; then
     for who in $BENCH_TARGETS; do
-      if [[ $who == ours ]]; then reps=$BENCH_PAGING_REPS budget=$BENCH_PAGING_BUDGET
+      if [[ $who != ref ]]; then reps=$BENCH_PAGING_REPS budget=$BENCH_PAGING_BUDGET
       else reps=1 budget=$BENCH_REF_PAGING_BUDGET; fi
       python3 "$BENCH/lib/paging.py" "$(url_of "$who")" "$TOKEN" --label "$who N=$N" --limit 1000 \
         --reps "$reps" --budget "$budget" --page-timeout 120 >>"$BENCH_OUT/N$N/$who/paging.jsonl" ||
@@ -413,6 +466,13 @@ for N in $BENCH_N; do
 
 done
 
+python3 - "$BENCH_OUT/meta.json" "$(( $(date +%s) - T0 ))" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["load_end"] = open("/proc/loadavg").read().split()[:3]
+m["wall_s"] = int(sys.argv[2])
+json.dump(m, open(sys.argv[1], "w"))
+PY
 python3 "$BENCH/lib/compare.py" "$BENCH_OUT" >"$BENCH_OUT/table.md"
 say "done in $(( $(date +%s) - T0 )) s; results in $BENCH_OUT"
 cat "$BENCH_OUT/table.md"

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""Side-by-side tables (ours / reference) from a bench/run.sh output tree.
+"""Three-way tables (Rust host, Go implementation, reference) from a
+bench/run.sh output tree.
 
   compare.py OUTDIR
 
-Reads OUTDIR/N<n>/{ours,ref}/results.jsonl (load.sh, slow.sh and pairs.sh
-lines), OUTDIR/N<n>/{ours,ref}/paging.jsonl (lib/paging.py) and
-OUTDIR/meta.json, and prints markdown: one throughput table with ratios and
-the raw figures beside them, a paging table, a memory table and a check of
-the performance targets. Repetitions are combined by their median.
-Standard library only.
+Reads OUTDIR/N<n>/{rust,go,ref}/results.jsonl (load.sh, slow.sh and
+pairs.sh lines), OUTDIR/N<n>/{rust,go,ref}/paging.jsonl (lib/paging.py) and
+OUTDIR/meta.json, and prints markdown: one throughput table with the ratios
+Rust/Go and Rust/ref and the raw figures beside them, a paging table, a
+memory table and a check of the performance targets. Repetitions are
+combined by their median. Trees of the earlier two-way runs (N<n>/ours is
+the Go implementation) are read too. Standard library only.
 """
 
 import glob
@@ -30,7 +32,13 @@ ORDER = [
     ("clusters_create_delete", "cluster create+delete (accepted creates/s)"),
 ]
 # process groups that belong to each service (Keystone and MariaDB are shared)
-SERVICE = {"ours": ["ours", "ours-reconciler"], "ref": ["magnum", "conductor", "rabbitmq", "epmd", "memcached"]}
+SERVICE = {
+    "rust": ["rust", "rust-reconciler"],
+    "go": ["go", "go-reconciler", "ours", "ours-reconciler"],
+    "ref": ["magnum", "conductor", "rabbitmq", "epmd", "memcached"],
+}
+WHO = ("rust", "go", "ref")
+READ_ROWS = ("root", "clusters", "clusters_limit1000", "clusters_detail", "cluster_get", "nodegroups", "templates")
 
 
 def med(vals):
@@ -78,7 +86,7 @@ def summarize(runs, kind):
     cpu_ms = []
     for d in runs:
         mon = d.get("monitor", {})
-        who = "ours" if "ours" in mon else "ref"
+        who = next((w for w in WHO if any(g in mon for g in SERVICE[w][:2])), "ref")
         cpu = sum(mon[g]["cpu_s"] for g in SERVICE[who] if isinstance(mon.get(g), dict))
         reqs = d.get("requests") or 0
         if mon and reqs:
@@ -126,47 +134,81 @@ def fr(r):
     return "**%.2f×**" % r
 
 
+def read_tree(out, n, who):
+    """(endpoint, conns) -> runs, and the paging walks, of one service."""
+    d = os.path.join(out, "N%d" % n, who)
+    if who == "go" and not os.path.isdir(d):
+        d = os.path.join(out, "N%d" % n, "ours")  # a two-way run's tree
+    wrk, seq = {}, {}
+    for r in load(os.path.join(d, "results.jsonl")):
+        ep = r["endpoint"].replace(" (sequential)", "")
+        (seq if "(sequential)" in r["endpoint"] else wrk).setdefault((ep, r["conns"]), []).append(r)
+    rows = {}
+    for key in set(wrk) | set(seq):
+        done = [r for r in wrk.get(key, []) if r.get("requests")]
+        # a wrk run in which no request completed (the reference's lists can
+        # take longer than a run) yields to the sequential timing
+        rows[key] = done or seq.get(key) or wrk.get(key)
+    for (ep, c), _ in list(wrk.items()):
+        if c > 1 and not rows.get((ep, c), [{}])[0].get("requests") and seq.get((ep, 1)):
+            rows[(ep, c)] = [dict(r, fallback=True) for r in seq[(ep, 1)]]
+    return rows, load(os.path.join(d, "paging.jsonl"))
+
+
+def cell_rate(s):
+    if s is None:
+        return "–"
+    t = f(s["rate"], "%.2f")
+    if s.get("seq"):
+        t += " (seq.)" if not s.get("note") else " (%s)" % s["note"]
+    if s["none"] and not s["seq"]:
+        t = "none completed"
+    return t
+
+
+def ratio_cell(a, b):
+    """Rust / other on rates, or why not."""
+    if a is None or b is None:
+        return "–"
+    if a["none"]:
+        return "rust: none completed"
+    if a["bad"] and a["bad"] * 2 > max(a["requests"], 1):
+        return "n/a (rust mostly not 2xx)"
+    if b["none"] and not b["seq"]:
+        return "other: none completed"
+    return fr(ratio(a["rate"], b["rate"]))
+
+
 def main():
     out = sys.argv[1]
     meta = {}
     if os.path.exists(os.path.join(out, "meta.json")):
         meta = json.load(open(os.path.join(out, "meta.json")))
     ns = sorted(int(re.sub(r"\D", "", os.path.basename(p))) for p in glob.glob(os.path.join(out, "N*")))
-    data = {}  # (n, who) -> {(endpoint, conns): [runs]}
-    paging = {}
+    data, paging = {}, {}
     for n in ns:
-        for who in ("ours", "ref"):
-            wrk, seq = {}, {}
-            for d in load(os.path.join(out, "N%d" % n, who, "results.jsonl")):
-                ep = d["endpoint"].replace(" (sequential)", "")
-                (seq if "(sequential)" in d["endpoint"] else wrk).setdefault((ep, d["conns"]), []).append(d)
-            rows = {}
-            for key in set(wrk) | set(seq):
-                done = [d for d in wrk.get(key, []) if d.get("requests")]
-                # a wrk run in which no request completed (the reference's
-                # lists can take longer than a run) yields to the sequential
-                # timing of the same endpoint
-                rows[key] = done or seq.get(key) or wrk.get(key)
-            for (ep, c), ds in list(wrk.items()):
-                if c > 1 and not rows.get((ep, c), [{}])[0].get("requests") and seq.get((ep, 1)):
-                    rows[(ep, c)] = [dict(d, fallback=True) for d in seq[(ep, 1)]]
-            data[(n, who)] = rows
-            paging[(n, who)] = load(os.path.join(out, "N%d" % n, who, "paging.jsonl"))
+        for who in WHO:
+            data[(n, who)], paging[(n, who)] = read_tree(out, n, who)
 
     if meta:
-        print("Run %s, %s; duration %s per wrk run, %s repetition(s), connections %s.\n" % (
+        load_s = ""
+        if meta.get("load_start"):
+            load_s = "; load average %s at the start, %s at the end" % (
+                " ".join(meta["load_start"]), " ".join(meta.get("load_end", ["?"])))
+        wall = ", %d s in all" % meta["wall_s"] if meta.get("wall_s") else ""
+        print("Run %s, %s; duration %s per wrk run, %s repetition(s), connections %s; targets %s%s%s.\n" % (
             meta.get("date", "?"), meta.get("machine", "?"), meta.get("duration", "?"),
-            meta.get("reps", "?"), meta.get("conns", "?")))
-    print("| N | request | c | ratio ours/ref | ours req/s | ref req/s | ours p50 / p99 ms | "
-          "ref p50 / p99 ms | CPU ms/req ours / ref | not 2xx ours / ref |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+            meta.get("reps", "?"), meta.get("conns", "?"), meta.get("targets", "?"), wall, load_s))
+    print("| N | request | c | Rust/Go | Rust/ref | Rust req/s | Go req/s | ref req/s | "
+          "p50 / p99 ms Rust · Go · ref | CPU ms/req Rust · Go · ref | not 2xx Rust · Go · ref |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     summary = {}
     for n in ns:
-        conns = sorted({c for who in ("ours", "ref") for (_, c) in data[(n, who)]})
+        conns = sorted({c for who in WHO for (_, c) in data[(n, who)]})
         for ep, title in ORDER:
             for c in conns:
-                o = summarize(data[(n, "ours")].get((ep, c)), ep)
-                r = summarize(data[(n, "ref")].get((ep, c)), ep)
+                s = {who: summarize(data[(n, who)].get((ep, c)), ep) for who in WHO}
+                r = s["ref"]
                 if r is None and c > 1 and ep.startswith("clusters") and ep != "clusters_create_delete":
                     rs = summarize(data[(n, "ref")].get((ep, 1)), ep)
                     if rs is not None and rs["seq"]:
@@ -174,38 +216,27 @@ def main():
                         r["note"] = "c=1 seq."
                 if r is not None and r["fallback"]:
                     r["note"] = "c=1 seq."
-                if o is None and r is None:
+                s["ref"] = r
+                if all(v is None for v in s.values()):
                     continue
-                summary[(n, ep, c)] = (o, r)
-                rt = ratio(o and o["rate"], r and r["rate"])
-                if o and o["none"]:
-                    rt_s = "ours: none completed"
-                elif o and o["bad"] and o["bad"] * 2 > max(o["requests"], 1):
-                    rt_s = "n/a (ours mostly not 2xx)"
-                elif r and r["none"] and not r["seq"]:
-                    rt_s = "ref: none completed"
-                else:
-                    rt_s = fr(rt)
-                ref_rate = f(r["rate"], "%.2f") if r else "–"
-                if r and r.get("seq"):
-                    ref_rate += " (seq.)" if not r.get("note") else " (%s)" % r["note"]
+                summary[(n, ep, c)] = s
                 extra = ""
                 if ep == "clusters_create_delete":
-                    extra = " · pairs/s %s / %s" % (f(o and o["pairs"], "%.2f"), f(r and r["pairs"], "%.2f"))
-                print("| %d | %s | %d | %s | %s | %s | %s / %s | %s / %s | %s / %s | %s / %s |" % (
-                    n, title + extra, c, rt_s,
-                    f(o and o["rate"]), ref_rate,
-                    f(o and o["p50"]), f(o and o["p99"]), f(r and r["p50"]), f(r and r["p99"]),
-                    f(o and o["cpu_ms"], "%.2f"), f(r and r["cpu_ms"], "%.1f"),
-                    (o["bad_text"] or "0") if o else "–", (r["bad_text"] or "0") if r else "–"))
+                    extra = " · pairs/s %s" % " · ".join(f(s[w] and s[w]["pairs"], "%.2f") for w in WHO)
+                lat = " · ".join("%s / %s" % (f(s[w] and s[w]["p50"]), f(s[w] and s[w]["p99"])) for w in WHO)
+                cpu = " · ".join(f(s[w] and s[w]["cpu_ms"], "%.2f") for w in WHO)
+                bad = " · ".join(((s[w]["bad_text"] or "0") if s[w] else "–") for w in WHO)
+                print("| %d | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                    n, title + extra, c, ratio_cell(s["rust"], s["go"]), ratio_cell(s["rust"], s["ref"]),
+                    cell_rate(s["rust"]), cell_rate(s["go"]), cell_rate(s["ref"]), lat, cpu, bad))
 
     # ------------------------------------------------------------ paging
     if any(paging.values()):
-        print("\n### Paging through every cluster with limit=1000\n")
+        print("\n#### Paging through every cluster with limit=1000\n")
         print("| N | service | completed | pages | items | total s | first page ms | full pages mean / max ms | error |")
         print("|---|---|---|---|---|---|---|---|---|")
         for n in ns:
-            for who in ("ours", "ref"):
+            for who in WHO:
                 for p in paging[(n, who)]:
                     print("| %d | %s | %s | %d | %d | %.2f | %s | %s / %s | %s |" % (
                         n, who, "yes" if p["completed"] else "**no**", p["pages"], p["items"], p["total_s"],
@@ -213,12 +244,12 @@ def main():
                         p["error"] or ""))
 
     # ------------------------------------------------------------ memory
-    print("\n### Memory and CPU of the service processes (peak over every run)\n")
+    print("\n#### Memory of the service processes (peak over every run)\n")
     print("| N | service | process groups | peak RSS MiB (sum of group peaks) | peak PSS MiB | max processes |")
     print("|---|---|---|---|---|---|")
     peak = {}
     for n in ns:
-        for who in ("ours", "ref"):
+        for who in WHO:
             best = (0.0, 0.0, 0)
             groups = set()
             for runs in data[(n, who)].values():
@@ -233,68 +264,81 @@ def main():
             if groups:
                 peak[(n, who)] = best
                 print("| %d | %s | %s | %.0f | %.0f | %d |" % (n, who, " + ".join(sorted(groups)), *best))
-        if (n, "ours") in peak and (n, "ref") in peak and peak[(n, "ref")][0]:
-            print("| %d | ours / ref | | **%.3f** | %.3f | |" % (
-                n, peak[(n, "ours")][0] / peak[(n, "ref")][0], peak[(n, "ours")][1] / max(peak[(n, "ref")][1], 1e-9)))
+        for who in ("rust", "go"):
+            if (n, who) in peak and (n, "ref") in peak and peak[(n, "ref")][0]:
+                print("| %d | %s / ref | | **%.3f** | %.3f | |" % (
+                    n, who, peak[(n, who)][0] / peak[(n, "ref")][0],
+                    peak[(n, who)][1] / max(peak[(n, "ref")][1], 1e-9)))
 
     # ------------------------------------------------------------ targets
-    print("\n### Targets\n")
+    print("\n#### Targets\n")
     lines = []
 
     def get(n, ep, c):
-        return summary.get((n, ep, c), (None, None))
+        return summary.get((n, ep, c), {})
 
-    for c in (1, 16):
-        o, r = get(1000, "clusters_limit1000", c)
-        if o and r:
-            rt = ratio(o["rate"], r["rate"])
-            ok = rt is not None and rt >= 200 and o["p99"] is not None and o["p99"] < 50 and not o["bad"]
-            lines.append("- limit=1000 list at N=1000, c=%d: ratio %s, ours p99 %s ms → %s" % (
-                c, fr(rt), f(o["p99"]), "met" if ok else "NOT met"))
-        elif o or r:
-            lines.append("- limit=1000 list at N=1000, c=%d: incomplete data" % c)
-    for ep in ("cluster_get", "nodegroups"):
-        for n in ns:
-            o, r = get(n, ep, 16)
-            if o and r:
-                rt = ratio(o["rate"], r["rate"])
-                ok = rt is not None and rt >= 20 and not o["bad"]
-                lines.append("- %s at c=16, N=%d: ratio %s → %s" % (ep, n, fr(rt), "met" if ok else "NOT met"))
-    base = [p for p in paging.get((1000, "ours"), []) if p.get("full_page_ms_mean")]
+    def rate(s, who):
+        v = s.get(who)
+        return v["rate"] if v and not v["none"] else None
+
+    for n in ns:
+        for ep in READ_ROWS:
+            s16, s1 = get(n, ep, 16), get(n, ep, 1)
+            title = dict(ORDER)[ep]
+            if s16.get("rust") and s16.get("go"):
+                rt = ratio(rate(s16, "rust"), rate(s16, "go"))
+                ok = rt is not None and rt >= 1.3 and not s16["rust"]["bad"]
+                lines.append("- N=%d `%s` c=16: Rust/Go %s (≥ 1.3×) → %s" % (
+                    n, title, fr(rt), "met" if ok else "NOT met"))
+            if s1.get("rust") and s1.get("go") and s1.get("ref"):
+                a = ratio(rate(s1, "rust"), rate(s1, "ref"))
+                b = ratio(rate(s1, "go"), rate(s1, "ref"))
+                ok = a is not None and b is not None and a >= b and not s1["rust"]["bad"]
+                lines.append("- N=%d `%s` c=1: Rust/ref %s vs Go/ref %s (≥) → %s" % (
+                    n, title, fr(a), fr(b), "met" if ok else "NOT met"))
+    s1, s16 = get(1000, "clusters_limit1000", 1), get(1000, "clusters_limit1000", 16)
+    if s1.get("rust"):
+        p50 = s1["rust"]["p50"]
+        lines.append("- `?limit=1000` at N=1000, c=1: Rust p50 %s ms (≤ 8 ms) → %s" % (
+            f(p50), "met" if p50 is not None and p50 <= 8 else "NOT met"))
+    if s16.get("rust"):
+        p99 = s16["rust"]["p99"]
+        lines.append("- `?limit=1000` at N=1000, c=16: Rust p99 %s ms (≤ 50 ms; Go %s ms) → %s" % (
+            f(p99), f(s16["go"]["p99"]) if s16.get("go") else "–",
+            "met" if p99 is not None and p99 <= 50 else "NOT met"))
+    for n in ns:
+        for c in (1, 16):
+            s = get(n, "clusters_create_delete", c)
+            if s.get("rust") and s.get("ref"):
+                rt = ratio(s["rust"]["pairs"], s["ref"]["rate"])
+                gt = ratio(s["go"]["pairs"], s["ref"]["rate"]) if s.get("go") else None
+                ok = rt is not None and rt >= 100
+                lines.append("- cluster create+delete at N=%d, c=%d: Rust %s pairs/s vs the reference's %s "
+                             "accepted creates/s → %s (≥ 100×; Go %s) → %s" % (
+                                 n, c, f(s["rust"]["pairs"], "%.2f"), f(s["ref"]["rate"], "%.2f"), fr(rt),
+                                 fr(gt), "met" if ok else "NOT met"))
+    for n in ns:
+        if (n, "rust") in peak and (n, "ref") in peak and peak[(n, "ref")][0]:
+            rt = peak[(n, "rust")][0] / peak[(n, "ref")][0]
+            g = ""
+            if (n, "go") in peak:
+                g = "; Go %.0f MiB, %.3f" % (peak[(n, "go")][0], peak[(n, "go")][0] / peak[(n, "ref")][0])
+            lines.append("- peak RSS at N=%d: Rust %.0f MiB, reference %.0f MiB: %.3f (≤ 0.1%s) → %s" % (
+                n, peak[(n, "rust")][0], peak[(n, "ref")][0], rt, g, "met" if rt <= 0.1 else "NOT met"))
+    base = [p for p in paging.get((1000, "rust"), []) if p.get("first_page_ms")]
     for n in ns:
         if n <= 1000:
             continue
-        ps = paging.get((n, "ours"), [])
+        ps = paging.get((n, "rust"), [])
         if ps:
             done = all(p["completed"] for p in ps)
             m = med([p["full_page_ms_mean"] for p in ps])
             b = med([p["first_page_ms"] for p in base]) if base else None
             rt = ratio(m, b)
             ok = done and rt is not None and rt <= 1.5
-            lines.append("- N=%d paging: %s, mean full page %s ms vs %s ms at N=1000 (×%s) → %s" % (
+            lines.append("- N=%d paging (Rust): %s, mean full page %s ms vs %s ms at N=1000 (×%s) → %s" % (
                 n, "completed" if done else "INCOMPLETE", f(m), f(b), f(rt, "%.2f"),
                 "met" if ok else "NOT met"))
-        rps = paging.get((n, "ref"), [])
-        if rps:
-            p = rps[0]
-            lines.append("- reference N=%d paging: %s after %d page(s), %.1f s%s" % (
-                n, "completed" if p["completed"] else "did not complete", p["pages"], p["total_s"],
-                (": " + p["error"]) if p["error"] else ""))
-    for n in ns:
-        if (n, "ours") in peak and (n, "ref") in peak and peak[(n, "ref")][0]:
-            rt = peak[(n, "ours")][0] / peak[(n, "ref")][0]
-            lines.append("- peak RSS at N=%d: ours %.0f MiB, reference %.0f MiB (ratio %.3f) → %s" % (
-                n, peak[(n, "ours")][0], peak[(n, "ref")][0], rt, "met" if rt <= 0.2 else "NOT met"))
-    for n in ns:
-        for c in (1, 16):
-            o, r = get(n, "clusters_create_delete", c)
-            if o and r:
-                rt = ratio(o["rate"], r["rate"])
-                ok = rt is not None and rt >= 50 and (o["pairs"] or 0) > 0
-                lines.append("- cluster create+delete at N=%d, c=%d: ours %s accepted/s (%s pairs/s), "
-                             "reference %s accepted/s → ratio %s → %s" % (
-                                 n, c, f(o["rate"], "%.2f"), f(o["pairs"], "%.2f"), f(r["rate"], "%.2f"),
-                                 fr(rt), "met" if ok else "NOT met"))
     print("\n".join(lines) if lines else "(no data)")
 
 

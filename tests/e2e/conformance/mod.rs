@@ -618,13 +618,13 @@ fn exchanges_replay() {
         if diffs.is_empty() {
             passed += 1;
             m.0 += 1;
-            if uses_default_corpus() {
-                if let Some(reason) = known_reason {
-                    errors.push(format!(
-                        "{} passes but is a known failure ({reason}): remove it",
-                        rec.id
-                    ));
-                }
+            if uses_default_corpus()
+                && let Some(reason) = known_reason
+            {
+                errors.push(format!(
+                    "{} passes but is a known failure ({reason}): remove it",
+                    rec.id
+                ));
             }
             continue;
         }

@@ -121,9 +121,13 @@ fn lifecycle(ex: &Example) {
     // The compiled components are kept between the commands and between
     // runs (keyed by the component's sha256 and the engine): a Python
     // component takes minutes to compile on a loaded machine, and the
-    // server must answer within the harness's start deadline.
-    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("e2e-driver-cache");
-    std::fs::create_dir_all(&cache).expect("cache dir");
+    // server must answer within the harness's start deadline. The cache is
+    // the one every server of the suite is given (the harness passes its
+    // file after ours, so it decides), and `driver validate` fills it.
+    let cache = crate::harness::driver_cache_conf()
+        .parent()
+        .expect("the driver cache directory")
+        .to_path_buf();
     let base = format!(
         "[drivers]\ndrivers_path = {}\nprecompiled_cache_dir = {}\n[capi]\nkubeconfig = {}\n",
         drivers.display(),

@@ -39,7 +39,7 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use futures::future::BoxFuture;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
-use http_body_util::{BodyExt, Limited};
+use http_body_util::BodyExt;
 use magnum_domain::microversion::{self, Version};
 use magnum_domain::{MagnumError, RequestContext};
 
@@ -529,10 +529,18 @@ async fn serve_route(
     handler(call).await
 }
 
+/// A body over the limit but not over this is read to its end and dropped
+/// before the 413 is sent: a client still sending it then reads the answer
+/// instead of a reset connection. A larger one closes the connection.
+const DRAIN_MAX_BYTES: u64 = 16 << 20;
+
+/// How long the rest of a refused body may take to arrive.
+const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Reads the whole body within the size limit.
 async fn read_body(
     headers: &HeaderMap,
-    body: Body,
+    mut body: Body,
     limit: usize,
 ) -> Result<Option<Bytes>, ApiError> {
     let too_large = || ApiError::Magnum(MagnumError::request_too_large());
@@ -540,22 +548,48 @@ async fn read_body(
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit as u64) {
+    if let Some(n) = declared.filter(|n| *n > limit as u64) {
+        // A client waiting for `100 Continue` has sent nothing yet: reading
+        // would ask it for the body.
+        let waits = headers
+            .get(header::EXPECT)
+            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+        if n <= DRAIN_MAX_BYTES && !waits {
+            drain(body, 0).await;
+        }
         return Err(too_large());
     }
-    match Limited::new(body, limit).collect().await {
-        Ok(c) => {
-            let b = c.to_bytes();
-            Ok((!b.is_empty()).then_some(b))
+    let mut buf = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else {
+            return Err(MagnumError::request_body_unreadable().into());
+        };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        if buf.len() + data.len() > limit {
+            drain(body, (buf.len() + data.len()) as u64).await;
+            return Err(too_large());
         }
-        Err(e)
-            if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some() =>
-        {
-            Err(too_large())
-        }
-        Err(_) => Err(MagnumError::request_body_unreadable().into()),
+        buf.extend_from_slice(&data);
     }
+    Ok((!buf.is_empty()).then(|| Bytes::from(buf)))
+}
+
+/// Reads and drops what is left of a refused body, up to
+/// [`DRAIN_MAX_BYTES`] in all (`seen` already read) and [`DRAIN_TIME`].
+async fn drain(mut body: Body, mut seen: u64) {
+    let rest = async {
+        while let Some(Ok(frame)) = body.frame().await {
+            if let Some(data) = frame.data_ref() {
+                seen += data.len() as u64;
+                if seen > DRAIN_MAX_BYTES {
+                    return;
+                }
+            }
+        }
+    };
+    let _ = tokio::time::timeout(DRAIN_TIME, rest).await;
 }
 
 /// Whether WebOb parses a form body for the method.

@@ -1471,3 +1471,53 @@ mod properties {
         }
     }
 }
+
+/// A body over the limit is read to its end before the 413 (so a client
+/// still sending it reads the answer), whether its length was declared or
+/// not; one past the drain bound, or from a client waiting for
+/// `100 Continue`, is not read.
+#[tokio::test]
+async fn refused_bodies_are_drained_within_bounds() {
+    fn counted(chunks: usize, size: usize) -> (Body, Arc<AtomicUsize>) {
+        let polled = Arc::new(AtomicUsize::new(0));
+        let p = polled.clone();
+        let stream = futures::stream::iter((0..chunks).map(move |_| {
+            p.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, std::io::Error>(Bytes::from(vec![b'x'; size]))
+        }));
+        (Body::from_stream(stream), polled)
+    }
+    let refused = |r: Result<Option<Bytes>, ApiError>| match r {
+        Err(ApiError::Magnum(e)) => e.status,
+        other => panic!("not refused: {:?}", other.map(|b| b.map(|b| b.len()))),
+    };
+    // Not declared: the limit is found while reading, the rest drained.
+    let (body, polled) = counted(8, 1024);
+    assert_eq!(refused(read_body(&HeaderMap::new(), body, 1000).await), 413);
+    assert_eq!(polled.load(Ordering::SeqCst), 8);
+    // Declared too large: drained without keeping it.
+    let mut declared = HeaderMap::new();
+    declared.insert(http::header::CONTENT_LENGTH, "8192".parse().unwrap());
+    let (body, polled) = counted(8, 1024);
+    assert_eq!(refused(read_body(&declared, body, 1000).await), 413);
+    assert_eq!(polled.load(Ordering::SeqCst), 8);
+    // Waiting for 100 Continue: nothing read.
+    let mut waiting = declared.clone();
+    waiting.insert(http::header::EXPECT, "100-continue".parse().unwrap());
+    let (body, polled) = counted(8, 1024);
+    assert_eq!(refused(read_body(&waiting, body, 1000).await), 413);
+    assert_eq!(polled.load(Ordering::SeqCst), 0);
+    // Declared past the drain bound: not read.
+    let mut huge = HeaderMap::new();
+    huge.insert(
+        http::header::CONTENT_LENGTH,
+        (DRAIN_MAX_BYTES + 1).to_string().parse().unwrap(),
+    );
+    let (body, polled) = counted(8, 1024);
+    assert_eq!(refused(read_body(&huge, body, 1000).await), 413);
+    assert_eq!(polled.load(Ordering::SeqCst), 0);
+    // Within the limit: the whole body.
+    let (body, _) = counted(2, 100);
+    let got = read_body(&HeaderMap::new(), body, 1000).await;
+    assert_eq!(got.ok().flatten().map(|b| b.len()), Some(200));
+}

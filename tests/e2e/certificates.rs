@@ -8,46 +8,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::harness::{Server, run, service_env};
-
-/// `openstack --os-auth-type none --os-endpoint <url>/v1 coe <args…>`.
-struct Coe<'a> {
-    cli: &'a str,
-    endpoint: String,
-}
-
-impl Coe<'_> {
-    fn ok(&self, args: &[&str]) -> String {
-        let mut full = vec![
-            "--os-auth-type",
-            "none",
-            "--os-endpoint",
-            &self.endpoint,
-            "coe",
-        ];
-        full.extend_from_slice(args);
-        // python-magnumclient's `cluster config` reads $SHELL to choose the
-        // export syntax (and fails when it is unset, as under CI).
-        let o = run_with_shell(Path::new(self.cli), &full);
-        assert_eq!(o.code, 0, "openstack coe {}: {o:?}", args.join(" "));
-        o.stdout
-    }
-
-    fn status(&self, cluster: &str) -> String {
-        let out = self.ok(&["cluster", "show", cluster, "-f", "json"]);
-        let v: serde_json::Value =
-            serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"));
-        v["status"].as_str().unwrap_or_default().to_owned()
-    }
-}
-
-/// Runs `program` with `SHELL=/bin/bash` through env(1).
-fn run_with_shell(program: &Path, args: &[&str]) -> crate::harness::Output {
-    let program = program.display().to_string();
-    let mut full = vec!["SHELL=/bin/bash", program.as_str()];
-    full.extend_from_slice(args);
-    run(Path::new("env"), &full, Duration::from_secs(120))
-}
+use crate::harness::{Coe, Server, run, service_env};
 
 #[test]
 fn cluster_config_writes_a_kubeconfig_that_verifies_against_the_ca() {
@@ -56,7 +17,7 @@ fn cluster_config_writes_a_kubeconfig_that_verifies_against_the_ca() {
     };
     let s = Server::start("", &["all-in-one"]);
     let c = Coe {
-        cli: &cli,
+        cli,
         endpoint: format!("{}/v1", s.url),
     };
     c.ok(&[

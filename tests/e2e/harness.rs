@@ -280,3 +280,57 @@ pub fn request(
         body,
     })
 }
+
+/// `openstack --os-auth-type none --os-endpoint <url>/v1 coe <args…>`, the
+/// real client against a server of the suite.
+pub struct Coe {
+    pub cli: String,
+    pub endpoint: String,
+}
+
+impl Coe {
+    /// Runs the command with `SHELL=/bin/bash` (python-magnumclient's
+    /// `cluster config` reads `$SHELL` to choose the export syntax, and
+    /// fails when it is unset, as under CI).
+    pub fn run(&self, args: &[&str]) -> Output {
+        let mut full = vec![
+            "SHELL=/bin/bash",
+            self.cli.as_str(),
+            "--os-auth-type",
+            "none",
+            "--os-endpoint",
+            &self.endpoint,
+            "coe",
+        ];
+        full.extend_from_slice(args);
+        run(Path::new("env"), &full, Duration::from_secs(120))
+    }
+
+    /// [`Coe::run`], which must succeed; its standard output.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let o = self.run(args);
+        assert_eq!(o.code, 0, "openstack coe {}: {o:?}", args.join(" "));
+        o.stdout
+    }
+
+    /// The cluster as `cluster show` prints it, or `None` once it is gone.
+    pub fn cluster(&self, name: &str) -> Option<serde_json::Value> {
+        let o = self.run(&["cluster", "show", name, "-f", "json"]);
+        if o.code != 0 {
+            assert!(
+                o.stderr.contains("could not be found"),
+                "cluster show {name}: {o:?}"
+            );
+            return None;
+        }
+        Some(serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {o:?}")))
+    }
+
+    /// The cluster's status; the cluster must exist.
+    pub fn status(&self, name: &str) -> String {
+        let c = self
+            .cluster(name)
+            .unwrap_or_else(|| panic!("cluster {name} not found"));
+        c["status"].as_str().unwrap_or_default().to_owned()
+    }
+}

@@ -11,47 +11,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::harness::{Output, Server, binary, run, service_env};
+use crate::harness::{Coe, Output, Server, binary, run, service_env};
 use crate::kube::api_server;
-
-/// `openstack --os-auth-type none --os-endpoint <url>/v1 coe <args…>`.
-struct Coe {
-    cli: String,
-    endpoint: String,
-}
-
-impl Coe {
-    fn run(&self, args: &[&str]) -> Output {
-        let mut full = vec![
-            "--os-auth-type",
-            "none",
-            "--os-endpoint",
-            &self.endpoint,
-            "coe",
-        ];
-        full.extend_from_slice(args);
-        run(Path::new(&self.cli), &full, Duration::from_secs(120))
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let o = self.run(args);
-        assert_eq!(o.code, 0, "openstack coe {}: {o:?}", args.join(" "));
-        o.stdout
-    }
-
-    /// The cluster as `cluster show` prints it, or `None` once it is gone.
-    fn cluster(&self, name: &str) -> Option<serde_json::Value> {
-        let o = self.run(&["cluster", "show", name, "-f", "json"]);
-        if o.code != 0 {
-            assert!(
-                o.stderr.contains("could not be found"),
-                "cluster show {name}: {o:?}"
-            );
-            return None;
-        }
-        Some(serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {o:?}")))
-    }
-}
 
 /// One of the example drivers.
 struct Example {

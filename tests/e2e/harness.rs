@@ -127,6 +127,17 @@ pub fn okm(args: &[&str]) -> Output {
     run(&binary(), args, Duration::from_secs(120))
 }
 
+/// `db upgrade --config-file <conf>`, which must succeed.
+pub fn db_upgrade(conf: &Path) {
+    let o = okm(&[
+        "db",
+        "upgrade",
+        "--config-file",
+        conf.to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(o.code, 0, "db upgrade:\n{}{}", o.stdout, o.stderr);
+}
+
 /// One running server process, stopped (SIGTERM, then kill) on drop.
 pub struct Server {
     pub url: String,

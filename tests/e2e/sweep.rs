@@ -10,12 +10,11 @@
 //! table must read the same before and after (row snapshot).
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use sqlx::{Connection, Row, SqliteConnection};
 
-use crate::harness::{Server, binary, request, run};
+use crate::harness::{Server, request};
 
 const TEMPLATE: &str = "a1e2803b-402e-4adf-9b62-b47e974375f0";
 const CLUSTER: &str = "b2d12f6f-a196-4bf0-ae4c-1f639a523a52";
@@ -403,17 +402,7 @@ fn malformed_input_gets_magnum_4xx_and_changes_nothing() {
     );
     let conf_file = dir.path().join("db.conf");
     std::fs::write(&conf_file, &conf).expect("conf");
-    let o = run(
-        &binary(),
-        &[
-            "db",
-            "upgrade",
-            "--config-file",
-            conf_file.to_str().expect("utf-8 path"),
-        ],
-        Duration::from_secs(120),
-    );
-    assert_eq!(o.code, 0, "db upgrade:\n{}{}", o.stdout, o.stderr);
+    crate::harness::db_upgrade(&conf_file);
     let rt = crate::sql::runtime();
     let url = format!("sqlite://{}", db.display());
     rt.block_on(crate::conformance::seed::seed_db(&url, &rows()))

@@ -57,12 +57,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use openkeel_magnum_osfake::{Flavor, Image, Keypair, Network, OsFake, Seed, Subnet, UserToken};
 use serde_json::Value;
 
-use crate::harness::{Server, binary, in_ci, run, spec_dir};
+use crate::harness::{Server, in_ci, spec_dir};
 use exchanges::{Record, Response, compare};
 
 /// The corpus: `$OKM_EXCHANGES`, else the shared spec's.
@@ -467,17 +466,7 @@ impl Run {
             ),
         )
         .expect("conf");
-        let o = run(
-            &binary(),
-            &[
-                "db",
-                "upgrade",
-                "--config-file",
-                conf.to_str().expect("utf-8 path"),
-            ],
-            Duration::from_secs(120),
-        );
-        assert_eq!(o.code, 0, "db upgrade:\n{}{}", o.stdout, o.stderr);
+        crate::harness::db_upgrade(&conf);
         Run {
             rt,
             osfakes,
@@ -723,17 +712,7 @@ fn default_policy_guards_mservices() {
     );
     let conf_file = dir.path().join("db.conf");
     std::fs::write(&conf_file, &conf).expect("conf");
-    let o = run(
-        &binary(),
-        &[
-            "db",
-            "upgrade",
-            "--config-file",
-            conf_file.to_str().expect("utf-8 path"),
-        ],
-        Duration::from_secs(120),
-    );
-    assert_eq!(o.code, 0, "db upgrade:\n{}{}", o.stdout, o.stderr);
+    crate::harness::db_upgrade(&conf_file);
     let s = Server::start(&conf, &["api"]);
     for (roles, want) in [("admin", 200), ("reader,member", 403), ("", 403)] {
         let a = crate::harness::get(&format!("{}/v1/mservices", s.url), &[("X-Roles", roles)])

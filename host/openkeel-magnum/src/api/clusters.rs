@@ -23,7 +23,7 @@ use super::errors::json_response;
 use super::paging::{Collection, Page};
 use super::patch;
 use super::versions::Link;
-use super::views::{Form, isoformat};
+use super::views::{Form, isoformat, labels_diff};
 use super::{ApiError, Call, Handlers, Services};
 use crate::conductor::{ClusterCreate, ClusterResize, ClusterUpdate, ClusterUpgrade};
 use crate::db::ClusterView;
@@ -360,7 +360,8 @@ const PATCH_FIELDS: &[&str] = &[
 /// The cluster's `as_dict()` plus the fields the API derives from its
 /// nodegroups (counts and addresses), which a PATCH applies to.
 fn patch_doc(cl: &Cluster, ngs: &[NodeGroup]) -> Dict {
-    let (nodes, masters, node_addrs, master_addrs) = counts(ngs);
+    let (nodes, masters) = counts(ngs);
+    let (node_addrs, master_addrs) = addresses(ngs);
     let text = |s: &Option<String>| PyValue::from(s.clone());
     let int = |n: Option<i32>| PyValue::from(n.map(i64::from));
     let map = |m: &Option<StringMap>| {
@@ -371,7 +372,7 @@ fn patch_doc(cl: &Cluster, ngs: &[NodeGroup]) -> Dict {
                 .collect(),
         )
     };
-    let list = |l: &[String]| PyValue::List(l.iter().map(|s| PyValue::from(s.as_str())).collect());
+    let list = |l: &[&str]| PyValue::List(l.iter().map(|s| PyValue::from(*s)).collect());
     [
         ("id", PyValue::from(cl.id)),
         ("uuid", PyValue::from(cl.uuid.as_str())),
@@ -598,7 +599,7 @@ async fn list(
             .unwrap_or_default()
     });
     let empty = Vec::new();
-    let items: Vec<Value> = p
+    let items: Vec<ClusterDoc> = p
         .clusters
         .iter()
         .map(|cl| {
@@ -662,45 +663,31 @@ async fn delete(s: &Services, call: Call) -> Result<http::Response<axum::body::B
 
 /// The node counts and addresses of a cluster, from its nodegroups:
 /// (workers, masters, worker addresses, master addresses).
-fn counts(ngs: &[NodeGroup]) -> (i64, i64, Vec<String>, Vec<String>) {
+fn counts(ngs: &[NodeGroup]) -> (i64, i64) {
     let (mut nodes, mut masters) = (0, 0);
-    let (mut node_addrs, mut master_addrs) = (Vec::new(), Vec::new());
     for ng in ngs {
         let n = i64::from(ng.node_count.unwrap_or(0));
-        let addrs = ng.node_addresses.clone().unwrap_or_default();
         if ng.role.as_deref() == Some(ROLE_MASTER) {
             masters += n;
-            master_addrs.extend(addrs);
         } else {
             nodes += n;
-            node_addrs.extend(addrs);
         }
     }
-    (nodes, masters, node_addrs, master_addrs)
+    (nodes, masters)
 }
 
-/// `api_utils.get_labels_diff`: overridden (the template's value), added
-/// (the cluster's), skipped (the template's).
-fn labels_diff(parent: &StringMap, labels: &StringMap) -> (StringMap, StringMap, StringMap) {
-    let (mut overridden, mut added, mut skipped) =
-        (StringMap::new(), StringMap::new(), StringMap::new());
-    for (k, v) in parent {
-        if !labels.contains_key(k) {
-            skipped.insert(k.clone(), v.clone());
+/// The node addresses of the workers' and the masters' groups.
+fn addresses(ngs: &[NodeGroup]) -> (Vec<&str>, Vec<&str>) {
+    let (mut nodes, mut masters) = (Vec::new(), Vec::new());
+    for ng in ngs {
+        let addrs = ng.node_addresses.iter().flatten().map(String::as_str);
+        if ng.role.as_deref() == Some(ROLE_MASTER) {
+            masters.extend(addrs);
+        } else {
+            nodes.extend(addrs);
         }
     }
-    for (k, v) in labels {
-        match parent.get(k) {
-            None => {
-                added.insert(k.clone(), v.clone());
-            }
-            Some(pv) if pv != v => {
-                overridden.insert(k.clone(), pv.clone());
-            }
-            Some(_) => {}
-        }
-    }
-    (overridden, added, skipped)
+    (nodes, masters)
 }
 
 /// The `faults` of `GET /v1/clusters/{ident}` for a cluster in a failed
@@ -724,78 +711,108 @@ fn faults(cl: &Cluster, ngs: &[NodeGroup]) -> Option<Map<String, Value>> {
     )
 }
 
-/// A cluster in the summary or detail form of microversion `v`, keys in
-/// Magnum's order (spec types.md §3).
-pub(crate) fn cluster_view(
-    base: &str,
+/// A cluster as the API shows it (`Cluster.convert_with_links`), in
+/// Magnum's field order: the summary of lists, or the detail of lists and
+/// `GET /v1/clusters/{ident}` (with `faults` there). It borrows the rows and
+/// serialises straight into the response body.
+pub(crate) fn cluster_view<'a>(
+    base: &'a str,
     v: Version,
-    cl: &Cluster,
-    ngs: &[NodeGroup],
-    template: Option<&ClusterTemplate>,
+    cl: &'a Cluster,
+    ngs: &'a [NodeGroup],
+    template: Option<&'a ClusterTemplate>,
     form: Form,
     faults: Option<Map<String, Value>>,
-) -> Value {
-    let (nodes, masters, node_addrs, master_addrs) = counts(ngs);
-    let labels = cl.labels.clone().unwrap_or_default();
-    let stack_key = if v.minor() >= 13 {
-        "cluster_id"
-    } else {
-        "stack_id"
-    };
-    let status = cl.status.map(Status::as_str);
-    let mut o = Map::new();
-    o.insert("uuid".into(), json!(cl.uuid));
-    o.insert("name".into(), json!(cl.name));
-    o.insert("cluster_template_id".into(), json!(cl.cluster_template_id));
-    o.insert("keypair".into(), json!(cl.keypair));
-    o.insert("node_count".into(), json!(nodes));
-    o.insert("master_count".into(), json!(masters));
-    o.insert("docker_volume_size".into(), json!(cl.docker_volume_size));
-    o.insert("labels".into(), json!(labels));
-    o.insert("master_flavor_id".into(), json!(cl.master_flavor_id));
-    o.insert("flavor_id".into(), json!(cl.flavor_id));
-    o.insert("create_timeout".into(), json!(cl.create_timeout));
-    o.insert(
-        "links".into(),
-        json!(Link::pair(base, "clusters", &cl.uuid)),
-    );
-    o.insert(stack_key.into(), json!(cl.stack_id));
-    o.insert("status".into(), json!(status));
-    if form == Form::Summary {
-        o.insert("health_status".into(), json!(cl.health_status));
-        o.insert("merge_labels".into(), json!(false));
-        return Value::Object(o);
+) -> ClusterDoc<'a> {
+    ClusterDoc {
+        base,
+        v,
+        cl,
+        ngs,
+        template,
+        form,
+        faults,
     }
-    let parent = template.and_then(|t| t.labels.clone()).unwrap_or_default();
-    let (overridden, added, skipped) = labels_diff(&parent, &labels);
-    o.insert("status_reason".into(), json!(cl.status_reason));
-    o.insert("health_status".into(), json!(cl.health_status));
-    o.insert(
-        "health_status_reason".into(),
-        json!(cl.health_status_reason.clone().unwrap_or_default()),
-    );
-    o.insert("discovery_url".into(), json!(cl.discovery_url));
-    o.insert("api_address".into(), json!(cl.api_address));
-    o.insert("coe_version".into(), json!(cl.coe_version));
-    o.insert("container_version".into(), json!(cl.container_version));
-    o.insert("project_id".into(), json!(cl.project_id));
-    o.insert("user_id".into(), json!(cl.user_id));
-    o.insert("node_addresses".into(), json!(node_addrs));
-    o.insert("master_addresses".into(), json!(master_addrs));
-    if let Some(f) = faults {
-        o.insert("faults".into(), Value::Object(f));
+}
+
+/// See [`cluster_view`].
+pub(crate) struct ClusterDoc<'a> {
+    base: &'a str,
+    v: Version,
+    cl: &'a Cluster,
+    ngs: &'a [NodeGroup],
+    template: Option<&'a ClusterTemplate>,
+    form: Form,
+    faults: Option<Map<String, Value>>,
+}
+
+impl serde::Serialize for ClusterDoc<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let cl = self.cl;
+        let (nodes, masters) = counts(self.ngs);
+        let empty = StringMap::new();
+        let labels = cl.labels.as_ref().unwrap_or(&empty);
+        let stack_key = if self.v.minor() >= 13 {
+            "cluster_id"
+        } else {
+            "stack_id"
+        };
+        let mut o = s.serialize_map(None)?;
+        o.serialize_entry("uuid", &cl.uuid)?;
+        o.serialize_entry("name", &cl.name)?;
+        o.serialize_entry("cluster_template_id", &cl.cluster_template_id)?;
+        o.serialize_entry("keypair", &cl.keypair)?;
+        o.serialize_entry("node_count", &nodes)?;
+        o.serialize_entry("master_count", &masters)?;
+        o.serialize_entry("docker_volume_size", &cl.docker_volume_size)?;
+        o.serialize_entry("labels", labels)?;
+        o.serialize_entry("master_flavor_id", &cl.master_flavor_id)?;
+        o.serialize_entry("flavor_id", &cl.flavor_id)?;
+        o.serialize_entry("create_timeout", &cl.create_timeout)?;
+        o.serialize_entry("links", &Link::pair(self.base, "clusters", &cl.uuid))?;
+        o.serialize_entry(stack_key, &cl.stack_id)?;
+        o.serialize_entry("status", &cl.status.map(Status::as_str))?;
+        if self.form == Form::Summary {
+            o.serialize_entry("health_status", &cl.health_status)?;
+            o.serialize_entry("merge_labels", &false)?;
+            return o.end();
+        }
+        let parent = self
+            .template
+            .and_then(|t| t.labels.as_ref())
+            .unwrap_or(&empty);
+        let (overridden, added, skipped) = labels_diff(parent, labels);
+        let (node_addrs, master_addrs) = addresses(self.ngs);
+        o.serialize_entry("status_reason", &cl.status_reason)?;
+        o.serialize_entry("health_status", &cl.health_status)?;
+        o.serialize_entry(
+            "health_status_reason",
+            cl.health_status_reason.as_ref().unwrap_or(&empty),
+        )?;
+        o.serialize_entry("discovery_url", &cl.discovery_url)?;
+        o.serialize_entry("api_address", &cl.api_address)?;
+        o.serialize_entry("coe_version", &cl.coe_version)?;
+        o.serialize_entry("container_version", &cl.container_version)?;
+        o.serialize_entry("project_id", &cl.project_id)?;
+        o.serialize_entry("user_id", &cl.user_id)?;
+        o.serialize_entry("node_addresses", &node_addrs)?;
+        o.serialize_entry("master_addresses", &master_addrs)?;
+        if let Some(f) = &self.faults {
+            o.serialize_entry("faults", f)?;
+        }
+        o.serialize_entry("fixed_network", &cl.fixed_network)?;
+        o.serialize_entry("fixed_subnet", &cl.fixed_subnet)?;
+        o.serialize_entry("floating_ip_enabled", &cl.floating_ip_enabled)?;
+        o.serialize_entry("merge_labels", &false)?;
+        o.serialize_entry("labels_overridden", &overridden)?;
+        o.serialize_entry("labels_added", &added)?;
+        o.serialize_entry("labels_skipped", &skipped)?;
+        o.serialize_entry("master_lb_enabled", &cl.master_lb_enabled)?;
+        o.serialize_entry("created_at", &isoformat(cl.created_at))?;
+        o.serialize_entry("updated_at", &cl.updated_at.map(isoformat))?;
+        o.end()
     }
-    o.insert("fixed_network".into(), json!(cl.fixed_network));
-    o.insert("fixed_subnet".into(), json!(cl.fixed_subnet));
-    o.insert("floating_ip_enabled".into(), json!(cl.floating_ip_enabled));
-    o.insert("merge_labels".into(), json!(false));
-    o.insert("labels_overridden".into(), json!(overridden));
-    o.insert("labels_added".into(), json!(added));
-    o.insert("labels_skipped".into(), json!(skipped));
-    o.insert("master_lb_enabled".into(), json!(cl.master_lb_enabled));
-    o.insert("created_at".into(), json!(isoformat(cl.created_at)));
-    o.insert("updated_at".into(), json!(cl.updated_at.map(isoformat)));
-    Value::Object(o)
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ use super::paging::{Collection, Page};
 use super::patch;
 use super::quotas::no_content;
 use super::versions::Link;
-use super::views::isoformat;
+use super::views::{isoformat, labels_diff};
 use super::{ApiError, Call, Handlers, Services};
 
 /// Registers the handlers.
@@ -98,31 +98,6 @@ fn opt<T: serde::Serialize>(v: &Option<T>) -> Json {
     serde_json::to_value(v).unwrap_or(Json::Null)
 }
 
-/// Magnum's labels diff of a nodegroup against its cluster: labels whose
-/// value differs (with the cluster's value), labels the cluster lacks, and
-/// cluster labels the nodegroup lacks.
-fn labels_diff(parent: &StringMap, labels: &StringMap) -> (StringMap, StringMap, StringMap) {
-    let skipped = parent
-        .iter()
-        .filter(|(k, _)| !labels.contains_key(*k))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let mut overridden = StringMap::new();
-    let mut added = StringMap::new();
-    for (k, v) in labels {
-        match parent.get(k) {
-            None => {
-                added.insert(k.clone(), v.clone());
-            }
-            Some(pv) if pv != v => {
-                overridden.insert(k.clone(), pv.clone());
-            }
-            Some(_) => {}
-        }
-    }
-    (overridden, added, skipped)
-}
-
 /// `NodeGroup.convert(expand=True)`: every field, the links and the
 /// labels diff against the cluster's labels (keys in Magnum's order).
 fn detail(base: &str, ng: &NodeGroup, cluster_labels: &StringMap, fields: Fields) -> Json {
@@ -131,8 +106,8 @@ fn detail(base: &str, ng: &NodeGroup, cluster_labels: &StringMap, fields: Fields
         (None, true) => Some(StringMap::new()),
         (l, _) => l.clone(),
     };
-    let (over, added, skipped) =
-        labels_diff(cluster_labels, labels.as_ref().unwrap_or(&StringMap::new()));
+    let none = StringMap::new();
+    let (over, added, skipped) = labels_diff(cluster_labels, labels.as_ref().unwrap_or(&none));
     let or_empty = |v: Json, empty: Json| if v.is_null() && stored { empty } else { v };
     let args = format!("nodegroups/{}", ng.uuid);
     let resource = format!("clusters/{}", ng.cluster_id);

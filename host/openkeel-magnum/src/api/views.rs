@@ -1,6 +1,9 @@
 //! What every resource view shares.
 
+use std::collections::BTreeMap;
+
 use chrono::NaiveDateTime;
+use magnum_domain::models::StringMap;
 
 /// Which representation of a resource a route answers with: the summary
 /// of a plain list (`GET /v1/clusters`, `GET …/nodegroups`) or the detail
@@ -40,4 +43,37 @@ mod tests {
             .unwrap();
         assert_eq!(super::isoformat(t), "2026-11-30T11:00:00.000042+00:00");
     }
+}
+
+/// Labels as `api_utils.get_labels_diff` compares them with the labels
+/// they were derived from (a cluster's against its template's, a
+/// nodegroup's against its cluster's): overridden (with the parent's
+/// value), added (with the child's), skipped (the parent's labels the child
+/// lacks).
+pub type LabelsDiff<'a> = (
+    BTreeMap<&'a str, &'a str>,
+    BTreeMap<&'a str, &'a str>,
+    BTreeMap<&'a str, &'a str>,
+);
+
+/// See [`LabelsDiff`].
+pub fn labels_diff<'a>(parent: &'a StringMap, labels: &'a StringMap) -> LabelsDiff<'a> {
+    let skipped = parent
+        .iter()
+        .filter(|(k, _)| !labels.contains_key(*k))
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let (mut overridden, mut added) = (BTreeMap::new(), BTreeMap::new());
+    for (k, v) in labels {
+        match parent.get(k) {
+            None => {
+                added.insert(k.as_str(), v.as_str());
+            }
+            Some(pv) if pv != v => {
+                overridden.insert(k.as_str(), pv.as_str());
+            }
+            Some(_) => {}
+        }
+    }
+    (overridden, added, skipped)
 }

@@ -296,3 +296,58 @@ async fn a_failed_certificate_removal_is_retried() {
     r.tick().await.expect("tick");
     assert_eq!(status(&env, &cl.uuid).await, None, "cluster not removed");
 }
+
+// Idle clusters cost nothing: once every cluster is complete, a pass holds
+// no cluster, so no driver is asked anything and no row is written.
+#[tokio::test]
+async fn idle_clusters_are_not_polled() {
+    let env = Env::new(Dialect::Sqlite).await;
+    let r = reconciler(&env, "a");
+    let mut uuids = Vec::new();
+    for _ in 0..20 {
+        uuids.push(create(&env, &[]).await.uuid);
+    }
+    assert_eq!(
+        env.c()
+            .start_poll_pass()
+            .await
+            .expect("pass")
+            .clusters
+            .len(),
+        20
+    );
+    r.tick().await.expect("tick");
+    let before: Vec<Cluster> = {
+        let mut rows = Vec::new();
+        for u in &uuids {
+            let row = env.row(u).await.expect("row");
+            assert_eq!(row.status, Some(Status::CreateComplete), "{u}");
+            rows.push(row);
+        }
+        rows
+    };
+    let pass = env.c().start_poll_pass().await.expect("pass");
+    assert!(
+        pass.clusters.is_empty(),
+        "{} idle clusters polled",
+        pass.clusters.len()
+    );
+    env.t.notifications.take();
+    env.t.advance(3600);
+    r.tick().await.expect("tick");
+    for row in &before {
+        let now = env.row(&row.uuid).await.expect("row");
+        assert_eq!(
+            now.updated_at, row.updated_at,
+            "{} written by an idle pass",
+            row.uuid
+        );
+        assert_eq!(now.status, row.status);
+    }
+    let sent = env.t.notifications.take();
+    assert!(
+        sent.is_empty(),
+        "an idle pass sent {} notifications",
+        sent.len()
+    );
+}

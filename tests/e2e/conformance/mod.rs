@@ -44,7 +44,11 @@
 //! in the quoted order, the order the test sent.
 //!
 //! The record model (corpus reader, comparison, recorded rows, the known
-//! failures) is the `openkeel-magnum-exchanges` crate.
+//! failures) is the `openkeel-magnum-exchanges` crate, shared with the
+//! in-process replay of the library (`api::conformance`, run by `cargo test
+//! -p openkeel-magnum --lib api::conformance`), which builds the API in the
+//! test with stand-ins for what each test mocked and passes the records of
+//! [`known_failures::BLACK_BOX`] too.
 //!
 //! Every record must pass except those of [`known::KNOWN`] and
 //! [`known_failures::BLACK_BOX`] (each with a one-line reason; FINDINGS.md

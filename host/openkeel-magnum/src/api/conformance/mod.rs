@@ -686,6 +686,47 @@ mod tests {
         assert!(fakes::mock_error(&m("call something")).is_none());
     }
 
+    #[test]
+    fn the_template_driver_selection_is_the_mocked_one() {
+        let input = |request: &str, image: &str| driver_host::TemplateDriverInput {
+            server_type: "vm".into(),
+            cluster_distro: "storm-os".into(),
+            coe: "kubernetes".into(),
+            request_driver: request.into(),
+            image_driver: image.into(),
+        };
+        // get_driver mocked (or no driver installed): any cluster type, the
+        // template keeps the driver it names, else none.
+        let d = template_drivers(&Record::default());
+        assert_eq!(d.resolve_template_driver(&input("", "")).unwrap(), "");
+        assert_eq!(d.resolve_template_driver(&input("u", "i")).unwrap(), "u");
+        assert_eq!(d.resolve_template_driver(&input("", "i")).unwrap(), "i");
+        assert_eq!(d.default_name().unwrap(), None);
+        // get_default_driver mocked: that driver is the default, and the
+        // only one.
+        let rec = Record {
+            mocks: Some(vec![Mock {
+                target: GET_DEFAULT_DRIVER.into(),
+                return_value: Value::String("conf_driver".into()),
+                side_effect: None,
+            }]),
+            ..Record::default()
+        };
+        let d = template_drivers(&rec);
+        assert_eq!(d.default_name().unwrap().as_deref(), Some("conf_driver"));
+        let plain = driver_host::TemplateDriverInput {
+            cluster_distro: "ubuntu".into(),
+            ..input("", "")
+        };
+        assert_eq!(d.resolve_template_driver(&plain).unwrap(), "conf_driver");
+        assert_eq!(
+            d.resolve_template_driver(&input("other", ""))
+                .unwrap_err()
+                .status,
+            400
+        );
+    }
+
     /// Go: TestDefaultPolicy. GET /v1/mservices (admin-only by default)
     /// through the real policy engine with Magnum's default rules.
     #[tokio::test]

@@ -405,7 +405,7 @@ fn malformed_input_gets_magnum_4xx_and_changes_nothing() {
     crate::harness::db_upgrade(&conf_file);
     let rt = crate::sql::runtime();
     let url = format!("sqlite://{}", db.display());
-    rt.block_on(crate::conformance::seed::seed_db(&url, &rows()))
+    rt.block_on(openkeel_magnum_exchanges::seed::seed_db(&url, &rows()))
         .expect("seed");
     let before = rt.block_on(snapshot(&url));
     let server = Server::start(&conf, &["api"]);

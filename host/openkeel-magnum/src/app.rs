@@ -576,6 +576,7 @@ pub async fn conductor(options: &Options, mode: Mode, db: Db) -> Result<Conducto
             x509: x509_options(options),
         },
         db,
+        template_drivers: drivers.clone(),
         drivers,
         lookup: lookup(options, mode)?,
         notifier,

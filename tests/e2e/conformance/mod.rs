@@ -43,15 +43,20 @@
 //! quotes the whole body (a WSME "Value: '{...}'" error), its keys are sent
 //! in the quoted order, the order the test sent.
 //!
-//! Every record must pass except those of [`known_failures::KNOWN`] and
+//! The record model (corpus reader, comparison, recorded rows, the known
+//! failures) is the `openkeel-magnum-exchanges` crate, shared with the
+//! in-process replay of the library (`api::conformance`, run by `cargo test
+//! -p openkeel-magnum --lib api::conformance`), which builds the API in the
+//! test with stand-ins for what each test mocked and passes the records of
+//! [`known_failures::BLACK_BOX`] too.
+//!
+//! Every record must pass except those of [`known::KNOWN`] and
 //! [`known_failures::BLACK_BOX`] (each with a one-line reason; FINDINGS.md
 //! has the diagnosis). A listed record that
 //! passes, or a listed id missing from the corpus, fails the test (for the
 //! published corpus only).
 
-mod exchanges;
 mod known_failures;
-pub(crate) mod seed;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -61,20 +66,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use openkeel_magnum_osfake::{Flavor, Image, Keypair, Network, OsFake, Seed, Subnet, UserToken};
 use serde_json::Value;
 
-use crate::harness::{Server, in_ci, spec_dir};
-use exchanges::{Record, Response, compare};
+use crate::harness::{Server, in_ci};
+use openkeel_magnum_exchanges::seed;
+use openkeel_magnum_exchanges::{Record, Response, compare, known, uses_default_corpus};
 
 /// The corpus: `$OKM_EXCHANGES`, else the shared spec's.
 fn exchanges_path() -> PathBuf {
-    match std::env::var("OKM_EXCHANGES") {
-        Ok(p) if !p.is_empty() => PathBuf::from(p),
-        _ => spec_dir().join("exchanges").join("exchanges.json"),
-    }
-}
-
-/// Whether the corpus is the published one, for which the lists are kept.
-fn uses_default_corpus() -> bool {
-    std::env::var("OKM_EXCHANGES").map_or(true, |p| p.is_empty())
+    openkeel_magnum_exchanges::corpus_path(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
 }
 
 /// The rule names of Magnum's policy (config/policy.yaml.sample).
@@ -547,7 +545,7 @@ fn exchanges_replay() {
         );
         return;
     }
-    let records = exchanges::load(&path).expect("corpus");
+    let records = openkeel_magnum_exchanges::load(&path).expect("corpus");
     let only = std::env::var("OKM_CONFORMANCE_ONLY").unwrap_or_default();
     let selected: Vec<&Record> = records
         .iter()
@@ -602,8 +600,7 @@ fn exchanges_replay() {
             Err(e) => vec![e],
         };
         let m = per_module.entry(rec.module().to_string()).or_default();
-        let known_reason =
-            known_failures::known(&rec.id).or_else(|| known_failures::black_box(&rec.id));
+        let known_reason = known::known(&rec.id).or_else(|| known_failures::black_box(&rec.id));
         if diffs.is_empty() {
             passed += 1;
             m.0 += 1;
@@ -663,7 +660,7 @@ fn exchanges_replay() {
     if only.is_empty() {
         assert!(passed > 0, "no record passed: wrong exchanges file?");
         if uses_default_corpus() {
-            for id in known_failures::KNOWN
+            for id in known::KNOWN
                 .iter()
                 .chain(known_failures::BLACK_BOX)
                 .map(|(id, _)| *id)
@@ -681,22 +678,19 @@ fn exchanges_replay() {
 #[test]
 fn the_lists_are_consistent() {
     let path = exchanges_path();
-    let Ok(records) = exchanges::load(&path) else {
+    let Ok(records) = openkeel_magnum_exchanges::load(&path) else {
         assert!(!in_ci(), "exchanges not found at {}", path.display());
         eprintln!("skipped: exchanges not found at {}", path.display());
         return;
     };
-    for (id, _) in known_failures::KNOWN
-        .iter()
-        .chain(known_failures::BLACK_BOX)
-    {
+    for (id, _) in known::KNOWN.iter().chain(known_failures::BLACK_BOX) {
         assert!(
             records.iter().any(|r| r.id == *id),
             "{id} is listed but not in the corpus"
         );
     }
     for (id, _) in known_failures::BLACK_BOX {
-        assert!(known_failures::known(id).is_none(), "{id} is on two lists");
+        assert!(known::known(id).is_none(), "{id} is on two lists");
     }
 }
 

@@ -727,6 +727,8 @@ pub fn builtin_handlers() -> Handlers {
 }
 
 #[cfg(test)]
+mod conformance;
+#[cfg(test)]
 pub(crate) mod fixture;
 #[cfg(test)]
 pub(crate) mod testing;

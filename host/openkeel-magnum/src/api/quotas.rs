@@ -161,11 +161,17 @@ async fn get_one(s: &Services, call: Call) -> Result<Response, ApiError> {
 /// routes.md #24: the body first, then `quota:create`, then a project is
 /// required; 201 with the row.
 ///
-/// Deviation: Magnum checks that `project_id` names a Keystone project (404
-/// `The project_id <id> could not be found.`) before the policy; we do not
-/// look projects up.
+/// Magnum checks that `project_id` names a Keystone project (404 `The
+/// project_id <id> could not be found.`) before the policy
+/// ([`crate::openstack::Lookup::project_exists`]).
+///
+/// Deviation: no lookup back end of this build asks Keystone, so every
+/// project is found.
 async fn post(s: &Services, call: Call) -> Result<Response, ApiError> {
     let b = CREATE.decode(call.require_body()?)?;
+    if let Some(project) = b.text("project_id") {
+        s.conductor.check_project(&call.ctx, project).await?;
+    }
     super::policy::enforce(&s.enforcer, &call.ctx, "quota:create", None)?;
     let project = b.text("project_id").unwrap_or("");
     if project.is_empty() {

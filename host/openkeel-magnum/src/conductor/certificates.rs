@@ -486,20 +486,23 @@ pub(crate) mod test_support {
     /// A conductor over `db` with the fake driver, certificates in `db`'s
     /// x509keypair table and numbered UUIDs.
     pub async fn conductor_over(db: Db) -> Conductor {
-        let drivers = DriverHost::start(
-            DriverSettings {
-                enabled_beta_drivers: vec!["fake".into()],
-                ..DriverSettings::default()
-            },
-            HostServices::default(),
-        )
-        .await
-        .expect("the built-in drivers load");
+        let drivers = Arc::new(
+            DriverHost::start(
+                DriverSettings {
+                    enabled_beta_drivers: vec!["fake".into()],
+                    ..DriverSettings::default()
+                },
+                HostServices::default(),
+            )
+            .await
+            .expect("the built-in drivers load"),
+        );
         let counter = Arc::new(AtomicU64::new(0));
         let (notifier, _) = Notifier::recording("container-infra.test", Sources::default());
         Conductor::new(Parts {
             db: db.clone(),
-            drivers: Arc::new(drivers),
+            template_drivers: drivers.clone(),
+            drivers,
             lookup: Arc::new(Static::new(true)),
             certificates: Certificates {
                 store: Arc::new(X509KeyPairStore::new(Arc::new(db))),

@@ -237,8 +237,7 @@ impl Conductor {
             }
         }
         let name = self
-            .drivers()
-            .registry()
+            .template_drivers()
             .resolve_template_driver(&TemplateDriverInput {
                 server_type: t.server_type.clone().unwrap_or_default(),
                 cluster_distro: distro,
@@ -259,11 +258,7 @@ impl Conductor {
         if t.driver.as_deref().is_none_or(str::is_empty) {
             let name = match img.magnum_driver.clone() {
                 Some(n) => Some(n),
-                None => self
-                    .drivers()
-                    .registry()
-                    .default_name()?
-                    .map(str::to_string),
+                None => self.template_drivers().default_name()?,
             };
             if name.is_some() {
                 t.driver = name;
@@ -526,6 +521,7 @@ impl Conductor {
     #[cfg(test)]
     pub(crate) fn with_drivers(&self, drivers: std::sync::Arc<driver_host::DriverHost>) -> Self {
         let mut parts = (*self.parts).clone();
+        parts.template_drivers = drivers.clone();
         parts.drivers = drivers;
         Conductor::new(parts)
     }

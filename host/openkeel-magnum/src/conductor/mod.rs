@@ -53,7 +53,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::NaiveDateTime;
-use driver_host::DriverHost;
+use driver_host::{DriverHost, Entry, Registry, TemplateDriverInput};
+use magnum_domain::MagnumError;
 
 use crate::certs::{KeyGenerator, Store, X509Options};
 use crate::db::Db;
@@ -104,11 +105,44 @@ pub struct Certificates {
     pub x509: X509Options,
 }
 
+/// Magnum's driver selection of a new cluster template
+/// (`Driver.get_driver` in `enforce_driver_supported`, then
+/// `Driver.get_default_driver`): the driver host's registry, which the
+/// composition root passes here too.
+pub trait TemplateDrivers: Send + Sync {
+    /// The driver name the template stores ([`Registry::resolve_template_driver`]).
+    fn resolve_template_driver(&self, input: &TemplateDriverInput) -> Result<String, MagnumError>;
+    /// The default driver's name ([`Registry::default_name`]).
+    fn default_name(&self) -> Result<Option<String>, MagnumError>;
+}
+
+impl<D: Entry + Send + Sync> TemplateDrivers for Registry<D> {
+    fn resolve_template_driver(&self, input: &TemplateDriverInput) -> Result<String, MagnumError> {
+        Registry::resolve_template_driver(self, input)
+    }
+
+    fn default_name(&self) -> Result<Option<String>, MagnumError> {
+        Ok(Registry::default_name(self)?.map(str::to_string))
+    }
+}
+
+impl TemplateDrivers for DriverHost {
+    fn resolve_template_driver(&self, input: &TemplateDriverInput) -> Result<String, MagnumError> {
+        self.registry().resolve_template_driver(input)
+    }
+
+    fn default_name(&self) -> Result<Option<String>, MagnumError> {
+        TemplateDrivers::default_name(self.registry())
+    }
+}
+
 /// What a [`Conductor`] is built from (the composition root fills it).
 #[derive(Clone)]
 pub struct Parts {
     pub db: Db,
     pub drivers: Arc<DriverHost>,
+    /// The selection of a new template's driver: `drivers` itself.
+    pub template_drivers: Arc<dyn TemplateDrivers>,
     /// Glance, Nova and Neutron as the caller (`Static` in all-in-one).
     pub lookup: Arc<dyn Lookup>,
     pub certificates: Certificates,
@@ -164,6 +198,11 @@ impl Conductor {
     /// The driver host (registry and calls).
     pub fn drivers(&self) -> &DriverHost {
         &self.parts.drivers
+    }
+
+    /// The driver selection of new cluster templates.
+    pub fn template_drivers(&self) -> &dyn TemplateDrivers {
+        self.parts.template_drivers.as_ref()
     }
 
     /// Glance, Nova and Neutron lookups.

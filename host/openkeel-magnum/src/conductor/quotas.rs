@@ -3,8 +3,8 @@
 //! magnum/db/sqlalchemy/api.py). The limit itself is applied by cluster
 //! create.
 
-use magnum_domain::MagnumError;
 use magnum_domain::models::Quota;
+use magnum_domain::{MagnumError, RequestContext};
 
 use super::Conductor;
 use super::error::{Error, Result};
@@ -12,6 +12,18 @@ use super::lookup::{self, Kind};
 use crate::db::{self, ListOptions, QuotaFilter};
 
 impl Conductor {
+    /// Magnum's `enforce_valid_project_id_on_create`: the project of a new
+    /// quota must be known to Keystone, else 404 `ProjectNotFound`.
+    ///
+    /// Magnum: magnum/api/validation.py:134-151.
+    pub async fn check_project(&self, ctx: &RequestContext, project_id: &str) -> Result<()> {
+        if self.lookup().project_exists(ctx, project_id).await? {
+            Ok(())
+        } else {
+            Err(MagnumError::project_not_found(project_id).into())
+        }
+    }
+
     /// The quotas of `project_id` (every project when `None`) with Magnum's
     /// pagination; the marker is a quota id, looked up first whatever the
     /// filter (unknown → 404 `Quota could not be found: quota id <n> .`).

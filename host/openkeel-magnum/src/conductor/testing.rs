@@ -79,9 +79,11 @@ impl Builder {
         let test_db = fresh_with(self.dialect, hooks, |t| t.max_attempts = 50).await;
         let db = test_db.db.clone();
         db::upgrade(&db).await.expect("migrate");
-        let drivers = DriverHost::start(self.drivers, HostServices::default())
-            .await
-            .expect("the built-in drivers load");
+        let drivers = Arc::new(
+            DriverHost::start(self.drivers, HostServices::default())
+                .await
+                .expect("the built-in drivers load"),
+        );
         let counter = Arc::new(AtomicU64::new(0));
         let new_uuid: super::NewUuid = Arc::new(move || {
             let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
@@ -96,7 +98,8 @@ impl Builder {
         };
         let mut parts = Parts {
             db: db.clone(),
-            drivers: Arc::new(drivers),
+            template_drivers: drivers.clone(),
+            drivers,
             lookup: Arc::new(Static::new(true)),
             certificates,
             notifier,

@@ -197,4 +197,16 @@ pub trait Lookup: Send + Sync {
         ctx: &'a RequestContext,
         ident: &'a str,
     ) -> BoxFuture<'a, Result<Subnet, LookupError>>;
+
+    /// Whether Keystone knows the project `project_id` (Magnum's
+    /// `enforce_valid_project_id_on_create` of quota creation). A back end
+    /// that does not look projects up answers `true`, as every one of this
+    /// build does.
+    fn project_exists<'a>(
+        &'a self,
+        _ctx: &'a RequestContext,
+        _project_id: &'a str,
+    ) -> BoxFuture<'a, Result<bool, LookupError>> {
+        Box::pin(async { Ok(true) })
+    }
 }

@@ -397,9 +397,12 @@ pub async fn start_drivers_with(
     services: HostServices,
 ) -> Result<DriverHost, StartError> {
     let settings = driver_settings(options)?;
-    DriverHost::start(settings, services)
+    let host = DriverHost::start(settings, services)
         .await
-        .map_err(|e| StartError::new(format!("drivers: {e}")))
+        .map_err(|e| StartError::new(format!("drivers: {e}")))?;
+    // What compiling the components allocated is garbage now.
+    crate::memory::release_free_memory();
+    Ok(host)
 }
 
 /// What a serving process gives drivers. Their `kube` import reaches the

@@ -16,6 +16,7 @@ pub mod cli;
 pub mod conductor;
 pub mod db;
 pub mod management;
+pub mod memory;
 pub mod notify;
 pub mod openstack;
 pub mod options;

@@ -7,6 +7,11 @@
 //! own (the outer build holds the lock of its own one), in release (small,
 //! fast components), with the outer build's compiler flags removed: they
 //! are meant for the host, not for wasm.
+//!
+//! The nested cargo is the outer build's, unless `OKM_GUEST_TOOLCHAIN` names
+//! a rustup toolchain (`1.95.0`): then the guests are built by `rustup run
+//! <toolchain> cargo`, for a host build whose toolchain has no
+//! `wasm32-wasip2` standard library (the nightly of the fuzz targets).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -28,6 +33,7 @@ fn main() {
         println!("cargo:rerun-if-changed={}", root.join(dir).display());
     }
     println!("cargo:rerun-if-env-changed=OKM_GUEST_CARGO_FLAGS");
+    println!("cargo:rerun-if-env-changed=OKM_GUEST_TOOLCHAIN");
 
     let out_dir = PathBuf::from(env("OUT_DIR"));
     let target_dir = outer_target_dir(&out_dir)
@@ -58,7 +64,18 @@ const BUILDS: &[&[&str]] = &[
 ];
 
 fn build(cargo: &str, root: &Path, target_dir: &Path, packages: &[&str]) {
-    let mut cmd = Command::new(cargo);
+    let toolchain = std::env::var("OKM_GUEST_TOOLCHAIN").unwrap_or_default();
+    let mut cmd = if toolchain.is_empty() {
+        Command::new(cargo)
+    } else {
+        let mut c = Command::new("rustup");
+        c.args(["run", toolchain.as_str(), "cargo"]);
+        // The outer toolchain's selection and compiler stay with it.
+        for var in ["RUSTUP_TOOLCHAIN", "RUSTC", "RUSTDOC", "CARGO"] {
+            c.env_remove(var);
+        }
+        c
+    };
     // From the guest workspace, so that its .cargo/config.toml applies.
     cmd.current_dir(root.join("drivers"));
     cmd.arg("build")

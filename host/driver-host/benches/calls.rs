@@ -1,5 +1,6 @@
 //! Driver call costs: a trivial call on a fresh instance, a create-cluster
-//! of the fake driver with a realistic cluster state, and a host start-up
+//! and a status derivation (poll-status) of the fake driver with a
+//! realistic cluster state, and a host start-up
 //! to the first answered call with a warm precompiled cache. Criterion's
 //! median is the p50.
 
@@ -242,6 +243,34 @@ fn calls(c: &mut Criterion) {
             Err(e) => panic!("{e}"),
         })
     });
+    // The status derivation of a poll (Magnum's update_cluster_status and
+    // health monitor): the fake driver's answer for a cluster in progress,
+    // its create complete (no delay): the cluster row with its stack,
+    // addresses, version and health, and its nodegroups. The answer is
+    // not applied, so every poll derives the same completion.
+    match rt.block_on(fake.poll_status(&ctx, &st)) {
+        Ok(u) => {
+            let status = u.cluster.as_ref().and_then(|c| c.status);
+            assert_eq!(status, Some(Status::CreateComplete), "poll-status: {u:?}");
+            assert!(!u.nodegroups.is_empty(), "poll-status: {u:?}");
+        }
+        Err(e) => panic!("poll-status: {e}"),
+    }
+    cpu_per_call(
+        "fake poll-status (status derivation), realistic state",
+        || {
+            let _ = rt.block_on(fake.poll_status(&ctx, &st));
+        },
+    );
+    c.bench_function(
+        "fake poll-status (status derivation), realistic state",
+        |b| {
+            b.iter(|| match rt.block_on(fake.poll_status(&ctx, &st)) {
+                Ok(u) => u.changed(),
+                Err(e) => panic!("{e}"),
+            })
+        },
+    );
     drop(host);
 
     let mut group = c.benchmark_group("start-up");

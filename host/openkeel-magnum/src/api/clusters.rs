@@ -25,7 +25,7 @@ use super::patch;
 use super::versions::Link;
 use super::views::{Form, isoformat, labels_diff};
 use super::{ApiError, Call, Handlers, Services};
-use crate::conductor::{ClusterCreate, ClusterResize, ClusterUpdate, ClusterUpgrade};
+use crate::conductor::{ClusterCreate, ClusterPage, ClusterResize, ClusterUpdate, ClusterUpgrade};
 use crate::db::ClusterView;
 use crate::policy::{Enforcer, Target};
 
@@ -598,6 +598,19 @@ async fn list(
             .map(|c| c.uuid.clone())
             .unwrap_or_default()
     });
+    Ok(render_list(&call.base_url, call.version, &p, form, next))
+}
+
+/// The answer to a list of clusters (`GET /v1/clusters[/detail]`): each
+/// cluster of the page in `form`, with its nodegroups and template from
+/// the page, and the `next` link. Public for the list benchmark.
+pub fn render_list(
+    base_url: &str,
+    version: Version,
+    p: &ClusterPage,
+    form: Form,
+    next: Option<String>,
+) -> http::Response<axum::body::Body> {
     let empty = Vec::new();
     let items: Vec<ClusterDoc> = p
         .clusters
@@ -605,13 +618,10 @@ async fn list(
         .map(|cl| {
             let ngs = p.nodegroups.get(&cl.uuid).unwrap_or(&empty);
             let t = p.templates.get(&cl.cluster_template_id);
-            cluster_view(&call.base_url, call.version, cl, ngs, t, form, None)
+            cluster_view(base_url, version, cl, ngs, t, form, None)
         })
         .collect();
-    Ok(json_response(
-        StatusCode::OK,
-        &Collection::new("clusters", items, next),
-    ))
+    json_response(StatusCode::OK, &Collection::new("clusters", items, next))
 }
 
 async fn get_one(s: &Services, call: Call) -> Result<http::Response<axum::body::Body>, ApiError> {

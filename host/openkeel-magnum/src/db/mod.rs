@@ -162,6 +162,15 @@ impl Db {
     pub(crate) fn pools(&self) -> &Pools {
         &self.inner.pools
     }
+
+    /// The SQLite writer pool (`None` on the other dialects): the fuzz
+    /// harness reads and puts back every row through it.
+    pub(crate) fn sqlite_writer(&self) -> Option<&sqlx::SqlitePool> {
+        match &self.inner.pools {
+            Pools::Sqlite { write, .. } => Some(write),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]

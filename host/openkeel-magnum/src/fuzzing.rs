@@ -650,9 +650,11 @@ async fn harness_parts(uuids: Arc<AtomicU64>) -> (axum::Router, Db) {
         let n = uuids.fetch_add(1, Ordering::SeqCst) + 1;
         format!("00000000-0000-4000-8000-{n:012x}")
     });
+    let drivers = Arc::new(drivers);
     let conductor = Conductor::new(Parts {
         db: db.clone(),
-        drivers: Arc::new(drivers),
+        drivers: drivers.clone(),
+        template_drivers: drivers,
         lookup: Arc::new(Static::new(true)),
         certificates: Certificates {
             store: Arc::new(X509KeyPairStore::new(Arc::new(db.clone()))),

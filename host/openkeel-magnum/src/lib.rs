@@ -15,6 +15,7 @@ pub mod certs;
 pub mod cli;
 pub mod conductor;
 pub mod db;
+#[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 pub mod management;
 pub mod memory;

@@ -165,6 +165,7 @@ impl Db {
 
     /// The SQLite writer pool (`None` on the other dialects): the fuzz
     /// harness reads and puts back every row through it.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn sqlite_writer(&self) -> Option<&sqlx::SqlitePool> {
         match &self.inner.pools {
             Pools::Sqlite { write, .. } => Some(write),

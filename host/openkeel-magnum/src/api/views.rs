@@ -26,25 +26,6 @@ pub fn isoformat(t: NaiveDateTime) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use chrono::NaiveDate;
-
-    #[test]
-    fn microseconds_only_when_present() {
-        let t = NaiveDate::from_ymd_opt(2026, 11, 30)
-            .unwrap()
-            .and_hms_opt(11, 0, 0)
-            .unwrap();
-        assert_eq!(super::isoformat(t), "2026-11-30T11:00:00+00:00");
-        let t = NaiveDate::from_ymd_opt(2026, 11, 30)
-            .unwrap()
-            .and_hms_micro_opt(11, 0, 0, 42)
-            .unwrap();
-        assert_eq!(super::isoformat(t), "2026-11-30T11:00:00.000042+00:00");
-    }
-}
-
 /// Labels as `api_utils.get_labels_diff` compares them with the labels
 /// they were derived from (a cluster's against its template's, a
 /// nodegroup's against its cluster's): overridden (with the parent's
@@ -76,4 +57,23 @@ pub fn labels_diff<'a>(parent: &'a StringMap, labels: &'a StringMap) -> LabelsDi
         }
     }
     (overridden, added, skipped)
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::NaiveDate;
+
+    #[test]
+    fn microseconds_only_when_present() {
+        let t = NaiveDate::from_ymd_opt(2026, 11, 30)
+            .unwrap()
+            .and_hms_opt(11, 0, 0)
+            .unwrap();
+        assert_eq!(super::isoformat(t), "2026-11-30T11:00:00+00:00");
+        let t = NaiveDate::from_ymd_opt(2026, 11, 30)
+            .unwrap()
+            .and_hms_micro_opt(11, 0, 0, 42)
+            .unwrap();
+        assert_eq!(super::isoformat(t), "2026-11-30T11:00:00.000042+00:00");
+    }
 }

@@ -28,8 +28,11 @@ pub(super) async fn all_in_one(options: Options) -> Result<(), Failure> {
     let until_stop = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|s| *s).await;
     };
-    let heartbeat =
-        tokio::spawn(app::heartbeat(&options, conductor.clone()).run(until_stop(stopped.clone())));
+    // The service row first, before the status loop's lease row (see
+    // `reconciler`).
+    let heartbeat = app::heartbeat(&options, conductor.clone());
+    heartbeat.beat().await;
+    let heartbeat = tokio::spawn(heartbeat.run(until_stop(stopped.clone())));
     let reconciler = tokio::spawn(
         app::reconciler(app::Mode::AllInOne, conductor.clone()).run(until_stop(stopped)),
     );
@@ -48,6 +51,11 @@ pub(super) async fn reconciler(options: Options) -> Result<(), Failure> {
     crate::db::check_schema(&db).await.map_err(Failure::new)?;
     let conductor = app::conductor(&options, app::Mode::Api, db.clone()).await?;
     let heartbeat = app::heartbeat(&options, conductor.clone());
+    // The service row is written before the status loop takes its lease
+    // (another magnum_service row): in a fresh database the conductor's row
+    // is then the first, id 1, as with Magnum (openstacksdk's functional
+    // test of the service list expects it).
+    heartbeat.beat().await;
     tracing::info!(host = %heartbeat.host, "reconciler started");
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let until_stop = |mut rx: tokio::sync::watch::Receiver<bool>| async move {

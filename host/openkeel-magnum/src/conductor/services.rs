@@ -60,9 +60,16 @@ impl Heartbeat {
         }
     }
 
-    /// Reports now and then every interval until `stop` resolves. A failure
-    /// is logged and retried at the next tick: a database hiccup must not
-    /// stop the process.
+    /// [`Heartbeat::report`], with a failure logged: a database hiccup must
+    /// not stop the process, the next tick retries.
+    pub async fn beat(&self) {
+        if let Err(e) = self.report().await {
+            tracing::warn!(host = %self.host, binary = %self.binary, error = %e, "service heartbeat failed");
+        }
+    }
+
+    /// Reports now and then every interval until `stop` resolves (failures
+    /// as [`Heartbeat::beat`]).
     pub async fn run(self, stop: impl std::future::Future<Output = ()>) {
         let mut tick = tokio::time::interval(self.interval.max(Duration::from_secs(1)));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -70,11 +77,7 @@ impl Heartbeat {
         loop {
             tokio::select! {
                 () = &mut stop => return,
-                _ = tick.tick() => {
-                    if let Err(e) = self.report().await {
-                        tracing::warn!(host = %self.host, binary = %self.binary, error = %e, "service heartbeat failed");
-                    }
-                }
+                _ = tick.tick() => self.beat().await,
             }
         }
     }

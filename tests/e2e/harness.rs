@@ -64,12 +64,23 @@ pub fn driver_cache_conf() -> &'static Path {
     })
 }
 
-/// A free loopback port.
+/// A free loopback port, never one handed out before in this test run: the
+/// kernel may offer a port again once its probe listener is closed, and two
+/// servers of the suite starting at once on one port would each answer the
+/// other's requests.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN.lock().unwrap_or_else(|p| p.into_inner());
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free port");
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
 }
 
 /// What a finished command printed.
@@ -158,6 +169,23 @@ impl Server {
     /// [`Server::start`] with further `[api]` options (`api_lines`, one
     /// `option = value` a line).
     pub fn start_with(api_lines: &str, conf_text: &str, args: &[&str]) -> Server {
+        // A port taken by a process outside the suite between the probe and
+        // the server's bind makes the server exit: start it again elsewhere.
+        for _ in 0..4 {
+            match Server::try_start(api_lines, conf_text, args) {
+                Ok(s) => return s,
+                Err(output) if output.to_lowercase().contains("address already in use") => {
+                    eprintln!("port taken, starting again:\n{output}");
+                }
+                Err(output) => panic!("server exited:\n{output}"),
+            }
+        }
+        panic!("no free port for the server after 4 attempts");
+    }
+
+    /// Starts the server; `Err` with its output when it exits before it
+    /// answers.
+    fn try_start(api_lines: &str, conf_text: &str, args: &[&str]) -> Result<Server, String> {
         let dir = tempfile::tempdir().expect("tempdir");
         let port = free_port();
         let conf = dir.path().join("magnum.conf");
@@ -188,11 +216,11 @@ impl Server {
         };
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            if get(&format!("{}/", s.url), &[]).is_ok() {
-                return s;
-            }
             if let Ok(Some(status)) = s.child.try_wait() {
-                panic!("server exited with {status}:\n{}", s.output());
+                return Err(format!("exit {status}\n{}", s.output()));
+            }
+            if get(&format!("{}/", s.url), &[]).is_ok() {
+                return Ok(s);
             }
             assert!(
                 Instant::now() < deadline,
@@ -259,6 +287,19 @@ fn client() -> reqwest::blocking::Client {
         .timeout(Duration::from_secs(30))
         .build()
         .expect("client")
+}
+
+/// An error with its causes, `outer: inner: …` (reqwest's own text names
+/// only the request).
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
 }
 
 /// `GET url` with headers.

@@ -514,8 +514,13 @@ impl Run {
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
-        let a = crate::harness::request(&q.method, &url, &h, body.as_deref())
-            .map_err(|e| format!("request: {e}"))?;
+        let a = crate::harness::request(&q.method, &url, &h, body.as_deref()).map_err(|e| {
+            format!(
+                "request: {}\n  server output:\n{}",
+                crate::harness::error_chain(&e),
+                server.output()
+            )
+        })?;
         drop(server);
         Ok(Response {
             status: a.status,

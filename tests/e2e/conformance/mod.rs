@@ -68,7 +68,7 @@ use serde_json::Value;
 
 use crate::harness::{Server, in_ci};
 use openkeel_magnum_exchanges::seed;
-use openkeel_magnum_exchanges::{Record, Response, compare, known, uses_default_corpus};
+use openkeel_magnum_exchanges::{Record, Response, Tally, compare, known, uses_default_corpus};
 
 /// The corpus: `$OKM_EXCHANGES`, else the shared spec's.
 fn exchanges_path() -> PathBuf {
@@ -583,20 +583,15 @@ fn exchanges_replay() {
         }
     });
     let mut answers = answers.into_inner().unwrap_or_else(|p| p.into_inner());
-    let mut report = String::new();
-    let (mut passed, mut failed, mut known, mut skipped) = (0, 0, 0, 0);
-    let mut per_module: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let mut errors: Vec<String> = Vec::new();
-    let mut seen = std::collections::BTreeSet::new();
+    let mut tally = Tally::default();
     for rec in &records {
         if rec.app == "wsme-test-app" {
-            skipped += 1;
+            tally.skip();
             continue;
         }
         if !only.is_empty() && !only.split('|').any(|o| rec.id.contains(o)) {
             continue;
         }
-        seen.insert(rec.id.clone());
         let diffs = match answers
             .remove(&rec.id)
             .unwrap_or_else(|| Err("not replayed".to_string()))
@@ -604,79 +599,24 @@ fn exchanges_replay() {
             Ok(got) => compare(rec, &got),
             Err(e) => vec![e],
         };
-        let m = per_module.entry(rec.module().to_string()).or_default();
-        let known_reason = known::known(&rec.id).or_else(|| known_failures::black_box(&rec.id));
-        if diffs.is_empty() {
-            passed += 1;
-            m.0 += 1;
-            if uses_default_corpus()
-                && let Some(reason) = known_reason
-            {
-                errors.push(format!(
-                    "{} passes but is a known failure ({reason}): remove it",
-                    rec.id
-                ));
-            }
-            continue;
-        }
-        failed += 1;
-        m.1 += 1;
-        let tag = if known_reason.is_some() {
-            known += 1;
-            "KNOWN"
-        } else {
-            "FAIL"
-        };
-        report.push_str(&format!(
-            "{tag} {} {} {}?{}\n",
-            rec.id, rec.request.method, rec.request.path, rec.request.query
-        ));
-        if let Some(r) = known_reason {
-            report.push_str(&format!("    reason: {r}\n"));
-        }
-        for d in &diffs {
-            report.push_str(&format!("    {d}\n"));
-        }
-        if tag == "FAIL" {
-            errors.push(format!(
-                "record {} ({} {}):\n  {}",
-                rec.id,
-                rec.request.method,
-                rec.request.path,
-                diffs.join("\n  ")
-            ));
-        }
+        let listed = known::known(&rec.id).or_else(|| known_failures::black_box(&rec.id));
+        tally.record(rec, &diffs, listed, uses_default_corpus());
     }
-    for (m, (p, f)) in &per_module {
-        report.push_str(&format!("{m}: {p} passed, {f} failed\n"));
-    }
-    let summary = format!(
-        "{passed} passed, {failed} failed ({known} known failures or not replayable black-box, {} unexpected; {skipped} wsme-test-app records skipped)",
-        failed - known
-    );
-    report.push_str(&summary);
-    report.push('\n');
-    if let Ok(f) = std::env::var("OKM_CONFORMANCE_REPORT")
-        && !f.is_empty()
-    {
-        std::fs::write(&f, &report).expect("write the report");
-    }
-    println!("{summary}");
     if only.is_empty() {
-        assert!(passed > 0, "no record passed: wrong exchanges file?");
+        assert!(
+            tally.passed() > 0,
+            "no record passed: wrong exchanges file?"
+        );
         if uses_default_corpus() {
-            for id in known::KNOWN
-                .iter()
-                .chain(known_failures::BLACK_BOX)
-                .map(|(id, _)| *id)
-            {
-                if !seen.contains(id) {
-                    errors.push(format!("{id} is listed but not in the corpus"));
-                }
-            }
+            tally.check_listed_ids(
+                known::KNOWN
+                    .iter()
+                    .chain(known_failures::BLACK_BOX)
+                    .map(|(id, _)| *id),
+            );
         }
     }
-    assert!(errors.is_empty(), "{}\n{summary}", errors.join("\n"));
+    tally.finish("known failures or not replayable black-box");
 }
 
 /// Every listed record is in the corpus, and no record is on two lists.

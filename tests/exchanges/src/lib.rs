@@ -3,15 +3,18 @@
 //! tests/e2e. It reads the corpus ([`load`], [`Record`]), compares an answer
 //! with the recorded one as spec/exchanges/README.md ("How to compare")
 //! describes ([`compare`]), writes the recorded rows as Magnum stored them
-//! ([`seed`]) and lists the records no replay passes ([`known`]).
+//! ([`seed`]), lists the records no replay passes ([`known`]) and keeps the
+//! count of a replay ([`Tally`]).
 
 pub mod known;
 mod record;
 pub mod seed;
+mod tally;
 
 pub use record::{
     Mock, Record, RecordedContext, RecordedRequest, RecordedResponse, Response, compare, load,
 };
+pub use tally::Tally;
 
 use std::path::PathBuf;
 

@@ -67,7 +67,7 @@
 
 mod fakes;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -76,7 +76,9 @@ use chrono::{NaiveDate, NaiveDateTime};
 use driver_host::{DriverHost, DriverSettings, HostServices, Registry, Selection};
 use http::{HeaderValue, Request};
 use http_body_util::BodyExt;
-use openkeel_magnum_exchanges::{Record, Response, compare, known, seed, uses_default_corpus};
+use openkeel_magnum_exchanges::{
+    Record, Response, Tally, compare, known, seed, uses_default_corpus,
+};
 use serde_json::Value;
 use tower::ServiceExt;
 
@@ -509,93 +511,31 @@ fn exchanges_replay() {
     let run = rt
         .block_on(Run::new())
         .unwrap_or_else(|e| panic!("the run's database: {e}"));
-    let mut report = String::new();
-    let (mut passed, mut failed, mut known_failed, mut skipped) = (0, 0, 0, 0);
-    let mut per_module: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let mut errors: Vec<String> = Vec::new();
-    let mut seen = BTreeSet::new();
+    let mut tally = Tally::default();
     for rec in &records {
         if rec.app == "wsme-test-app" {
-            skipped += 1;
+            tally.skip();
             continue;
         }
         if !selected(rec) {
             continue;
         }
-        seen.insert(rec.id.clone());
         let diffs = match rt.block_on(run.replay(rec)) {
             Ok(got) => compare(rec, &got),
             Err(e) => vec![e],
         };
-        let m = per_module.entry(rec.module().to_string()).or_default();
-        let reason = known::known(&rec.id);
-        if diffs.is_empty() {
-            passed += 1;
-            m.0 += 1;
-            if uses_default_corpus()
-                && let Some(reason) = reason
-            {
-                errors.push(format!(
-                    "{} passes but is a known failure ({reason}): remove it",
-                    rec.id
-                ));
-            }
-            continue;
-        }
-        failed += 1;
-        m.1 += 1;
-        let tag = if reason.is_some() {
-            known_failed += 1;
-            "KNOWN"
-        } else {
-            "FAIL"
-        };
-        report.push_str(&format!(
-            "{tag} {} {} {}?{}\n",
-            rec.id, rec.request.method, rec.request.path, rec.request.query
-        ));
-        if let Some(r) = reason {
-            report.push_str(&format!("    reason: {r}\n"));
-        }
-        for d in &diffs {
-            report.push_str(&format!("    {d}\n"));
-        }
-        if reason.is_none() {
-            errors.push(format!(
-                "record {} ({} {}):\n  {}",
-                rec.id,
-                rec.request.method,
-                rec.request.path,
-                diffs.join("\n  ")
-            ));
-        }
+        tally.record(rec, &diffs, known::known(&rec.id), uses_default_corpus());
     }
-    for (m, (p, f)) in &per_module {
-        report.push_str(&format!("{m}: {p} passed, {f} failed\n"));
-    }
-    let summary = format!(
-        "{passed} passed, {failed} failed ({known_failed} known failures, {} unexpected; {skipped} wsme-test-app records skipped)",
-        failed - known_failed
-    );
-    report.push_str(&summary);
-    report.push('\n');
-    if let Ok(f) = std::env::var("OKM_CONFORMANCE_REPORT")
-        && !f.is_empty()
-    {
-        std::fs::write(&f, &report).unwrap_or_else(|e| panic!("write the report: {e}"));
-    }
-    println!("{summary}");
     if only.is_empty() {
-        assert!(passed > 0, "no record passed: wrong exchanges file?");
+        assert!(
+            tally.passed() > 0,
+            "no record passed: wrong exchanges file?"
+        );
         if uses_default_corpus() {
-            for (id, _) in known::KNOWN {
-                if !seen.contains(*id) {
-                    errors.push(format!("{id} is a known failure but not in the corpus"));
-                }
-            }
+            tally.check_listed_ids(known::KNOWN.iter().map(|(id, _)| *id));
         }
     }
-    assert!(errors.is_empty(), "{}\n{summary}", errors.join("\n"));
+    tally.finish("known failures");
 }
 
 #[cfg(test)]

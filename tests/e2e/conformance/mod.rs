@@ -68,7 +68,9 @@ use serde_json::Value;
 
 use crate::harness::{Server, in_ci};
 use openkeel_magnum_exchanges::seed;
-use openkeel_magnum_exchanges::{Record, Response, Tally, compare, known, uses_default_corpus};
+use openkeel_magnum_exchanges::{
+    Record, RecordFilter, Response, Tally, compare, known, uses_default_corpus,
+};
 
 /// The corpus: `$OKM_EXCHANGES`, else the shared spec's.
 fn exchanges_path() -> PathBuf {
@@ -551,11 +553,10 @@ fn exchanges_replay() {
         return;
     }
     let records = openkeel_magnum_exchanges::load(&path).expect("corpus");
-    let only = std::env::var("OKM_CONFORMANCE_ONLY").unwrap_or_default();
+    let selection = RecordFilter::from_env();
     let selected: Vec<&Record> = records
         .iter()
-        .filter(|r| r.app != "wsme-test-app")
-        .filter(|r| only.is_empty() || only.split('|').any(|o| r.id.contains(o)))
+        .filter(|r| r.app != "wsme-test-app" && selection.admits(r))
         .collect();
     let workers = jobs().min(selected.len()).max(1);
     let run = Run::new(workers);
@@ -583,13 +584,13 @@ fn exchanges_replay() {
         }
     });
     let mut answers = answers.into_inner().unwrap_or_else(|p| p.into_inner());
-    let mut tally = Tally::default();
+    let mut tally = Tally::new(uses_default_corpus());
     for rec in &records {
         if rec.app == "wsme-test-app" {
             tally.skip();
             continue;
         }
-        if !only.is_empty() && !only.split('|').any(|o| rec.id.contains(o)) {
+        if !selection.admits(rec) {
             continue;
         }
         let diffs = match answers
@@ -600,21 +601,15 @@ fn exchanges_replay() {
             Err(e) => vec![e],
         };
         let listed = known::known(&rec.id).or_else(|| known_failures::black_box(&rec.id));
-        tally.record(rec, &diffs, listed, uses_default_corpus());
+        tally.record(rec, &diffs, listed);
     }
-    if only.is_empty() {
-        assert!(
-            tally.passed() > 0,
-            "no record passed: wrong exchanges file?"
+    if selection.whole() {
+        tally.check_whole_corpus(
+            known::KNOWN
+                .iter()
+                .chain(known_failures::BLACK_BOX)
+                .map(|(id, _)| *id),
         );
-        if uses_default_corpus() {
-            tally.check_listed_ids(
-                known::KNOWN
-                    .iter()
-                    .chain(known_failures::BLACK_BOX)
-                    .map(|(id, _)| *id),
-            );
-        }
     }
     tally.finish("known failures or not replayable black-box");
 }

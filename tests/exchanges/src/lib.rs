@@ -14,7 +14,7 @@ mod tally;
 pub use record::{
     Mock, Record, RecordedContext, RecordedRequest, RecordedResponse, Response, compare, load,
 };
-pub use tally::Tally;
+pub use tally::{RecordFilter, Tally};
 
 use std::path::PathBuf;
 

@@ -5,9 +5,30 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::Record;
 
+/// The records a replay serves: `$OKM_CONFORMANCE_ONLY`, `|`-separated
+/// parts of record ids; unset or empty, the whole corpus.
+pub struct RecordFilter(String);
+
+impl RecordFilter {
+    pub fn from_env() -> RecordFilter {
+        RecordFilter(std::env::var("OKM_CONFORMANCE_ONLY").unwrap_or_default())
+    }
+
+    /// Whether every record is served.
+    pub fn whole(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn admits(&self, rec: &Record) -> bool {
+        self.whole() || self.0.split('|').any(|part| rec.id.contains(part))
+    }
+}
+
 /// The outcome of a replay, record by record, in corpus order.
 #[derive(Default)]
 pub struct Tally {
+    /// Whether the lists of failures apply (the published corpus).
+    strict: bool,
     passed: usize,
     failed: usize,
     listed: usize,
@@ -21,6 +42,15 @@ pub struct Tally {
 }
 
 impl Tally {
+    /// A tally whose lists of failures apply when `strict` (the published
+    /// corpus, for which they are kept).
+    pub fn new(strict: bool) -> Tally {
+        Tally {
+            strict,
+            ..Tally::default()
+        }
+    }
+
     /// A record the replay does not serve (the WSME test application's).
     pub fn skip(&mut self) {
         self.skipped += 1;
@@ -28,15 +58,16 @@ impl Tally {
 
     /// The answer to `rec`: `diffs` against the recorded one (empty: it
     /// passed) and the reason it is listed as a failure, if it is. A listed
-    /// record that passes is an error when `strict` (the published corpus,
-    /// for which the lists are kept).
-    pub fn record(&mut self, rec: &Record, diffs: &[String], listed: Option<&str>, strict: bool) {
+    /// record that passes is an error when the tally is strict.
+    pub fn record(&mut self, rec: &Record, diffs: &[String], listed: Option<&str>) {
         self.seen.insert(rec.id.clone());
         let m = self.per_module.entry(rec.module().to_string()).or_default();
         if diffs.is_empty() {
             self.passed += 1;
             m.0 += 1;
-            if strict && let Some(reason) = listed {
+            if self.strict
+                && let Some(reason) = listed
+            {
                 self.errors.push(format!(
                     "{} passes but is a known failure ({reason}): remove it",
                     rec.id
@@ -74,14 +105,14 @@ impl Tally {
         }
     }
 
-    /// Records that passed.
-    pub fn passed(&self) -> usize {
-        self.passed
-    }
-
-    /// An error for every listed id (`lists`) that the replay did not see:
-    /// a list that names a record no longer in the corpus.
-    pub fn check_listed_ids<'a>(&mut self, lists: impl IntoIterator<Item = &'a str>) {
+    /// The checks of a replay of the whole corpus: some record passed (else
+    /// the file is not the corpus), and, when strict, every listed id
+    /// (`lists`) is in the corpus.
+    pub fn check_whole_corpus<'a>(&mut self, lists: impl IntoIterator<Item = &'a str>) {
+        assert!(self.passed > 0, "no record passed: wrong exchanges file?");
+        if !self.strict {
+            return;
+        }
         for id in lists {
             if !self.seen.contains(id) {
                 self.errors
@@ -153,16 +184,27 @@ mod tests {
     }
 
     #[test]
+    fn a_whole_corpus_where_nothing_passed_is_the_wrong_file() {
+        let mut t = Tally::new(true);
+        t.record(&rec("a"), &["status 200 != 400".to_string()], Some("why"));
+        let e = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| t.check_whole_corpus([])));
+        assert!(e.is_err(), "no record passed must fail the replay");
+    }
+
+    #[test]
+    fn the_selection_admits_records_by_parts_of_their_ids() {
+        let only = |s: &str| RecordFilter(s.to_string());
+        assert!(only("").whole() && only("").admits(&rec("any")));
+        assert!(only("bb|c").admits(&rec("xbbx")) && only("bb|c").admits(&rec("c")));
+        assert!(!only("bb|c").whole() && !only("bb|c").admits(&rec("b")));
+    }
+
+    #[test]
     fn listed_failures_pass_and_unlisted_ones_fail() {
-        let mut t = Tally::default();
+        let mut t = Tally::new(true);
         t.skip();
-        t.record(&rec("a"), &[], None, true);
-        t.record(
-            &rec("b"),
-            &["status 200 != 400".to_string()],
-            Some("why"),
-            true,
-        );
+        t.record(&rec("a"), &[], None);
+        t.record(&rec("b"), &["status 200 != 400".to_string()], Some("why"));
         assert_eq!(
             t.summary("listed"),
             "1 passed, 1 failed (1 listed, 0 unexpected; 1 wsme-test-app records skipped)"
@@ -175,27 +217,28 @@ mod tests {
         assert!(t.report("listed").contains("test_b: 0 passed, 1 failed"));
         assert_eq!(fails(t), None);
 
-        let mut t = Tally::default();
-        t.record(&rec("c"), &["body differs".to_string()], None, true);
+        let mut t = Tally::new(true);
+        t.record(&rec("c"), &["body differs".to_string()], None);
         let e = fails(t).expect("an unlisted failure fails the replay");
         assert!(e.contains("record c") && e.contains("body differs"), "{e}");
     }
 
     #[test]
     fn a_listed_record_that_passes_or_is_missing_is_an_error() {
-        let mut t = Tally::default();
-        t.record(&rec("a"), &[], Some("was broken"), true);
+        let mut t = Tally::new(true);
+        t.record(&rec("a"), &[], Some("was broken"));
         let e = fails(t).expect("a listed record that passes");
         assert!(e.contains("a passes but is a known failure"), "{e}");
 
         // Another corpus than the published one: the lists do not apply.
-        let mut t = Tally::default();
-        t.record(&rec("a"), &[], Some("was broken"), false);
+        let mut t = Tally::new(false);
+        t.record(&rec("a"), &[], Some("was broken"));
+        t.check_whole_corpus(["gone"]);
         assert_eq!(fails(t), None);
 
-        let mut t = Tally::default();
-        t.record(&rec("a"), &[], None, true);
-        t.check_listed_ids(["a", "gone"]);
+        let mut t = Tally::new(true);
+        t.record(&rec("a"), &[], None);
+        t.check_whole_corpus(["a", "gone"]);
         let e = fails(t).expect("a listed id not in the corpus");
         assert!(
             e.contains("gone is listed") && !e.contains("a is listed"),

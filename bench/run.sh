@@ -173,32 +173,34 @@ T0=$(date +%s)
 # the database), each into a log of its own.
 RUST_BIN=${BENCH_BIN:-}
 GO_BIN=${BENCH_GO_BIN:-}
-BUILD_PID=""
+BUILD_RUST=0 BUILD_GO=0
+if has rust && [[ -z $RUST_BIN ]]; then
+  BUILD_RUST=1
+  say "building the Rust host (cargo build --release), in the background"
+  RUST_BIN="${CARGO_TARGET_DIR:-$REPO/target}/release/openkeel-magnum"
+  [[ $RUST_BIN == /* ]] || RUST_BIN="$REPO/$RUST_BIN"
+fi
+if has go && [[ -z $GO_BIN ]]; then
+  BUILD_GO=1
+  say "building the Go implementation (go build ./cmd/openkeel-magnum), in the background"
+  GO_BIN="$WORK/openkeel-magnum-go"
+fi
 build_ours() { # the two builds side by side (Go's is mostly module downloads)
   local pids=() p rc=0
-  if has rust && [[ -z ${BENCH_BIN:-} ]]; then
+  if ((BUILD_RUST)); then
     (cd "$REPO" && cargo build --release -p openkeel-magnum --bin openkeel-magnum) >"$WORK/build-rust.log" 2>&1 ||
       { echo "Rust build failed" >>"$WORK/build-rust.log"; exit 1; } &
     pids+=($!)
   fi
-  if has go && [[ -z ${BENCH_GO_BIN:-} ]]; then
-    (cd "$REPO" && go build -o "$WORK/openkeel-magnum-go" ./cmd/openkeel-magnum) >"$WORK/build-go.log" 2>&1 ||
+  if ((BUILD_GO)); then
+    (cd "$REPO" && go build -o "$GO_BIN" ./cmd/openkeel-magnum) >"$WORK/build-go.log" 2>&1 ||
       { echo "Go build failed" >>"$WORK/build-go.log"; exit 1; } &
     pids+=($!)
   fi
   for p in "${pids[@]}"; do wait "$p" || rc=1; done
   return "$rc"
 }
-if has rust && [[ -z $RUST_BIN ]]; then
-  say "building the Rust host (cargo build --release), in the background"
-  RUST_BIN="${CARGO_TARGET_DIR:-$REPO/target}/release/openkeel-magnum"
-  [[ $RUST_BIN == /* ]] || RUST_BIN="$REPO/$RUST_BIN"
-fi
-if has go && [[ -z $GO_BIN ]]; then
-  say "building the Go implementation (go build ./cmd/openkeel-magnum), in the background"
-  GO_BIN="$WORK/openkeel-magnum-go"
-fi
-if { has rust && [[ -z ${BENCH_BIN:-} ]]; } || { has go && [[ -z ${BENCH_GO_BIN:-} ]]; }; then
+if ((BUILD_RUST || BUILD_GO)); then
   build_ours &
   BUILD_PID=$!
 fi

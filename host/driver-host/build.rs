@@ -126,11 +126,18 @@ fn env(key: &str) -> String {
     std::env::var(key).unwrap_or_else(|_| panic!("{key} is not set by cargo"))
 }
 
-/// The outer build's target directory: the nearest ancestor of OUT_DIR
-/// holding cargo's CACHEDIR.TAG.
+/// The outer build's target directory, so that every build of the host
+/// (check, test, release, clippy) shares one guest build: the parent of
+/// the profile directory, the nearest ancestor of OUT_DIR holding cargo's
+/// `.fingerprint` (`target/debug` of `target/debug/build/<pkg>/out`).
+///
+/// Not cargo's CACHEDIR.TAG: cargo writes it only into a target directory
+/// it creates itself, and `target/` created by another build's
+/// `--target-dir target/<name>` has none.
 fn outer_target_dir(out_dir: &Path) -> Option<PathBuf> {
     out_dir
         .ancestors()
-        .find(|p| p.join("CACHEDIR.TAG").is_file())
+        .find(|p| p.join(".fingerprint").is_dir())
+        .and_then(Path::parent)
         .map(Path::to_path_buf)
 }

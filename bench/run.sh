@@ -292,10 +292,18 @@ endpoint_type = publicURL
 
 [drivers]
 enabled_beta_drivers = fake
+$(drivers_cache "$who")
 
 [quotas]
 max_clusters_per_project = $QUOTA
 CONF
+}
+# drivers_cache WHO: the Rust host keeps its compiled driver components
+# where docs/drivers.md has operators keep them, so that the `reconciler`
+# (and every later start) loads what the first `api` compiled.
+drivers_cache() {
+  [[ $1 == rust ]] && echo "precompiled_cache_dir = $WORK/rust-drivers-cache"
+  return 0
 }
 okm() { local who=$1; shift; timeout 120 "$(bin_of "$who")" "$@" --config-file "$(conf_of "$who")"; }
 okmdb() { # who mariadb-args...

@@ -40,6 +40,8 @@ fn main() {
         .unwrap_or_else(|| out_dir.clone())
         .join("wasm-guests");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let toolchain = std::env::var("OKM_GUEST_TOOLCHAIN").unwrap_or_default();
+    ensure_target(&root, &toolchain);
 
     // The built-in drivers first, on their own: built with the test
     // components, they would share the SDK features those enable (cargo
@@ -63,19 +65,63 @@ const BUILDS: &[&[&str]] = &[
     &["--workspace", "--exclude", "openkeel-magnum-driver-fake"],
 ];
 
+/// A command running `tool` (`cargo`, `rustc`) of the guests' toolchain:
+/// `default` (the outer build's own), or the rustup toolchain `toolchain`.
+fn guest_tool(toolchain: &str, tool: &str, default: &str) -> Command {
+    if toolchain.is_empty() {
+        return Command::new(default);
+    }
+    let mut c = Command::new("rustup");
+    c.args(["run", toolchain, tool]);
+    // The outer toolchain's selection and compiler stay with it.
+    for var in ["RUSTUP_TOOLCHAIN", "RUSTC", "RUSTDOC", "CARGO"] {
+        c.env_remove(var);
+    }
+    c
+}
+
+/// Adds the wasm32-wasip2 standard library to the guests' toolchain when
+/// it has none: rustup installs the targets `rust-toolchain.toml` lists
+/// only when it installs the toolchain, so a machine that already had the
+/// toolchain lacks the target, and the README's two commands must work
+/// there too. When rustup is absent or fails, the build below reports the
+/// missing target with the command that adds it.
+fn ensure_target(root: &Path, toolchain: &str) {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
+    let libdir = guest_tool(toolchain, "rustc", &rustc)
+        .args(["--print", "target-libdir", "--target", TARGET])
+        .stderr(Stdio::null())
+        .output();
+    let installed = match libdir {
+        Ok(out) if out.status.success() => {
+            Path::new(String::from_utf8_lossy(&out.stdout).trim()).is_dir()
+        }
+        // Cannot tell: leave it to the build.
+        _ => return,
+    };
+    if installed {
+        return;
+    }
+    // From the repository, so that rustup picks the toolchain of
+    // rust-toolchain.toml (or RUSTUP_TOOLCHAIN, which rustup sets for the
+    // outer build) when no other toolchain is named.
+    let mut add = Command::new("rustup");
+    add.current_dir(root).args(["target", "add", TARGET]);
+    if !toolchain.is_empty() {
+        add.args(["--toolchain", toolchain]);
+    }
+    add.stdout(Stdio::from(std::io::stderr()));
+    if add.status().is_ok_and(|s| s.success()) {
+        println!(
+            "cargo:warning=added the {TARGET} target to the Rust toolchain \
+             (rustup target add {TARGET}), which the driver components need"
+        );
+    }
+}
+
 fn build(cargo: &str, root: &Path, target_dir: &Path, packages: &[&str]) {
     let toolchain = std::env::var("OKM_GUEST_TOOLCHAIN").unwrap_or_default();
-    let mut cmd = if toolchain.is_empty() {
-        Command::new(cargo)
-    } else {
-        let mut c = Command::new("rustup");
-        c.args(["run", toolchain.as_str(), "cargo"]);
-        // The outer toolchain's selection and compiler stay with it.
-        for var in ["RUSTUP_TOOLCHAIN", "RUSTC", "RUSTDOC", "CARGO"] {
-            c.env_remove(var);
-        }
-        c
-    };
+    let mut cmd = guest_tool(&toolchain, "cargo", cargo);
     // From the guest workspace, so that its .cargo/config.toml applies.
     cmd.current_dir(root.join("drivers"));
     cmd.arg("build")

@@ -47,7 +47,7 @@ fn main() {
     // components, they would share the SDK features those enable (cargo
     // unifies the features of one build), which they do not need.
     for packages in BUILDS {
-        build(&cargo, &root, &target_dir, packages);
+        build(&cargo, &toolchain, &root, &target_dir, packages);
     }
     let release = target_dir.join(TARGET).join("release");
     for (var, stem) in ARTIFACTS {
@@ -119,9 +119,8 @@ fn ensure_target(root: &Path, toolchain: &str) {
     }
 }
 
-fn build(cargo: &str, root: &Path, target_dir: &Path, packages: &[&str]) {
-    let toolchain = std::env::var("OKM_GUEST_TOOLCHAIN").unwrap_or_default();
-    let mut cmd = guest_tool(&toolchain, "cargo", cargo);
+fn build(cargo: &str, toolchain: &str, root: &Path, target_dir: &Path, packages: &[&str]) {
+    let mut cmd = guest_tool(toolchain, "cargo", cargo);
     // From the guest workspace, so that its .cargo/config.toml applies.
     cmd.current_dir(root.join("drivers"));
     cmd.arg("build")

@@ -554,10 +554,7 @@ fn exchanges_replay() {
     }
     let records = openkeel_magnum_exchanges::load(&path).expect("corpus");
     let selection = RecordFilter::from_env();
-    let selected: Vec<&Record> = records
-        .iter()
-        .filter(|r| r.app != "wsme-test-app" && selection.admits(r))
-        .collect();
+    let selected: Vec<&Record> = records.iter().filter(|r| selection.serves(r)).collect();
     let workers = jobs().min(selected.len()).max(1);
     let run = Run::new(workers);
     // The records are served `workers` at a time; their answers are judged
@@ -586,11 +583,7 @@ fn exchanges_replay() {
     let mut answers = answers.into_inner().unwrap_or_else(|p| p.into_inner());
     let mut tally = Tally::new(uses_default_corpus());
     for rec in &records {
-        if rec.app == "wsme-test-app" {
-            tally.skip();
-            continue;
-        }
-        if !selection.admits(rec) {
+        if !tally.takes(rec, &selection) {
             continue;
         }
         let diffs = match answers

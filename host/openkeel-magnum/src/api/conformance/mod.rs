@@ -512,11 +512,7 @@ fn exchanges_replay() {
         .unwrap_or_else(|e| panic!("the run's database: {e}"));
     let mut tally = Tally::new(uses_default_corpus());
     for rec in &records {
-        if rec.app == "wsme-test-app" {
-            tally.skip();
-            continue;
-        }
-        if !selection.admits(rec) {
+        if !tally.takes(rec, &selection) {
             continue;
         }
         let diffs = match rt.block_on(run.replay(rec)) {

@@ -632,9 +632,12 @@ async fn get_one(s: &Services, call: Call) -> Result<http::Response<axum::body::
         .get("cluster_ident")
         .cloned()
         .unwrap_or_default();
-    let cl = s.conductor.get_cluster(&ctx, &ident).await?;
+    // the cluster, its nodegroups and its template on one connection
+    let mut rd = s.conductor.reader().await?;
+    let cl = s.conductor.get_cluster_on(&mut rd, &ctx, &ident).await?;
     super::policy::enforce(&s.enforcer, &ctx, "cluster:get", Some(&cluster_target(&cl)))?;
-    let d = s.conductor.cluster_details(&ctx, cl).await?;
+    let d = s.conductor.cluster_details(&mut rd, &ctx, cl).await?;
+    drop(rd);
     let faults = faults(&d.cluster, &d.nodegroups);
     Ok(json_response(
         StatusCode::OK,

@@ -279,16 +279,19 @@ async fn get_all(s: &Services, call: Call) -> Result<Response, ApiError> {
         "nodegroup:get_all",
         "nodegroup:get_all_all_projects",
     )?;
+    // the cluster and its nodegroups on one connection
+    let mut rd = s.conductor.reader().await?;
     let cl = s
         .conductor
-        .get_cluster(&ctx, param(&call, "cluster_id"))
+        .get_cluster_on(&mut rd, &ctx, param(&call, "cluster_id"))
         .await?;
     let page = Page::from_query(&call.query, s.conductor.settings().max_limit)?;
     let role = call.query.text("role");
     let rows = s
         .conductor
-        .list_nodegroups(&call.ctx, &cl.uuid, role, &page.list_options())
+        .list_nodegroups_on(&mut rd, &call.ctx, &cl.uuid, role, &page.list_options())
         .await?;
+    drop(rd);
     let resource = format!("clusters/{}/nodegroups", cl.uuid);
     let next = page.next(&call.base_url, &resource, rows.len(), || {
         rows.last().map(|n| n.uuid.clone()).unwrap_or_default()

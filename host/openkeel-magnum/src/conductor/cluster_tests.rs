@@ -1015,3 +1015,37 @@ async fn clusters_are_found_by_uuid_or_name_in_scope() {
         a.uuid
     );
 }
+
+// A delete whose cluster the status poller of another process removed while
+// the delete waited for the cluster's lock (a create job of this process
+// held it): what was asked is done, so the delete succeeds (the API answers
+// 204, not 404).
+#[tokio::test]
+async fn delete_of_a_cluster_removed_meanwhile_succeeds() {
+    let env = Env::new(Dialect::Sqlite).await;
+    let cl = env.create("p1").await;
+    let lock = env.c().lock_cluster(&cl.uuid).await;
+    let (c, target) = (env.c().clone(), cl.clone());
+    let delete = tokio::spawn(async move { c.delete_cluster(&caller("p1"), &target).await });
+    let mut started = false;
+    for _ in 0..400 {
+        let status = env.row(&cl.uuid).await.and_then(|r| r.status);
+        if status == Some(Status::DeleteInProgress) {
+            started = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert!(started, "the delete set DELETE_IN_PROGRESS");
+    env.db()
+        .q()
+        .delete_clusters_cascade(std::slice::from_ref(&cl.uuid))
+        .await
+        .expect("remove the rows");
+    drop(lock);
+    delete
+        .await
+        .expect("the delete task")
+        .expect("the delete of a cluster removed meanwhile");
+    assert!(env.row(&cl.uuid).await.is_none());
+}

@@ -23,7 +23,8 @@ use super::lookup::{self, Ident, Kind};
 use super::lookups::{self, Lookups};
 use super::{Conductor, Error, Result};
 use crate::db::{
-    self, ClusterFilter, ClusterView, ListOptions, NodeGroupFilter, Queries, Scope, TemplateScope,
+    self, ClusterFilter, ClusterView, ListOptions, NodeGroupFilter, Queries, Reader, Scope,
+    TemplateScope,
 };
 use crate::notify::{Action, Outcome};
 
@@ -552,18 +553,23 @@ impl Conductor {
     ///
     /// Magnum: magnum/api/utils.py:99 (`get_resource`).
     pub async fn get_cluster(&self, ctx: &RequestContext, ident: &str) -> Result<Cluster> {
-        let scope = lookup::scope(ctx);
-        let mut q = self.db().q();
-        match Ident::uuid_or_name(ident) {
-            Ident::Uuid(u) => {
-                lookup::found(Kind::Cluster, ident, q.get_cluster_by_uuid(u, &scope).await)
-            }
-            _ => lookup::single(
-                Kind::Cluster,
-                ident,
-                q.get_clusters_by_name(ident, &scope).await,
-            ),
-        }
+        find_cluster(&mut self.db().q(), ctx, ident).await
+    }
+
+    /// A connection held for the several reads of one request
+    /// ([`crate::db::Db::reader`]).
+    pub async fn reader(&self) -> Result<Reader> {
+        Ok(self.db().reader().await?)
+    }
+
+    /// [`Conductor::get_cluster`] on the connection `rd` holds.
+    pub async fn get_cluster_on(
+        &self,
+        rd: &mut Reader,
+        ctx: &RequestContext,
+        ident: &str,
+    ) -> Result<Cluster> {
+        find_cluster(&mut rd.q(), ctx, ident).await
     }
 
     /// The nodegroups of a cluster, by id.
@@ -581,16 +587,23 @@ impl Conductor {
     /// The nodegroups and the template of `cluster`, the template with the
     /// caller's visibility: Magnum's detail view reads it to compute the
     /// `labels_*` fields, and an invisible template fails with 404
-    /// ClusterTemplateNotFound.
+    /// ClusterTemplateNotFound. Both reads run on the connection `rd`
+    /// holds.
     pub async fn cluster_details(
         &self,
+        rd: &mut Reader,
         ctx: &RequestContext,
         cluster: Cluster,
     ) -> Result<ClusterDetail> {
-        let nodegroups = self.cluster_nodegroups(&cluster.uuid).await?;
+        let nodegroups = rd
+            .q()
+            .list_nodegroups(
+                &NodeGroupFilter::cluster(&cluster.uuid),
+                &ListOptions::default(),
+            )
+            .await?;
         let scope = template_scope(ctx, ctx.all_projects);
-        let template = match self
-            .db()
+        let template = match rd
             .q()
             .get_cluster_template_by_uuid(&cluster.cluster_template_id, &scope)
             .await
@@ -874,7 +887,14 @@ impl Conductor {
         ) -> BoxFuture<'c, std::result::Result<Update, CallError>>,
     {
         let _busy = self.mark_busy(uuid);
-        let st = self.cluster_state(uuid).await?;
+        let st = match self.cluster_state(uuid).await {
+            Ok(st) => st,
+            // The status poller of another process (a `reconciler`) saw the
+            // delete through while this call waited for the cluster's lock:
+            // the cluster is gone, as asked.
+            Err(_) if self.cluster_gone(uuid).await => return Ok(()),
+            Err(e) => return Err(e),
+        };
         let answer = match self.driver_of(&st.template) {
             Ok(drv) => {
                 self.notifier().cluster_event(
@@ -997,7 +1017,14 @@ impl Conductor {
         before_reason: Option<String>,
     ) -> Result<()> {
         let _busy = self.mark_busy(uuid);
-        let st = self.cluster_state(uuid).await?;
+        let st = match self.cluster_state(uuid).await {
+            Ok(st) => st,
+            // The status poller of another process (a `reconciler`) saw the
+            // delete through while this call waited for the cluster's lock:
+            // the cluster is gone, as asked.
+            Err(_) if self.cluster_gone(uuid).await => return Ok(()),
+            Err(e) => return Err(e),
+        };
         let answer = match self.driver_of(&st.template) {
             Ok(drv) => {
                 self.notifier().cluster_event(
@@ -1035,6 +1062,14 @@ impl Conductor {
                 Ok(())
             }
         }
+    }
+
+    /// Whether the cluster's row no longer exists.
+    async fn cluster_gone(&self, uuid: &str) -> bool {
+        matches!(
+            self.db().q().get_cluster_by_uuid(uuid, &Scope::ALL_PROJECTS).await,
+            Err(e) if e.is_not_found()
+        )
     }
 
     /// Puts back the status a cluster had before a delete the driver
@@ -1330,4 +1365,20 @@ pub(crate) async fn list_page<Q: ListReads>(
         nodegroups,
         templates,
     })
+}
+
+/// The cluster `ident` names within the caller's scope, read through `q`
+/// ([`Conductor::get_cluster`]).
+async fn find_cluster(q: &mut Queries<'_>, ctx: &RequestContext, ident: &str) -> Result<Cluster> {
+    let scope = lookup::scope(ctx);
+    match Ident::uuid_or_name(ident) {
+        Ident::Uuid(u) => {
+            lookup::found(Kind::Cluster, ident, q.get_cluster_by_uuid(u, &scope).await)
+        }
+        _ => lookup::single(
+            Kind::Cluster,
+            ident,
+            q.get_clusters_by_name(ident, &scope).await,
+        ),
+    }
 }

@@ -15,7 +15,7 @@ use super::Conductor;
 use super::clusters::{call_ctx, detached};
 use super::error::{Error, Result};
 use super::lookup::{self, Ident, Kind};
-use crate::db::{self, ListOptions, NodeGroupFilter, Queries, Scope};
+use crate::db::{self, ListOptions, NodeGroupFilter, Queries, Reader, Scope};
 
 /// The nodegroup columns a PATCH may change.
 pub const NODEGROUP_PATCH_COLUMNS: &[&str] = &[
@@ -111,24 +111,19 @@ impl Conductor {
         role: Option<&str>,
         page: &ListOptions,
     ) -> Result<Vec<NodeGroup>> {
-        let Some(scope) = nodegroup_scope(ctx) else {
-            return Ok(Vec::new());
-        };
-        let mut q = self.db().q();
-        if let Some(m) = page.marker.as_deref() {
-            find_nodegroup(&mut q, cluster_uuid, m, &scope).await?;
-        }
-        let filter = NodeGroupFilter {
-            cluster_id: cluster_uuid.to_string(),
-            project_id: (!scope.all_projects).then(|| scope.project_id.clone()),
-            role: role.map(str::to_owned),
-            is_default: None,
-        };
-        lookup::page(
-            Kind::NodeGroup,
-            page,
-            q.list_nodegroups(&filter, page).await,
-        )
+        nodegroup_page(&mut self.db().q(), ctx, cluster_uuid, role, page).await
+    }
+
+    /// [`Conductor::list_nodegroups`] on the connection `rd` holds.
+    pub async fn list_nodegroups_on(
+        &self,
+        rd: &mut Reader,
+        ctx: &RequestContext,
+        cluster_uuid: &str,
+        role: Option<&str>,
+        page: &ListOptions,
+    ) -> Result<Vec<NodeGroup>> {
+        nodegroup_page(&mut rd.q(), ctx, cluster_uuid, role, page).await
     }
 
     /// Whether a nodegroup of the cluster (any project) has exactly this
@@ -456,6 +451,34 @@ async fn lock_nodegroup(q: &mut Queries<'_>, cluster_uuid: &str, uuid: &str) -> 
         uuid,
         q.get_nodegroup_by_uuid(cluster_uuid, uuid, &Scope::ALL_PROJECTS)
             .await,
+    )
+}
+
+/// A page of the nodegroups of a cluster the caller may see, read through
+/// `q` ([`Conductor::list_nodegroups`]).
+async fn nodegroup_page(
+    q: &mut Queries<'_>,
+    ctx: &RequestContext,
+    cluster_uuid: &str,
+    role: Option<&str>,
+    page: &ListOptions,
+) -> Result<Vec<NodeGroup>> {
+    let Some(scope) = nodegroup_scope(ctx) else {
+        return Ok(Vec::new());
+    };
+    if let Some(m) = page.marker.as_deref() {
+        find_nodegroup(q, cluster_uuid, m, &scope).await?;
+    }
+    let filter = NodeGroupFilter {
+        cluster_id: cluster_uuid.to_string(),
+        project_id: (!scope.all_projects).then(|| scope.project_id.clone()),
+        role: role.map(str::to_owned),
+        is_default: None,
+    };
+    lookup::page(
+        Kind::NodeGroup,
+        page,
+        q.list_nodegroups(&filter, page).await,
     )
 }
 

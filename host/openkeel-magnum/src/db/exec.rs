@@ -156,10 +156,31 @@ impl TxConn {
     }
 }
 
-/// Where a statement runs: on the pool (each statement on its own) or in a
-/// transaction.
+/// One connection taken from a pool for several reads in a row: one
+/// acquisition instead of one per statement. On SQLite it comes from the
+/// read pool.
+pub(crate) enum PoolConn {
+    MySql(sqlx::pool::PoolConnection<sqlx::MySql>),
+    Postgres(sqlx::pool::PoolConnection<sqlx::Postgres>),
+    Sqlite(sqlx::pool::PoolConnection<sqlx::Sqlite>),
+}
+
+impl Pools {
+    /// A connection for reads (on SQLite one of the read pool).
+    pub(crate) async fn acquire_read(&self) -> std::result::Result<PoolConn, sqlx::Error> {
+        Ok(match self {
+            Pools::MySql(p) => PoolConn::MySql(p.acquire().await?),
+            Pools::Postgres(p) => PoolConn::Postgres(p.acquire().await?),
+            Pools::Sqlite { read, .. } => PoolConn::Sqlite(read.acquire().await?),
+        })
+    }
+}
+
+/// Where a statement runs: on the pool (each statement on its own), on one
+/// connection held for several reads, or in a transaction.
 pub(crate) enum Target<'a> {
     Pool(&'a Pools),
+    Conn(&'a mut PoolConn),
     Tx(&'a mut TxConn),
 }
 
@@ -167,6 +188,9 @@ impl Target<'_> {
     pub(crate) fn dialect(&self) -> Dialect {
         match self {
             Target::Pool(p) => p.dialect(),
+            Target::Conn(PoolConn::MySql(_)) => Dialect::MySql,
+            Target::Conn(PoolConn::Postgres(_)) => Dialect::Postgres,
+            Target::Conn(PoolConn::Sqlite(_)) => Dialect::Sqlite,
             Target::Tx(TxConn::MySql(_)) => Dialect::MySql,
             Target::Tx(TxConn::Postgres(_)) => Dialect::Postgres,
             Target::Tx(TxConn::Sqlite(_)) => Dialect::Sqlite,
@@ -188,6 +212,15 @@ impl Target<'_> {
             }
             Target::Pool(Pools::Sqlite { read, .. }) => {
                 sqlite::fetch(read, sql.to_string(), args, kinds).await
+            }
+            Target::Conn(PoolConn::MySql(c)) => {
+                mysql::fetch(&mut **c, mysql::rebind(sql), args, kinds).await
+            }
+            Target::Conn(PoolConn::Postgres(c)) => {
+                postgres::fetch(&mut **c, postgres::rebind(sql), args, kinds).await
+            }
+            Target::Conn(PoolConn::Sqlite(c)) => {
+                sqlite::fetch(&mut **c, sql.to_string(), args, kinds).await
             }
             Target::Tx(TxConn::MySql(t)) => {
                 mysql::fetch(&mut **t, mysql::rebind(sql), args, kinds).await
@@ -215,6 +248,15 @@ impl Target<'_> {
             Target::Pool(Pools::Sqlite { write, .. }) => {
                 sqlite::execute(write, sql.to_string(), args).await
             }
+            Target::Conn(PoolConn::MySql(c)) => {
+                mysql::execute(&mut **c, mysql::rebind(sql), args).await
+            }
+            Target::Conn(PoolConn::Postgres(c)) => {
+                postgres::execute(&mut **c, postgres::rebind(sql), args).await
+            }
+            Target::Conn(PoolConn::Sqlite(c)) => {
+                sqlite::execute(&mut **c, sql.to_string(), args).await
+            }
             Target::Tx(TxConn::MySql(t)) => {
                 mysql::execute(&mut **t, mysql::rebind(sql), args).await
             }
@@ -234,6 +276,15 @@ impl Target<'_> {
             Target::Pool(Pools::Postgres(p)) => sqlx::raw_sql(sql).execute(p).await.map(drop),
             Target::Pool(Pools::Sqlite { write, .. }) => {
                 sqlx::raw_sql(sql).execute(write).await.map(drop)
+            }
+            Target::Conn(PoolConn::MySql(c)) => {
+                sqlx::raw_sql(sql).execute(&mut **c).await.map(drop)
+            }
+            Target::Conn(PoolConn::Postgres(c)) => {
+                sqlx::raw_sql(sql).execute(&mut **c).await.map(drop)
+            }
+            Target::Conn(PoolConn::Sqlite(c)) => {
+                sqlx::raw_sql(sql).execute(&mut **c).await.map(drop)
             }
             Target::Tx(TxConn::MySql(t)) => sqlx::raw_sql(sql).execute(&mut **t).await.map(drop),
             Target::Tx(TxConn::Postgres(t)) => sqlx::raw_sql(sql).execute(&mut **t).await.map(drop),

@@ -154,6 +154,24 @@ impl Db {
         Queries::new(exec::Target::Pool(&self.inner.pools), &self.inner.clock)
     }
 
+    /// One pooled connection for several reads in a row (a cluster, its
+    /// nodegroups and its template): the pool is acquired once instead of
+    /// once per statement. Reads only, and every statement of the request
+    /// through it: on an in-memory SQLite database it holds the one
+    /// connection there is.
+    pub async fn reader(&self) -> Result<Reader> {
+        let conn = self
+            .inner
+            .pools
+            .acquire_read()
+            .await
+            .map_err(|e| self.inner.dialect.err("acquire a connection", e))?;
+        Ok(Reader {
+            conn,
+            clock: self.inner.clock.clone(),
+        })
+    }
+
     /// Closes the pools, waiting for connections in use to be returned.
     pub async fn close(&self) {
         self.inner.pools.close().await;
@@ -171,6 +189,20 @@ impl Db {
             Pools::Sqlite { write, .. } => Some(write),
             _ => None,
         }
+    }
+}
+
+/// A connection held for a request's reads ([`Db::reader`]); returned to
+/// its pool when dropped.
+pub struct Reader {
+    conn: exec::PoolConn,
+    clock: Clock,
+}
+
+impl Reader {
+    /// The repository methods on the held connection.
+    pub fn q(&mut self) -> Queries<'_> {
+        Queries::new(exec::Target::Conn(&mut self.conn), &self.clock)
     }
 }
 

@@ -887,14 +887,7 @@ impl Conductor {
         ) -> BoxFuture<'c, std::result::Result<Update, CallError>>,
     {
         let _busy = self.mark_busy(uuid);
-        let st = match self.cluster_state(uuid).await {
-            Ok(st) => st,
-            // The status poller of another process (a `reconciler`) saw the
-            // delete through while this call waited for the cluster's lock:
-            // the cluster is gone, as asked.
-            Err(_) if self.cluster_gone(uuid).await => return Ok(()),
-            Err(e) => return Err(e),
-        };
+        let st = self.cluster_state(uuid).await?;
         let answer = match self.driver_of(&st.template) {
             Ok(drv) => {
                 self.notifier().cluster_event(

@@ -176,6 +176,40 @@ impl Pools {
     }
 }
 
+/// A connection a statement runs on directly: one held from a pool or a
+/// transaction's.
+enum Direct<'c> {
+    MySql(&'c mut sqlx::MySqlConnection),
+    Postgres(&'c mut sqlx::PgConnection),
+    Sqlite(&'c mut sqlx::SqliteConnection),
+}
+
+impl PoolConn {
+    fn direct(&mut self) -> Direct<'_> {
+        match self {
+            PoolConn::MySql(c) => Direct::MySql(c),
+            PoolConn::Postgres(c) => Direct::Postgres(c),
+            PoolConn::Sqlite(c) => Direct::Sqlite(c),
+        }
+    }
+}
+
+impl TxConn {
+    fn direct(&mut self) -> Direct<'_> {
+        match self {
+            TxConn::MySql(t) => Direct::MySql(t),
+            TxConn::Postgres(t) => Direct::Postgres(t),
+            TxConn::Sqlite(t) => Direct::Sqlite(t),
+        }
+    }
+}
+
+/// What a [`Target`] runs a statement on: the pool, or one connection.
+enum On<'a> {
+    Pool(&'a Pools),
+    Direct(Direct<'a>),
+}
+
 /// Where a statement runs: on the pool (each statement on its own), on one
 /// connection held for several reads, or in a transaction.
 pub(crate) enum Target<'a> {
@@ -185,6 +219,14 @@ pub(crate) enum Target<'a> {
 }
 
 impl Target<'_> {
+    fn on(&mut self) -> On<'_> {
+        match self {
+            Target::Pool(p) => On::Pool(p),
+            Target::Conn(c) => On::Direct(c.direct()),
+            Target::Tx(t) => On::Direct(t.direct()),
+        }
+    }
+
     pub(crate) fn dialect(&self) -> Dialect {
         match self {
             Target::Pool(p) => p.dialect(),
@@ -205,32 +247,19 @@ impl Target<'_> {
         args: Vec<Arg>,
         kinds: &[Kind],
     ) -> std::result::Result<Vec<Cell>, sqlx::Error> {
-        match self {
-            Target::Pool(Pools::MySql(p)) => mysql::fetch(p, mysql::rebind(sql), args, kinds).await,
-            Target::Pool(Pools::Postgres(p)) => {
+        match self.on() {
+            On::Pool(Pools::MySql(p)) => mysql::fetch(p, mysql::rebind(sql), args, kinds).await,
+            On::Pool(Pools::Postgres(p)) => {
                 postgres::fetch(p, postgres::rebind(sql), args, kinds).await
             }
-            Target::Pool(Pools::Sqlite { read, .. }) => {
+            On::Pool(Pools::Sqlite { read, .. }) => {
                 sqlite::fetch(read, sql.to_string(), args, kinds).await
             }
-            Target::Conn(PoolConn::MySql(c)) => {
-                mysql::fetch(&mut **c, mysql::rebind(sql), args, kinds).await
+            On::Direct(Direct::MySql(c)) => mysql::fetch(c, mysql::rebind(sql), args, kinds).await,
+            On::Direct(Direct::Postgres(c)) => {
+                postgres::fetch(c, postgres::rebind(sql), args, kinds).await
             }
-            Target::Conn(PoolConn::Postgres(c)) => {
-                postgres::fetch(&mut **c, postgres::rebind(sql), args, kinds).await
-            }
-            Target::Conn(PoolConn::Sqlite(c)) => {
-                sqlite::fetch(&mut **c, sql.to_string(), args, kinds).await
-            }
-            Target::Tx(TxConn::MySql(t)) => {
-                mysql::fetch(&mut **t, mysql::rebind(sql), args, kinds).await
-            }
-            Target::Tx(TxConn::Postgres(t)) => {
-                postgres::fetch(&mut **t, postgres::rebind(sql), args, kinds).await
-            }
-            Target::Tx(TxConn::Sqlite(t)) => {
-                sqlite::fetch(&mut **t, sql.to_string(), args, kinds).await
-            }
+            On::Direct(Direct::Sqlite(c)) => sqlite::fetch(c, sql.to_string(), args, kinds).await,
         }
     }
 
@@ -240,30 +269,17 @@ impl Target<'_> {
         sql: &str,
         args: Vec<Arg>,
     ) -> std::result::Result<Done, sqlx::Error> {
-        match self {
-            Target::Pool(Pools::MySql(p)) => mysql::execute(p, mysql::rebind(sql), args).await,
-            Target::Pool(Pools::Postgres(p)) => {
-                postgres::execute(p, postgres::rebind(sql), args).await
-            }
-            Target::Pool(Pools::Sqlite { write, .. }) => {
+        match self.on() {
+            On::Pool(Pools::MySql(p)) => mysql::execute(p, mysql::rebind(sql), args).await,
+            On::Pool(Pools::Postgres(p)) => postgres::execute(p, postgres::rebind(sql), args).await,
+            On::Pool(Pools::Sqlite { write, .. }) => {
                 sqlite::execute(write, sql.to_string(), args).await
             }
-            Target::Conn(PoolConn::MySql(c)) => {
-                mysql::execute(&mut **c, mysql::rebind(sql), args).await
+            On::Direct(Direct::MySql(c)) => mysql::execute(c, mysql::rebind(sql), args).await,
+            On::Direct(Direct::Postgres(c)) => {
+                postgres::execute(c, postgres::rebind(sql), args).await
             }
-            Target::Conn(PoolConn::Postgres(c)) => {
-                postgres::execute(&mut **c, postgres::rebind(sql), args).await
-            }
-            Target::Conn(PoolConn::Sqlite(c)) => {
-                sqlite::execute(&mut **c, sql.to_string(), args).await
-            }
-            Target::Tx(TxConn::MySql(t)) => {
-                mysql::execute(&mut **t, mysql::rebind(sql), args).await
-            }
-            Target::Tx(TxConn::Postgres(t)) => {
-                postgres::execute(&mut **t, postgres::rebind(sql), args).await
-            }
-            Target::Tx(TxConn::Sqlite(t)) => sqlite::execute(&mut **t, sql.to_string(), args).await,
+            On::Direct(Direct::Sqlite(c)) => sqlite::execute(c, sql.to_string(), args).await,
         }
     }
 
@@ -271,24 +287,15 @@ impl Target<'_> {
     /// the simple query protocol: migration DDL and dump files.
     pub(crate) async fn execute_raw(&mut self, sql: &str) -> std::result::Result<(), sqlx::Error> {
         let sql = sqlx::AssertSqlSafe(sql.to_string());
-        match self {
-            Target::Pool(Pools::MySql(p)) => sqlx::raw_sql(sql).execute(p).await.map(drop),
-            Target::Pool(Pools::Postgres(p)) => sqlx::raw_sql(sql).execute(p).await.map(drop),
-            Target::Pool(Pools::Sqlite { write, .. }) => {
+        match self.on() {
+            On::Pool(Pools::MySql(p)) => sqlx::raw_sql(sql).execute(p).await.map(drop),
+            On::Pool(Pools::Postgres(p)) => sqlx::raw_sql(sql).execute(p).await.map(drop),
+            On::Pool(Pools::Sqlite { write, .. }) => {
                 sqlx::raw_sql(sql).execute(write).await.map(drop)
             }
-            Target::Conn(PoolConn::MySql(c)) => {
-                sqlx::raw_sql(sql).execute(&mut **c).await.map(drop)
-            }
-            Target::Conn(PoolConn::Postgres(c)) => {
-                sqlx::raw_sql(sql).execute(&mut **c).await.map(drop)
-            }
-            Target::Conn(PoolConn::Sqlite(c)) => {
-                sqlx::raw_sql(sql).execute(&mut **c).await.map(drop)
-            }
-            Target::Tx(TxConn::MySql(t)) => sqlx::raw_sql(sql).execute(&mut **t).await.map(drop),
-            Target::Tx(TxConn::Postgres(t)) => sqlx::raw_sql(sql).execute(&mut **t).await.map(drop),
-            Target::Tx(TxConn::Sqlite(t)) => sqlx::raw_sql(sql).execute(&mut **t).await.map(drop),
+            On::Direct(Direct::MySql(c)) => sqlx::raw_sql(sql).execute(c).await.map(drop),
+            On::Direct(Direct::Postgres(c)) => sqlx::raw_sql(sql).execute(c).await.map(drop),
+            On::Direct(Direct::Sqlite(c)) => sqlx::raw_sql(sql).execute(c).await.map(drop),
         }
     }
 }

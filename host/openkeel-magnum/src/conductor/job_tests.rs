@@ -335,6 +335,33 @@ async fn delete_stops_the_certificate_generation(d: Dialect) {
     e.stop().await;
 }
 
+// A delete that lands after the job read the cluster's row and before its
+// generation started stops the generation all the same: the job registers
+// for the stop before it reads, so no key of the deleted cluster is made.
+async fn delete_between_the_jobs_read_and_its_generation(d: Dialect) {
+    let gate = Gate::new();
+    let (tx, mut read) = mpsc::unbounded_channel();
+    let mut e = jobs(
+        d,
+        JobHooks {
+            after_read: hook(Some(tx), Some(gate.clone())),
+            ..JobHooks::default()
+        },
+    )
+    .await;
+    let cl = e.create(&[]).await;
+    read.recv().await.expect("read");
+    let r = e.c().delete_cluster(&caller("p1"), &cl).await;
+    gate.open();
+    r.expect("delete");
+    e.done().await;
+    assert_eq!(e.store.puts.load(Ordering::SeqCst), 0, "keys generated");
+    assert_eq!(e.calls(), vec!["delete"]);
+    e.tick().await;
+    assert!(e.row(&cl.uuid).await.is_none(), "cluster still there");
+    e.stop().await;
+}
+
 // Ports TestDeleteWhileCreateJobRuns, "before the certificates are saved":
 // the delete does not wait for certificates it makes useless; the job then
 // drops them and skips the driver.
@@ -557,6 +584,7 @@ dialect_tests!(
     create_answers_before_its_job,
     delete_before_the_create_job,
     delete_stops_the_certificate_generation,
+    delete_between_the_jobs_read_and_its_generation,
     delete_stops_a_running_generation,
     delete_before_the_certificates_are_saved,
     delete_during_the_drivers_create,

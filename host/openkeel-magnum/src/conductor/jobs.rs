@@ -55,6 +55,9 @@ pub(crate) type Hook = Arc<dyn Fn(String) -> BoxFuture<'static, ()> + Send + Syn
 pub(crate) struct JobHooks {
     /// When a worker takes the job, before anything else.
     pub before_job: Option<Hook>,
+    /// When the job has read the cluster's row and found it waiting for
+    /// the job, before anything is generated.
+    pub after_read: Option<Hook>,
     /// When the job is about to generate the certificates (the generation
     /// can already be stopped).
     pub before_certificates: Option<Hook>,
@@ -116,6 +119,39 @@ pub(crate) struct CreateJobs {
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // The data stays consistent: nothing panics while holding these locks.
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A create job's registration for [`Conductor::stop_certificates`]:
+/// removed on drop, unless another job of the same cluster registered
+/// since.
+struct StopRegistration {
+    conductor: Conductor,
+    uuid: String,
+    notify: Arc<Notify>,
+}
+
+impl StopRegistration {
+    fn new(conductor: &Conductor, uuid: &str) -> Self {
+        let notify = Arc::new(Notify::new());
+        lock(&conductor.work.jobs.generating).insert(uuid.to_string(), notify.clone());
+        Self {
+            conductor: conductor.clone(),
+            uuid: uuid.to_string(),
+            notify,
+        }
+    }
+}
+
+impl Drop for StopRegistration {
+    fn drop(&mut self) {
+        let mut generating = lock(&self.conductor.work.jobs.generating);
+        if generating
+            .get(&self.uuid)
+            .is_some_and(|n| Arc::ptr_eq(n, &self.notify))
+        {
+            generating.remove(&self.uuid);
+        }
+    }
 }
 
 /// A cluster's mutex, held; released (and forgotten when unused) on drop.
@@ -283,6 +319,13 @@ impl Conductor {
 
     async fn create_job(&self, job: &Job) {
         let uuid = job.uuid.as_str();
+        // Registered before the row is read: a delete writes its status
+        // first and then stops the generation, so either the read below
+        // sees the delete or the stop finds this registration (and is kept
+        // as a permit until the generation waits for it). Registered after
+        // the read, a delete between the two would go unseen and the keys
+        // of a deleted cluster be generated in full.
+        let stop = StopRegistration::new(self, uuid);
         let cl = match self
             .db()
             .q()
@@ -300,9 +343,10 @@ impl Conductor {
             tracing::info!(cluster_uuid = %uuid, "create job skipped: the cluster changed");
             return;
         }
+        run_hook(&self.hooks().after_read, uuid).await;
         // Magnum's conductor generates the cluster's CAs and client
         // certificate before it calls the driver (cluster_create).
-        match self.claim_with_certificates(&job.ctx, &cl).await {
+        match self.claim_with_certificates(&job.ctx, &cl, stop).await {
             Ok(true) => {}
             Ok(false) => {
                 tracing::info!(cluster_uuid = %uuid, "create job skipped: the cluster changed");
@@ -351,18 +395,17 @@ impl Conductor {
         &self,
         ctx: &RequestContext,
         cl: &Cluster,
+        stop: StopRegistration,
     ) -> Result<bool, String> {
         let uuid = cl.uuid.as_str();
-        let stop = Arc::new(Notify::new());
-        lock(&self.work.jobs.generating).insert(uuid.to_string(), stop.clone());
         run_hook(&self.hooks().before_certificates, uuid).await;
         let mut made = cl.clone();
         let generated = tokio::select! {
             biased;
-            () = stop.notified() => None,
+            () = stop.notify.notified() => None,
             r = self.generate_cluster_certificates(ctx, &mut made) => Some(r),
         };
-        lock(&self.work.jobs.generating).remove(uuid);
+        drop(stop);
         match generated {
             // A delete stopped the generation: what was stored is removed
             // by the generation itself.

@@ -8,7 +8,8 @@
 #   BENCH_N="100" BENCH_DURATION=3s bench/run.sh
 #
 # Targets (BENCH_TARGETS, default "rust go ref"):
-#   rust  openkeel-magnum from host/ (cargo build --release, or BENCH_BIN)
+#   rust  openkeel-magnum from host/ (cargo build --profile bench-release,
+#         or BENCH_BIN)
 #   go    the Go implementation built from cmd/ (go build, or BENCH_GO_BIN)
 #   ref   the reference: ../shared/reference (Magnum 23.0.0 + Keystone +
 #         MariaDB + RabbitMQ + memcached)
@@ -56,6 +57,8 @@
 #     unless every reference component already runs)   BENCH_KEEP_REF [0]   BENCH_MAX_TIME [10800]
 #   BENCH_OUT [$ANCHOR_DIR/bench/<UTC time>]
 #   BENCH_BIN (prebuilt Rust binary)   BENCH_GO_BIN (prebuilt Go binary)
+#   BENCH_PROFILE [bench-release]: the cargo profile of the Rust build (the
+#     root Cargo.toml says how it differs from release)
 #   BENCH_STUB_NODELAY [1]: serve the reference's Glance/Nova/Neutron stand-in
 #     with TCP_NODELAY during the run (lib/os_stub_nodelay.py), 0: as it is
 #   BENCH_SCHEMA [upgrade|adopt]  RUST_PORT [9611]  GO_PORT [9612]
@@ -94,6 +97,7 @@ BENCH_SETUP=${BENCH_SETUP:-auto}
 BENCH_KEEP_REF=${BENCH_KEEP_REF:-0}
 BENCH_MAX_TIME=${BENCH_MAX_TIME:-10800}
 BENCH_SCHEMA=${BENCH_SCHEMA:-upgrade}
+BENCH_PROFILE=${BENCH_PROFILE:-bench-release}
 BENCH_STUB_NODELAY=${BENCH_STUB_NODELAY:-1}
 BENCH_OUT=${BENCH_OUT:-$ANCHOR_DIR/bench/$(date -u +%Y%m%dT%H%M%SZ)}
 RUST_PORT=${RUST_PORT:-${OKM_PORT:-9611}}
@@ -111,7 +115,23 @@ WORK="$BENCH_OUT/work"
 mkdir -p "$WORK"
 say() { echo "[bench $(date -u +%H:%M:%S)] $*" >&2; }
 warn() { say "WARNING: $*"; }
-command -v wrk >/dev/null || { echo "wrk not found (Debian package wrk)" >&2; exit 1; }
+# The Debian packages this script and the reference's scripts need: on a
+# fresh machine they are installed when this runs as root with apt-get.
+declare -A PKG_OF=([wrk]=wrk [mariadbd]=mariadb-server [mariadb-install-db]=mariadb-server
+  [mariadb]=mariadb-client [curl]=curl [jq]=jq [bc]=bc)
+missing=()
+for cmd in "${!PKG_OF[@]}"; do command -v "$cmd" >/dev/null || missing+=("${PKG_OF[$cmd]}"); done
+if ((${#missing[@]})); then
+  mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+  if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+    say "installing the missing Debian packages: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get install -y -qq "${missing[@]}" || { apt-get update -qq && apt-get install -y -qq "${missing[@]}"; }; } \
+      >"$WORK/apt.log" 2>&1 || { tail -20 "$WORK/apt.log" >&2; exit 1; }
+  else
+    echo "missing Debian packages: ${missing[*]} (install them, or run as root with apt-get)" >&2; exit 1
+  fi
+fi
 for who in $BENCH_TARGETS; do
   case $who in rust | go | ref) ;; *) echo "unknown target $who (rust, go, ref)" >&2; exit 2 ;; esac
 done
@@ -176,8 +196,9 @@ GO_BIN=${BENCH_GO_BIN:-}
 BUILD_RUST=0 BUILD_GO=0
 if has rust && [[ -z $RUST_BIN ]]; then
   BUILD_RUST=1
-  say "building the Rust host (cargo build --release), in the background"
-  RUST_BIN="${CARGO_TARGET_DIR:-$REPO/target}/release/openkeel-magnum"
+  say "building the Rust host (cargo build --profile $BENCH_PROFILE), in the background"
+  profile_dir=$BENCH_PROFILE; [[ $profile_dir == dev ]] && profile_dir=debug
+  RUST_BIN="${CARGO_TARGET_DIR:-$REPO/target}/$profile_dir/openkeel-magnum"
   [[ $RUST_BIN == /* ]] || RUST_BIN="$REPO/$RUST_BIN"
 fi
 if has go && [[ -z $GO_BIN ]]; then
@@ -185,10 +206,11 @@ if has go && [[ -z $GO_BIN ]]; then
   say "building the Go implementation (go build ./cmd/openkeel-magnum), in the background"
   GO_BIN="$WORK/openkeel-magnum-go"
 fi
-build_ours() { # the two builds side by side (Go's is mostly module downloads)
+build_ours() { # the two builds side by side, each with its own log
   local pids=() p rc=0
   if ((BUILD_RUST)); then
-    (cd "$REPO" && cargo build --release -p openkeel-magnum --bin openkeel-magnum) >"$WORK/build-rust.log" 2>&1 ||
+    (cd "$REPO" && OKM_GUEST_DRIVERS_ONLY=1 cargo build --profile "$BENCH_PROFILE" -p openkeel-magnum --bin openkeel-magnum) \
+      >"$WORK/build-rust.log" 2>&1 ||
       { echo "Rust build failed" >>"$WORK/build-rust.log"; exit 1; } &
     pids+=($!)
   fi

@@ -152,6 +152,7 @@ impl Db {
     /// write, it would wait for the connection the transaction holds.
     pub fn q(&self) -> Queries<'_> {
         Queries::new(exec::Target::Pool(&self.inner.pools), &self.inner.clock)
+            .retrying(self.inner.max_attempts, self.inner.retry_backoff)
     }
 
     /// One pooled connection for several reads in a row (a cluster, its

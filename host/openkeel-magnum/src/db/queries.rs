@@ -2,11 +2,13 @@
 //! keyset pagination, inserts, partial updates, deletes and counts. The
 //! repository methods of each table (one file per table) are built on them.
 
+use std::time::Duration;
+
 use chrono::NaiveDateTime;
 
 use super::columns::{Col, Reader};
 use super::exec::{Arg, Done, Kind, Target};
-use super::{Clock, Dialect, Error, Result};
+use super::{Clock, Dialect, Error, Result, Retryable};
 
 /// The repository methods, bound to the pool ([`super::Db::q`]) or to a
 /// transaction ([`super::Tx::q`], [`super::Tx::for_update`]).
@@ -14,6 +16,10 @@ pub struct Queries<'a> {
     target: Target<'a>,
     clock: &'a Clock,
     pub(crate) lock: bool,
+    /// Attempts of a write and the first wait between them: more than one
+    /// only for statements of their own ([`super::Db::q`]), never inside a
+    /// transaction, which the database rolls back as a whole.
+    retry: (u32, Duration),
 }
 
 impl<'a> Queries<'a> {
@@ -22,7 +28,17 @@ impl<'a> Queries<'a> {
             target,
             clock,
             lock: false,
+            retry: (1, Duration::ZERO),
         }
+    }
+
+    /// These queries with each write run again, up to `attempts` times in
+    /// all, when the database aborted it for a deadlock, a lock wait
+    /// timeout or a busy SQLite file: a statement of its own changed
+    /// nothing then.
+    pub(crate) fn retrying(mut self, attempts: u32, backoff: Duration) -> Queries<'a> {
+        self.retry = (attempts.max(1), backoff);
+        self
     }
 
     /// These queries with row locks: reads add `FOR UPDATE` on MariaDB and
@@ -60,12 +76,36 @@ impl<'a> Queries<'a> {
     }
 
     /// Runs a write; a unique-constraint violation is [`Error::Duplicate`].
-    pub(crate) async fn write(&mut self, what: String, sql: &str, args: Vec<Arg>) -> Result<Done> {
+    pub(crate) async fn write(
+        &mut self,
+        what: String,
+        sql: &str,
+        mut args: Vec<Arg>,
+    ) -> Result<Done> {
         let d = self.dialect();
-        self.target
-            .execute(sql, args)
-            .await
-            .map_err(|e| d.write_err(what, e))
+        let (attempts, mut backoff) = self.retry;
+        let mut attempt = 1;
+        loop {
+            let bound = if attempt < attempts {
+                args.clone()
+            } else {
+                std::mem::take(&mut args)
+            };
+            match self.target.execute(sql, bound).await {
+                Err(e) => {
+                    let e = d.write_err(what.clone(), e);
+                    if attempt < attempts && e.is_retryable() {
+                        tracing::debug!(attempt, error = %e, "retrying a database statement");
+                        tokio::time::sleep(super::tx::jitter(backoff)).await;
+                        backoff = backoff.saturating_mul(2);
+                        attempt += 1;
+                        continue;
+                    }
+                    return Err(e);
+                }
+                Ok(done) => return Ok(done),
+            }
+        }
     }
 
     /// Runs a statement as it is, with the simple query protocol (DDL).

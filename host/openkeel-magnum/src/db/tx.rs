@@ -134,7 +134,7 @@ impl Db {
 }
 
 /// A wait between `backoff / 2` and `backoff`.
-fn jitter(backoff: Duration) -> Duration {
+pub(super) fn jitter(backoff: Duration) -> Duration {
     let half = backoff / 2;
     let nanos = u64::try_from(half.as_nanos()).unwrap_or(u64::MAX);
     let r = std::collections::hash_map::RandomState::new()
@@ -166,6 +166,81 @@ mod tests {
 
     use crate::db::testing::{Check, dialect_tests, fresh_with, migrated, new_cluster};
     use crate::db::{ClusterFilter, Hooks, Scope, upgrade};
+
+    /// A statement of its own that finds the database locked by another
+    /// connection is run again until the lock is gone: the writes of
+    /// [`Db::q`] ride out a deadlock or lock wait as a transaction of
+    /// [`Db::in_tx`] does. Within a transaction the statement is not
+    /// repeated: the transaction is, as a whole.
+    #[tokio::test]
+    async fn a_statement_of_its_own_is_retried_while_the_database_is_locked() {
+        use sqlx::Connection;
+        let dir = tempfile::tempdir().check("temporary directory");
+        let path = dir.path().join("retry.db");
+        let mut target =
+            crate::db::DbTarget::new(Dialect::Sqlite, format!("sqlite://{}", path.display()));
+        target.sqlite_busy_timeout = Duration::from_millis(10);
+        target.retry_backoff = Duration::from_millis(40);
+        target.max_attempts = 6;
+        let db = Db::open(&target).await.check("open");
+        upgrade(&db).await.check("upgrade");
+        let mut c = new_cluster(1, "p1");
+        db.q().create_cluster(&mut c).await.check("create");
+
+        // Another connection holds the write lock for 150 ms.
+        let opts = sqlx::sqlite::SqliteConnectOptions::new().filename(&path);
+        let mut other = sqlx::SqliteConnection::connect_with(&opts)
+            .await
+            .check("connect");
+        sqlx::query("BEGIN IMMEDIATE")
+            .execute(&mut other)
+            .await
+            .check("lock");
+        let holder = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            sqlx::query("COMMIT")
+                .execute(&mut other)
+                .await
+                .check("unlock");
+        });
+        db.q()
+            .set_cluster_status(&c.uuid, Status::DeleteInProgress, None)
+            .await
+            .check("a retried statement");
+        holder.await.check("holder");
+        let row = db
+            .q()
+            .get_cluster_by_uuid(&c.uuid, &Scope::ALL_PROJECTS)
+            .await
+            .check("read");
+        assert_eq!(row.status, Some(Status::DeleteInProgress));
+
+        // The same lock held throughout, against a transaction: the
+        // transaction is what is attempted again, and when the lock outlasts
+        // its attempts the error is the database's, still retryable.
+        let mut other = sqlx::SqliteConnection::connect_with(&opts)
+            .await
+            .check("connect");
+        sqlx::query("BEGIN IMMEDIATE")
+            .execute(&mut other)
+            .await
+            .check("lock");
+        let r = db
+            .in_tx(|tx| {
+                let uuid = c.uuid.clone();
+                Box::pin(async move {
+                    tx.q()
+                        .set_cluster_status(&uuid, Status::DeleteFailed, None)
+                        .await
+                })
+            })
+            .await;
+        assert!(r.as_ref().is_err_and(|e| e.is_retryable()), "{r:?}");
+        sqlx::query("ROLLBACK")
+            .execute(&mut other)
+            .await
+            .check("unlock");
+    }
 
     /// An error of the function given to `in_tx`: the database's, or one of
     /// the test's own.

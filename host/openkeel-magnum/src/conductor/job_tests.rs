@@ -312,45 +312,32 @@ async fn delete_before_the_create_job(d: Dialect) {
 // job is generating its certificates stops the generation: no key is
 // stored, the driver's create is never called, and the cluster goes.
 async fn delete_stops_the_certificate_generation(d: Dialect) {
-    let gate = Gate::new();
-    let (tx, mut generating) = mpsc::unbounded_channel();
-    let mut e = jobs(
-        d,
-        JobHooks {
-            before_certificates: hook(Some(tx), Some(gate.clone())),
-            ..JobHooks::default()
-        },
-    )
+    delete_held_at(d, |h| JobHooks {
+        before_certificates: h,
+        ..JobHooks::default()
+    })
     .await;
-    let cl = e.create(&[]).await;
-    generating.recv().await.expect("generating");
-    let r = e.c().delete_cluster(&caller("p1"), &cl).await;
-    gate.open();
-    r.expect("delete");
-    e.done().await;
-    assert_eq!(e.store.puts.load(Ordering::SeqCst), 0);
-    assert_eq!(e.calls(), vec!["delete"]);
-    e.tick().await;
-    assert!(e.row(&cl.uuid).await.is_none(), "cluster still there");
-    e.stop().await;
 }
 
 // A delete that lands after the job read the cluster's row and before its
 // generation started stops the generation all the same: the job registers
 // for the stop before it reads, so no key of the deleted cluster is made.
 async fn delete_between_the_jobs_read_and_its_generation(d: Dialect) {
-    let gate = Gate::new();
-    let (tx, mut read) = mpsc::unbounded_channel();
-    let mut e = jobs(
-        d,
-        JobHooks {
-            after_read: hook(Some(tx), Some(gate.clone())),
-            ..JobHooks::default()
-        },
-    )
+    delete_held_at(d, |h| JobHooks {
+        after_read: h,
+        ..JobHooks::default()
+    })
     .await;
+}
+
+/// A delete while the create job is held at the hook `at` places: no key
+/// is stored, the driver's create is never called, and the cluster goes.
+async fn delete_held_at(d: Dialect, at: fn(Option<Hook>) -> JobHooks) {
+    let gate = Gate::new();
+    let (tx, mut held) = mpsc::unbounded_channel();
+    let mut e = jobs(d, at(hook(Some(tx), Some(gate.clone())))).await;
     let cl = e.create(&[]).await;
-    read.recv().await.expect("read");
+    held.recv().await.expect("held");
     let r = e.c().delete_cluster(&caller("p1"), &cl).await;
     gate.open();
     r.expect("delete");

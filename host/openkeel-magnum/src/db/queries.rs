@@ -8,7 +8,8 @@ use chrono::NaiveDateTime;
 
 use super::columns::{Col, Reader};
 use super::exec::{Arg, Done, Kind, Target};
-use super::{Clock, Dialect, Error, Result, Retryable};
+use super::tx::Attempts;
+use super::{Clock, Dialect, Error, Result};
 
 /// The repository methods, bound to the pool ([`super::Db::q`]) or to a
 /// transaction ([`super::Tx::q`], [`super::Tx::for_update`]).
@@ -83,27 +84,25 @@ impl<'a> Queries<'a> {
         mut args: Vec<Arg>,
     ) -> Result<Done> {
         let d = self.dialect();
-        let (attempts, mut backoff) = self.retry;
-        let mut attempt = 1;
+        let (max, backoff) = self.retry;
+        let mut attempts = Attempts::new(max, backoff);
         loop {
-            let bound = if attempt < attempts {
-                args.clone()
-            } else {
+            let bound = if attempts.last() {
                 std::mem::take(&mut args)
+            } else {
+                args.clone()
             };
-            match self.target.execute(sql, bound).await {
-                Err(e) => {
-                    let e = d.write_err(what.clone(), e);
-                    if attempt < attempts && e.is_retryable() {
-                        tracing::debug!(attempt, error = %e, "retrying a database statement");
-                        tokio::time::sleep(super::tx::jitter(backoff)).await;
-                        backoff = backoff.saturating_mul(2);
-                        attempt += 1;
-                        continue;
-                    }
-                    return Err(e);
+            match self
+                .target
+                .execute(sql, bound)
+                .await
+                .map_err(|e| d.write_err(what.clone(), e))
+            {
+                Err(e) if attempts.retries(&e) => {
+                    tracing::debug!(attempt = attempts.number(), error = %e, "retrying a database statement");
+                    attempts.wait().await;
                 }
-                Ok(done) => return Ok(done),
+                other => return other,
             }
         }
     }

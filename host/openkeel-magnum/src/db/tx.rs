@@ -55,8 +55,9 @@ impl Db {
     /// [`super::DbTarget::max_attempts`] times with a growing, jittered
     /// backoff. `f` must therefore have no effects outside the transaction
     /// (it returns what it computed instead of writing to captured state).
-    /// Any other error rolls back and is returned as it is. This is the only
-    /// place that retries database errors.
+    /// Any other error rolls back and is returned as it is. Besides this,
+    /// only a write that is a statement of its own ([`super::Db::q`]) is
+    /// retried, with the same [`Attempts`].
     ///
     /// ```no_run
     /// # use openkeel_magnum::db::{Db, Error, NodeGroupFilter, Scope};
@@ -78,18 +79,15 @@ impl Db {
         F: for<'t> FnMut(&'t mut Tx<'a>) -> TxFuture<'t, Result<T, E>> + Send + 'a,
         E: From<Error> + Retryable + fmt::Display,
     {
-        let mut backoff = self.inner.retry_backoff;
-        let mut attempt = 1;
+        let mut attempts = Attempts::new(self.inner.max_attempts, self.inner.retry_backoff);
         loop {
             match self.run_tx(&mut f).await {
-                Err(e) if e.is_retryable() && attempt < self.inner.max_attempts => {
+                Err(e) if attempts.retries(&e) => {
                     if let Some(on_retry) = &self.inner.on_retry {
-                        on_retry(attempt, &e.to_string());
+                        on_retry(attempts.number(), &e.to_string());
                     }
-                    tracing::debug!(attempt, error = %e, "retrying a database transaction");
-                    tokio::time::sleep(jitter(backoff)).await;
-                    backoff = backoff.saturating_mul(2);
-                    attempt += 1;
+                    tracing::debug!(attempt = attempts.number(), error = %e, "retrying a database transaction");
+                    attempts.wait().await;
                 }
                 other => return other,
             }
@@ -133,8 +131,50 @@ impl Db {
     }
 }
 
+/// The attempts of a database operation that is run again on a retryable
+/// error: a transaction of [`Db::in_tx`], a statement of its own of
+/// [`super::Db::q`]. At most `max` attempts, with a jittered wait before
+/// each next one that doubles from `backoff`.
+pub(super) struct Attempts {
+    number: u32,
+    max: u32,
+    backoff: Duration,
+}
+
+impl Attempts {
+    pub(super) fn new(max: u32, backoff: Duration) -> Attempts {
+        Attempts {
+            number: 1,
+            max,
+            backoff,
+        }
+    }
+
+    /// The number of the attempt under way (1, 2, …).
+    pub(super) fn number(&self) -> u32 {
+        self.number
+    }
+
+    /// Whether this attempt is the last one allowed.
+    pub(super) fn last(&self) -> bool {
+        self.number >= self.max
+    }
+
+    /// Whether the attempt that failed with `e` is followed by another.
+    pub(super) fn retries(&self, e: &impl Retryable) -> bool {
+        e.is_retryable() && !self.last()
+    }
+
+    /// Waits before the next attempt, which it counts.
+    pub(super) async fn wait(&mut self) {
+        tokio::time::sleep(jitter(self.backoff)).await;
+        self.backoff = self.backoff.saturating_mul(2);
+        self.number += 1;
+    }
+}
+
 /// A wait between `backoff / 2` and `backoff`.
-pub(super) fn jitter(backoff: Duration) -> Duration {
+fn jitter(backoff: Duration) -> Duration {
     let half = backoff / 2;
     let nanos = u64::try_from(half.as_nanos()).unwrap_or(u64::MAX);
     let r = std::collections::hash_map::RandomState::new()
@@ -187,15 +227,21 @@ mod tests {
         let mut c = new_cluster(1, "p1");
         db.q().create_cluster(&mut c).await.check("create");
 
-        // Another connection holds the write lock for 150 ms.
+        // Another connection to the file, holding its write lock.
         let opts = sqlx::sqlite::SqliteConnectOptions::new().filename(&path);
-        let mut other = sqlx::SqliteConnection::connect_with(&opts)
-            .await
-            .check("connect");
-        sqlx::query("BEGIN IMMEDIATE")
-            .execute(&mut other)
-            .await
-            .check("lock");
+        let locked = || async {
+            let mut other = sqlx::SqliteConnection::connect_with(&opts)
+                .await
+                .check("connect");
+            sqlx::query("BEGIN IMMEDIATE")
+                .execute(&mut other)
+                .await
+                .check("lock");
+            other
+        };
+
+        // The lock held for 150 ms.
+        let mut other = locked().await;
         let holder = tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(150)).await;
             sqlx::query("COMMIT")
@@ -218,13 +264,7 @@ mod tests {
         // The same lock held throughout, against a transaction: the
         // transaction is what is attempted again, and when the lock outlasts
         // its attempts the error is the database's, still retryable.
-        let mut other = sqlx::SqliteConnection::connect_with(&opts)
-            .await
-            .check("connect");
-        sqlx::query("BEGIN IMMEDIATE")
-            .execute(&mut other)
-            .await
-            .check("lock");
+        let mut other = locked().await;
         let r = db
             .in_tx(|tx| {
                 let uuid = c.uuid.clone();

@@ -78,6 +78,11 @@ DO \$\$ BEGIN
     CREATE ROLE $USER_NAME LOGIN CREATEDB PASSWORD '$USER_PASS';
   END IF;
 END \$\$;
+-- The tests drop their databases WITH (FORCE). PostgreSQL checks its right to
+-- end every backend of the database, an autovacuum worker's included (whose
+-- role is none), and only pg_signal_backend passes that check.
+SET client_min_messages = warning;
+GRANT pg_signal_backend TO $USER_NAME;
 SQL
 if ! "${RUN[@]}" "$PSQL" -h 127.0.0.1 -p "$PORT" -U postgres -d postgres -Atqc \
 	"SELECT 1 FROM pg_database WHERE datname = '$DB_NAME'" | grep -q 1; then

@@ -8,11 +8,17 @@
 # seed's report when DIFFER_OUT is set.
 #
 #   scripts/differ.sh A_BIN B_BIN            # seeds 1..20, 400 requests each
-#   DIFFER_SEEDS="7 8" DIFFER_STEPS=1000 scripts/differ.sh go-bin target/release/openkeel-magnum
+#   DIFFER_SEEDS="7 8" DIFFER_STEPS=1000 scripts/differ.sh other-bin target/release/openkeel-magnum
+#
+# `go` in place of a binary builds the retired Go implementation at its last
+# commit (DIFFER_GO_COMMIT, default 0798596) in a temporary git worktree
+# (needs Go; about 5 minutes on 2 cores) and compares against that:
+#
+#   scripts/differ.sh go target/release/openkeel-magnum
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-A=$(realpath "${1:?usage: differ.sh A_BIN B_BIN}")
-B=$(realpath "${2:?usage: differ.sh A_BIN B_BIN}")
+A=${1:?usage: differ.sh A_BIN|go B_BIN|go}
+B=${2:?usage: differ.sh A_BIN|go B_BIN|go}
 DIFFER=${DIFFER:-$REPO/../shared/tools/differ.py}
 SEEDS=${DIFFER_SEEDS:-$(seq 1 20)}
 STEPS=${DIFFER_STEPS:-400}
@@ -20,12 +26,32 @@ PORT_A=${DIFFER_PORT_A:-9711}
 PORT_B=${DIFFER_PORT_B:-9712}
 WORK=$(mktemp -d)
 pids=()
+worktree=""
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  [[ -z $worktree ]] || git -C "$REPO" worktree remove --force "$worktree" 2>/dev/null || true
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+
+# binary ARG: ARG's absolute path, or for `go` the Go implementation built
+# from a worktree of DIFFER_GO_COMMIT (once per run).
+go_bin=""
+binary() {
+  if [[ $1 != go ]]; then
+    realpath "$1"
+    return
+  fi
+  if [[ -z $go_bin ]]; then
+    worktree="$WORK/go-src"
+    git -C "$REPO" worktree add --detach "$worktree" "${DIFFER_GO_COMMIT:-0798596}" >&2
+    echo "building the Go implementation of ${DIFFER_GO_COMMIT:-0798596}" >&2
+    (cd "$worktree" && go build -o "$WORK/openkeel-magnum-go" ./cmd/openkeel-magnum) >&2
+    go_bin="$WORK/openkeel-magnum-go"
+  fi
+  echo "$go_bin"
+}
 
 start() { # start BIN DIR PORT
   mkdir -p "$2"
@@ -42,6 +68,13 @@ wait_up() { # wait_up PORT
   echo "no answer on port $1" >&2
   return 1
 }
+
+# Not in $(…): the Go build sets go_bin and worktree for the second call
+# and for the clean-up.
+binary "$A" >"$WORK/a-bin"
+A=$(<"$WORK/a-bin")
+binary "$B" >"$WORK/b-bin"
+B=$(<"$WORK/b-bin")
 
 agree=0 differ=0
 for seed in $SEEDS; do

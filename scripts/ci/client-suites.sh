@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the peer test suites that run against openkeel-magnum as a black
-# box (test/clients) and prints their export lines:
+# box (tests/clients) and prints their export lines:
 #
 #   eval "$(scripts/ci/keystone.sh)"       # real Keystone (required by all)
 #   eval "$(scripts/ci/openstack-cli.sh)"  # `openstack coe` matrix

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs and starts a real Keystone 30.0.0 for the integration tests of
-# internal/auth (and anything else that needs a token).
+# the host's auth module, the black-box suites and the client suites.
 #
 #   eval "$(scripts/ci/keystone.sh)"
 #

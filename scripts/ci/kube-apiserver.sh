@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the kube-apiserver and etcd binaries that the Kubernetes API tests
-# run (through controller-runtime's envtest), from the Go module proxy only,
-# using the separate tools/ module, and prints where they are on stdout
-# (logs go to stderr):
+# start (each test of the driver host and of the black-box suites starts its
+# own), from the Go module proxy only, using the separate tools/ module, and
+# prints where they are on stdout (logs go to stderr):
 #
 #   eval "$(scripts/ci/kube-apiserver.sh)"
 #

@@ -465,10 +465,10 @@ fn malformed_input_gets_magnum_4xx_and_changes_nothing() {
             ));
         }
     }
-    println!(
+    openkeel_magnum_exchanges::figures::report(&format!(
         "bad-input sweep: {} requests, {} problems",
         cases.len(),
         problems.len()
-    );
+    ));
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

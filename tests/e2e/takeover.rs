@@ -369,10 +369,10 @@ fn takeover(rt: &tokio::runtime::Runtime, conn: &mut Conn, db: &FreshDb, records
 
     let server = Server::start(&conf_text, &["api"]);
     let (pass, problems) = replay(&server.url, records);
-    println!(
+    openkeel_magnum_exchanges::figures::report(&format!(
         "takeover ({dialect:?}): {pass}/{} recorded requests answered identically",
         records.len()
-    );
+    ));
     let problems: Vec<String> = problems.into_iter().map(|(_, _, p)| p).collect();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     // The recorded requests only read.

@@ -604,7 +604,7 @@ fn exchanges_replay() {
                 .map(|(id, _)| *id),
         );
     }
-    tally.finish("known failures or not replayable black-box");
+    tally.finish("black-box", "known failures or not replayable black-box");
 }
 
 /// Every listed record is in the corpus, and no record is on two lists.

@@ -3,9 +3,11 @@
 //! tests/e2e. It reads the corpus ([`load`], [`Record`]), compares an answer
 //! with the recorded one as spec/exchanges/README.md ("How to compare")
 //! describes ([`compare`]), writes the recorded rows as Magnum stored them
-//! ([`seed`]), lists the records no replay passes ([`known`]) and keeps the
-//! count of a replay ([`Tally`]).
+//! ([`seed`]), lists the records no replay passes ([`known`]), keeps the
+//! count of a replay ([`Tally`]) and reports the figures of every suite
+//! ([`figures`]).
 
+pub mod figures;
 pub mod known;
 mod record;
 pub mod seed;

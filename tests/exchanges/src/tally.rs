@@ -160,9 +160,10 @@ impl Tally {
         out
     }
 
-    /// Writes the report to `$OKM_CONFORMANCE_REPORT` when set, prints the
-    /// summary line, and fails (panics) with every error.
-    pub fn finish(self, listed: &str) {
+    /// Writes the report to `$OKM_CONFORMANCE_REPORT` when set, reports the
+    /// summary line as the figure of the `replay` named, and fails (panics)
+    /// with every error.
+    pub fn finish(self, replay: &str, listed: &str) {
         let summary = self.summary(listed);
         if let Ok(f) = std::env::var("OKM_CONFORMANCE_REPORT")
             && !f.is_empty()
@@ -170,7 +171,7 @@ impl Tally {
             std::fs::write(&f, self.report(listed))
                 .unwrap_or_else(|e| panic!("write the report {f}: {e}"));
         }
-        println!("{summary}");
+        crate::figures::report(&format!("conformance replay, {replay}: {summary}"));
         assert!(
             self.errors.is_empty(),
             "{}\n{summary}",
@@ -192,7 +193,7 @@ mod tests {
     }
 
     fn fails(t: Tally) -> Option<String> {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| t.finish("listed")))
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| t.finish("test", "listed")))
             .err()
             .map(|e| e.downcast_ref::<String>().cloned().unwrap_or_default())
     }

@@ -294,7 +294,7 @@ fn policy_oracle() {
         names.len(),
         diffs.len()
     );
-    println!("{summary}");
+    openkeel_magnum_exchanges::figures::report(&summary);
     assert!(
         diffs.is_empty(),
         "{summary}\n{}",

@@ -524,7 +524,7 @@ fn exchanges_replay() {
     if selection.whole() {
         tally.check_whole_corpus(known::KNOWN.iter().map(|(id, _)| *id));
     }
-    tally.finish("known failures");
+    tally.finish("in-process", "known failures");
 }
 
 #[cfg(test)]

@@ -1,16 +1,14 @@
 #!/usr/bin/env bash
-# Side-by-side benchmark: the Rust host, the Go implementation it was ported
-# from, and the reference Magnum 23.0.0 API, on this machine, in one run,
-# with the same MariaDB, the same Keystone, the same seed rows, the same
-# token and the same load.
+# Side-by-side benchmark: the Rust host and the reference Magnum 23.0.0 API,
+# on this machine, in one run, with the same MariaDB, the same Keystone, the
+# same seed rows, the same token and the same load.
 #
 #   bench/run.sh                      # N = 100 1000 10000, 10 s per wrk run
 #   BENCH_N="100" BENCH_DURATION=3s bench/run.sh
 #
-# Targets (BENCH_TARGETS, default "rust go ref"):
+# Targets (BENCH_TARGETS, default "rust ref"):
 #   rust  openkeel-magnum from host/ (cargo build --profile bench-release,
 #         or BENCH_BIN)
-#   go    the Go implementation built from cmd/ (go build, or BENCH_GO_BIN)
 #   ref   the reference: ../shared/reference (Magnum 23.0.0 + Keystone +
 #         MariaDB + RabbitMQ + memcached)
 #
@@ -18,14 +16,15 @@
 #  1. sets up and starts the reference with ../shared/reference/setup.sh
 #     (idempotent; ANCHOR_DIR and the ports of its env.sh are respected;
 #     MAGNUM_PERIODIC=false unless set, as in the reference's campaign);
-#  2. builds the Rust and Go binaries, gives each its own database in the
-#     reference's MariaDB (`db upgrade`, or BENCH_SCHEMA=adopt:
-#     spec/db/schema-mariadb.sql + `db adopt`), and starts `api` (Rust on
-#     RUST_PORT, Go on GO_PORT) and `reconciler` of each, with
-#     [keystone_authtoken] on the reference's Keystone (service user magnum)
-#     and the fake driver enabled;
-#  3. for every N: seeds every database with the reference's gen_seed.py
-#     (same rows and UUIDs; our templates name the driver "fake"), then
+#  2. builds the Rust binary unless BENCH_BIN is given (in the background,
+#     while step 1 runs), gives it its own database in the reference's
+#     MariaDB (`db upgrade`, or BENCH_SCHEMA=adopt:
+#     spec/db/schema-mariadb.sql + `db adopt`), and starts its `api` on
+#     RUST_PORT and its `reconciler`, with [keystone_authtoken] on the
+#     reference's Keystone (service user magnum) and the fake driver enabled;
+#  3. for every N: seeds every target's database with the reference's
+#     gen_seed.py (same rows and UUIDs; our templates name the driver
+#     "fake"), then
 #     drives the services in the order of BENCH_TARGETS, endpoint by
 #     endpoint:
 #       read   wrk via the reference's load.sh (GET /, cluster lists, detail,
@@ -41,7 +40,7 @@
 #                  beside `api` as magnum-conductor runs beside magnum-api);
 #     while procmon.py samples CPU and memory of each service's processes;
 #  4. prints one markdown table (lib/compare.py) with the raw figures and
-#     the ratios Rust/Go and Rust/ref, and writes it to $BENCH_OUT/table.md.
+#     the ratio Rust/ref, and writes it to $BENCH_OUT/table.md.
 # On exit it stops the services and the reference components it started
 # (BENCH_KEEP_REF=1 keeps the reference's).
 #
@@ -51,18 +50,18 @@
 #   BENCH_PHASES ["read paging templates clusters"]
 #   BENCH_ENDPOINTS ["root clusters clusters_limit1000 clusters_detail
 #                    cluster_get nodegroups templates"]
-#   BENCH_TARGETS ["rust go ref"]   BENCH_REF_SEQ_FROM [1000]
+#   BENCH_TARGETS ["rust ref"]   BENCH_REF_SEQ_FROM [1000]
 #   BENCH_PAGING_REPS [3]  BENCH_PAGING_BUDGET [300]  BENCH_REF_PAGING_BUDGET [150]
 #   BENCH_SETUP [auto] (1: always setup.sh, 0: only start.sh, auto: setup.sh
 #     unless every reference component already runs)   BENCH_KEEP_REF [0]   BENCH_MAX_TIME [10800]
 #   BENCH_OUT [$ANCHOR_DIR/bench/<UTC time>]
-#   BENCH_BIN (prebuilt Rust binary)   BENCH_GO_BIN (prebuilt Go binary)
+#   BENCH_BIN (prebuilt Rust binary)
 #   BENCH_PROFILE [bench-release]: the cargo profile of the Rust build (the
 #     root Cargo.toml says how it differs from release)
 #   BENCH_STUB_NODELAY [1]: serve the reference's Glance/Nova/Neutron stand-in
 #     with TCP_NODELAY during the run (lib/os_stub_nodelay.py), 0: as it is
-#   BENCH_SCHEMA [upgrade|adopt]  RUST_PORT [9611]  GO_PORT [9612]
-#   OKM_DB_NAME [openkeel_bench] (+ _rust / _go)  OKM_DB_USER [openkeel_bench]
+#   BENCH_SCHEMA [upgrade|adopt]  RUST_PORT [9611]
+#   OKM_DB_NAME [openkeel_bench] (+ _rust)  OKM_DB_USER [openkeel_bench]
 #   OKM_DB_PASS [openkeel-bench-db]  OKM_SPEC_DIR
 #   REF_DIR [<repo>/../shared/reference]
 set -euo pipefail
@@ -88,7 +87,7 @@ BENCH_REPS=${BENCH_REPS:-1}
 BENCH_THREADS=${BENCH_THREADS:-2}
 BENCH_PHASES=${BENCH_PHASES:-read paging templates clusters}
 BENCH_ENDPOINTS=${BENCH_ENDPOINTS:-root clusters clusters_limit1000 clusters_detail cluster_get nodegroups templates}
-BENCH_TARGETS=${BENCH_TARGETS:-rust go ref}
+BENCH_TARGETS=${BENCH_TARGETS:-rust ref}
 BENCH_REF_SEQ_FROM=${BENCH_REF_SEQ_FROM:-1000}
 BENCH_PAGING_REPS=${BENCH_PAGING_REPS:-3}
 BENCH_PAGING_BUDGET=${BENCH_PAGING_BUDGET:-300}
@@ -101,7 +100,6 @@ BENCH_PROFILE=${BENCH_PROFILE:-bench-release}
 BENCH_STUB_NODELAY=${BENCH_STUB_NODELAY:-1}
 BENCH_OUT=${BENCH_OUT:-$ANCHOR_DIR/bench/$(date -u +%Y%m%dT%H%M%SZ)}
 RUST_PORT=${RUST_PORT:-${OKM_PORT:-9611}}
-GO_PORT=${GO_PORT:-9612}
 OKM_DB_NAME=${OKM_DB_NAME:-openkeel_bench}
 OKM_DB_USER=${OKM_DB_USER:-openkeel_bench}
 OKM_DB_PASS=${OKM_DB_PASS:-openkeel-bench-db}
@@ -133,7 +131,7 @@ if ((${#missing[@]})); then
   fi
 fi
 for who in $BENCH_TARGETS; do
-  case $who in rust | go | ref) ;; *) echo "unknown target $who (rust, go, ref)" >&2; exit 2 ;; esac
+  case $who in rust | ref) ;; *) echo "unknown target $who (rust, ref)" >&2; exit 2 ;; esac
 done
 has() { [[ " $BENCH_TARGETS " == *" $1 "* ]]; }
 ours_targets() { local w; for w in $BENCH_TARGETS; do [[ $w == ref ]] || echo "$w"; done; }
@@ -143,8 +141,8 @@ REF_COMPONENTS=(magnum conductor osstub keystone rabbitmq epmd memcached mariadb
 declare -A REF_WAS_UP=()
 for c in "${REF_COMPONENTS[@]}"; do pid_alive "$c" && REF_WAS_UP[$c]=1; done
 declare -A API_PID=() REC_PID=() PORT_OF=() DB_OF=()
-PORT_OF[rust]=$RUST_PORT PORT_OF[go]=$GO_PORT
-DB_OF[rust]=${OKM_DB_NAME}_rust DB_OF[go]=${OKM_DB_NAME}_go
+PORT_OF[rust]=$RUST_PORT
+DB_OF[rust]=${OKM_DB_NAME}_rust
 STUB_PID=""
 BUILD_PID=""
 kill_tree() { # pid: the process and its descendants, children first
@@ -188,42 +186,18 @@ trap 'exit 130' INT
 trap 'say "stopped (time limit or signal)"; exit 143' TERM
 
 T0=$(date +%s)
-# ------------------------------------------------------------ the binaries
+# ------------------------------------------------------------ the binary
 # Built while the reference is set up (its setup waits mostly on pip and on
-# the database), each into a log of its own.
+# the database), into a log of its own.
 RUST_BIN=${BENCH_BIN:-}
-GO_BIN=${BENCH_GO_BIN:-}
-BUILD_RUST=0 BUILD_GO=0
 if has rust && [[ -z $RUST_BIN ]]; then
-  BUILD_RUST=1
   say "building the Rust host (cargo build --profile $BENCH_PROFILE), in the background"
   profile_dir=$BENCH_PROFILE; [[ $profile_dir == dev ]] && profile_dir=debug
   RUST_BIN="${CARGO_TARGET_DIR:-$REPO/target}/$profile_dir/openkeel-magnum"
   [[ $RUST_BIN == /* ]] || RUST_BIN="$REPO/$RUST_BIN"
-fi
-if has go && [[ -z $GO_BIN ]]; then
-  BUILD_GO=1
-  say "building the Go implementation (go build ./cmd/openkeel-magnum), in the background"
-  GO_BIN="$WORK/openkeel-magnum-go"
-fi
-build_ours() { # the two builds side by side, each with its own log
-  local pids=() p rc=0
-  if ((BUILD_RUST)); then
-    (cd "$REPO" && OKM_GUEST_DRIVERS_ONLY=1 cargo build --profile "$BENCH_PROFILE" -p openkeel-magnum --bin openkeel-magnum) \
-      >"$WORK/build-rust.log" 2>&1 ||
-      { echo "Rust build failed" >>"$WORK/build-rust.log"; exit 1; } &
-    pids+=($!)
-  fi
-  if ((BUILD_GO)); then
-    (cd "$REPO" && go build -o "$GO_BIN" ./cmd/openkeel-magnum) >"$WORK/build-go.log" 2>&1 ||
-      { echo "Go build failed" >>"$WORK/build-go.log"; exit 1; } &
-    pids+=($!)
-  fi
-  for p in "${pids[@]}"; do wait "$p" || rc=1; done
-  return "$rc"
-}
-if ((BUILD_RUST || BUILD_GO)); then
-  build_ours &
+  (cd "$REPO" && OKM_GUEST_DRIVERS_ONLY=1 cargo build --profile "$BENCH_PROFILE" -p openkeel-magnum --bin openkeel-magnum) \
+    >"$WORK/build-rust.log" 2>&1 ||
+    { echo "Rust build failed" >>"$WORK/build-rust.log"; exit 1; } &
   BUILD_PID=$!
 fi
 
@@ -266,13 +240,15 @@ say "reference up ($MAGNUM_URL, Keystone $KEYSTONE_URL); project anchor = $PROJE
 
 # ------------------------------------------------------------ our services
 if [[ -n $BUILD_PID ]]; then
-  say "waiting for the builds"
-  wait "$BUILD_PID" || { tail -30 "$WORK"/build-*.log >&2; echo "build failed" >&2; exit 1; }
+  say "waiting for the Rust build"
+  wait "$BUILD_PID" || { tail -30 "$WORK/build-rust.log" >&2; echo "build failed" >&2; exit 1; }
   BUILD_PID=""
 fi
-bin_of() { if [[ $1 == rust ]]; then echo "$RUST_BIN"; else echo "$GO_BIN"; fi; }
 conf_of() { echo "$WORK/openkeel-magnum-$1.conf"; }
 
+# [drivers] precompiled_cache_dir: the Rust host keeps its compiled driver
+# components where docs/drivers.md has operators keep them, so that the
+# `reconciler` (and every later start) loads what the first `api` compiled.
 write_conf() { # who
   local who=$1
   cat >"$(conf_of "$who")" <<CONF
@@ -314,20 +290,13 @@ endpoint_type = publicURL
 
 [drivers]
 enabled_beta_drivers = fake
-$(drivers_cache "$who")
+precompiled_cache_dir = $WORK/rust-drivers-cache
 
 [quotas]
 max_clusters_per_project = $QUOTA
 CONF
 }
-# drivers_cache WHO: the Rust host keeps its compiled driver components
-# where docs/drivers.md has operators keep them, so that the `reconciler`
-# (and every later start) loads what the first `api` compiled.
-drivers_cache() {
-  [[ $1 == rust ]] && echo "precompiled_cache_dir = $WORK/rust-drivers-cache"
-  return 0
-}
-okm() { local who=$1; shift; timeout 120 "$(bin_of "$who")" "$@" --config-file "$(conf_of "$who")"; }
+okm() { local who=$1; shift; timeout 120 "$RUST_BIN" "$@" --config-file "$(conf_of "$who")"; }
 okmdb() { # who mariadb-args...
   local who=$1; shift
   mariadb --no-defaults -h "$ANCHOR_HOST" -P "$DB_PORT" -u "$OKM_DB_USER" -p"$OKM_DB_PASS" "${DB_OF[$who]}" "$@"
@@ -357,15 +326,15 @@ SQL
       *) echo "BENCH_SCHEMA must be upgrade or adopt" >&2; exit 2 ;;
     esac
   fi
-  port_busy "${PORT_OF[$who]}" && { echo "port ${PORT_OF[$who]} is taken (RUST_PORT / GO_PORT)" >&2; exit 1; }
-  setsid "$(bin_of "$who")" api --config-file "$(conf_of "$who")" >>"$log-api.log" 2>&1 </dev/null &
+  port_busy "${PORT_OF[$who]}" && { echo "port ${PORT_OF[$who]} is taken (RUST_PORT)" >&2; exit 1; }
+  setsid "$RUST_BIN" api --config-file "$(conf_of "$who")" >>"$log-api.log" 2>&1 </dev/null &
   API_PID[$who]=$!
   if ! { wait_http "$url/" 60 && kill -0 "${API_PID[$who]}" 2>/dev/null; }; then
     tail -20 "$log-api.log" >&2; echo "$who api did not start" >&2; exit 1
   fi
   # the background work, as the reference runs magnum-conductor beside
   # magnum-api: it completes the deletes of the create+delete pairs
-  setsid "$(bin_of "$who")" reconciler --config-file "$(conf_of "$who")" >>"$log-reconciler.log" 2>&1 </dev/null &
+  setsid "$RUST_BIN" reconciler --config-file "$(conf_of "$who")" >>"$log-reconciler.log" 2>&1 </dev/null &
   REC_PID[$who]=$!
   sleep 1
   kill -0 "${REC_PID[$who]}" 2>/dev/null || {

@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
-"""Three-way tables (Rust host, Go implementation, reference) from a
-bench/run.sh output tree.
+"""Two-way tables (Rust host, reference) from a bench/run.sh output tree.
 
   compare.py OUTDIR
 
-Reads OUTDIR/N<n>/{rust,go,ref}/results.jsonl (load.sh, slow.sh and
-pairs.sh lines), OUTDIR/N<n>/{rust,go,ref}/paging.jsonl (lib/paging.py) and
-OUTDIR/meta.json, and prints markdown: one throughput table with the ratios
-Rust/Go and Rust/ref and the raw figures beside them, a paging table, a
-memory table and a check of the performance targets. Repetitions are
-combined by their median. Trees of the earlier two-way runs (N<n>/ours is
-the Go implementation) are read too. Standard library only.
+Reads OUTDIR/N<n>/{rust,ref}/results.jsonl (load.sh, slow.sh and pairs.sh
+lines), OUTDIR/N<n>/{rust,ref}/paging.jsonl (lib/paging.py) and
+OUTDIR/meta.json, and prints markdown: one throughput table with the ratio
+Rust/ref and the raw figures beside it, a paging table, a memory table and
+a check of the performance targets. Repetitions are combined by their
+median. Other directories under N<n> (such as the `go` of the runs made
+before the Go implementation was removed) are ignored. Standard library
+only.
 """
 
 import glob
@@ -34,11 +34,9 @@ ORDER = [
 # process groups that belong to each service (Keystone and MariaDB are shared)
 SERVICE = {
     "rust": ["rust", "rust-reconciler"],
-    "go": ["go", "go-reconciler", "ours", "ours-reconciler"],
     "ref": ["magnum", "conductor", "rabbitmq", "epmd", "memcached"],
 }
-WHO = ("rust", "go", "ref")
-READ_ROWS = ("root", "clusters", "clusters_limit1000", "clusters_detail", "cluster_get", "nodegroups", "templates")
+WHO = ("rust", "ref")
 
 
 def med(vals):
@@ -137,8 +135,6 @@ def fr(r):
 def read_tree(out, n, who):
     """(endpoint, conns) -> runs, and the paging walks, of one service."""
     d = os.path.join(out, "N%d" % n, who)
-    if who == "go" and not os.path.isdir(d):
-        d = os.path.join(out, "N%d" % n, "ours")  # a two-way run's tree
     wrk, seq = {}, {}
     for r in load(os.path.join(d, "results.jsonl")):
         ep = r["endpoint"].replace(" (sequential)", "")
@@ -167,7 +163,7 @@ def cell_rate(s):
 
 
 def ratio_cell(a, b):
-    """Rust / other on rates, or why not."""
+    """Rust / ref on rates, or why not."""
     if a is None or b is None:
         return "–"
     if a["none"]:
@@ -175,7 +171,7 @@ def ratio_cell(a, b):
     if a["bad"] and a["bad"] * 2 > max(a["requests"], 1):
         return "n/a (rust mostly not 2xx)"
     if b["none"] and not b["seq"]:
-        return "other: none completed"
+        return "ref: none completed"
     return fr(ratio(a["rate"], b["rate"]))
 
 
@@ -199,9 +195,9 @@ def main():
         print("Run %s, %s; duration %s per wrk run, %s repetition(s), connections %s; targets %s%s%s.\n" % (
             meta.get("date", "?"), meta.get("machine", "?"), meta.get("duration", "?"),
             meta.get("reps", "?"), meta.get("conns", "?"), meta.get("targets", "?"), wall, load_s))
-    print("| N | request | c | Rust/Go | Rust/ref | Rust req/s | Go req/s | ref req/s | "
-          "p50 / p99 ms Rust · Go · ref | CPU ms/req Rust · Go · ref | not 2xx Rust · Go · ref |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| N | request | c | Rust/ref | Rust req/s | ref req/s | "
+          "p50 / p99 ms Rust · ref | CPU ms/req Rust · ref | not 2xx Rust · ref |")
+    print("|---|---|---|---|---|---|---|---|---|")
     summary = {}
     for n in ns:
         conns = sorted({c for who in WHO for (_, c) in data[(n, who)]})
@@ -226,9 +222,9 @@ def main():
                 lat = " · ".join("%s / %s" % (f(s[w] and s[w]["p50"]), f(s[w] and s[w]["p99"])) for w in WHO)
                 cpu = " · ".join(f(s[w] and s[w]["cpu_ms"], "%.2f") for w in WHO)
                 bad = " · ".join(((s[w]["bad_text"] or "0") if s[w] else "–") for w in WHO)
-                print("| %d | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                    n, title + extra, c, ratio_cell(s["rust"], s["go"]), ratio_cell(s["rust"], s["ref"]),
-                    cell_rate(s["rust"]), cell_rate(s["go"]), cell_rate(s["ref"]), lat, cpu, bad))
+                print("| %d | %s | %d | %s | %s | %s | %s | %s | %s |" % (
+                    n, title + extra, c, ratio_cell(s["rust"], s["ref"]),
+                    cell_rate(s["rust"]), cell_rate(s["ref"]), lat, cpu, bad))
 
     # ------------------------------------------------------------ paging
     if any(paging.values()):
@@ -264,11 +260,10 @@ def main():
             if groups:
                 peak[(n, who)] = best
                 print("| %d | %s | %s | %.0f | %.0f | %d |" % (n, who, " + ".join(sorted(groups)), *best))
-        for who in ("rust", "go"):
-            if (n, who) in peak and (n, "ref") in peak and peak[(n, "ref")][0]:
-                print("| %d | %s / ref | | **%.3f** | %.3f | |" % (
-                    n, who, peak[(n, who)][0] / peak[(n, "ref")][0],
-                    peak[(n, who)][1] / max(peak[(n, "ref")][1], 1e-9)))
+        if (n, "rust") in peak and (n, "ref") in peak and peak[(n, "ref")][0]:
+            print("| %d | rust / ref | | **%.3f** | %.3f | |" % (
+                n, peak[(n, "rust")][0] / peak[(n, "ref")][0],
+                peak[(n, "rust")][1] / max(peak[(n, "ref")][1], 1e-9)))
 
     # ------------------------------------------------------------ targets
     print("\n#### Targets\n")
@@ -277,54 +272,43 @@ def main():
     def get(n, ep, c):
         return summary.get((n, ep, c), {})
 
-    def rate(s, who):
-        v = s.get(who)
-        return v["rate"] if v and not v["none"] else None
-
-    for n in ns:
-        for ep in READ_ROWS:
-            s16, s1 = get(n, ep, 16), get(n, ep, 1)
-            title = dict(ORDER)[ep]
-            if s16.get("rust") and s16.get("go"):
-                rt = ratio(rate(s16, "rust"), rate(s16, "go"))
-                ok = rt is not None and rt >= 1.3 and not s16["rust"]["bad"]
-                lines.append("- N=%d `%s` c=16: Rust/Go %s (≥ 1.3×) → %s" % (
-                    n, title, fr(rt), "met" if ok else "NOT met"))
-            if s1.get("rust") and s1.get("go") and s1.get("ref"):
-                a = ratio(rate(s1, "rust"), rate(s1, "ref"))
-                b = ratio(rate(s1, "go"), rate(s1, "ref"))
-                ok = a is not None and b is not None and a >= b and not s1["rust"]["bad"]
-                lines.append("- N=%d `%s` c=1: Rust/ref %s vs Go/ref %s (≥) → %s" % (
-                    n, title, fr(a), fr(b), "met" if ok else "NOT met"))
-    s1, s16 = get(1000, "clusters_limit1000", 1), get(1000, "clusters_limit1000", 16)
-    if s1.get("rust"):
-        p50 = s1["rust"]["p50"]
-        lines.append("- `?limit=1000` at N=1000, c=1: Rust p50 %s ms (≤ 8 ms) → %s" % (
-            f(p50), "met" if p50 is not None and p50 <= 8 else "NOT met"))
-    if s16.get("rust"):
-        p99 = s16["rust"]["p99"]
-        lines.append("- `?limit=1000` at N=1000, c=16: Rust p99 %s ms (≤ 50 ms; Go %s ms) → %s" % (
-            f(p99), f(s16["go"]["p99"]) if s16.get("go") else "–",
-            "met" if p99 is not None and p99 <= 50 else "NOT met"))
+    # The read rows' targets relative to the Go implementation (≥ 1.3× its
+    # req/s at 16 connections; Rust/ref ≥ Go/ref at 1 connection) went with
+    # it; the comparison with its figures of the run of 2026-12-02, the
+    # baseline, is in docs/performance.md.
+    #
+    # A page of 1000 clusters at N=1000: `?limit=1000`, and `/detail`, whose
+    # default limit ([api] max_limit) is 1000 too, when its probe says so.
+    for ep, name in (("clusters_limit1000", "?limit=1000"), ("clusters_detail", "/v1/clusters/detail")):
+        s1, s16 = get(1000, ep, 1), get(1000, ep, 16)
+        items = (s1.get("rust") or s16.get("rust") or {}).get("items")
+        if items is not None and items != 1000:
+            continue
+        if s1.get("rust"):
+            p50 = s1["rust"]["p50"]
+            lines.append("- `%s` at N=1000, c=1: Rust p50 %s ms (≤ 8 ms; reference %s ms) → %s" % (
+                name, f(p50), f(s1["ref"]["p50"]) if s1.get("ref") else "–",
+                "met" if p50 is not None and p50 <= 8 else "NOT met"))
+        if s16.get("rust"):
+            p99 = s16["rust"]["p99"]
+            lines.append("- `%s` at N=1000, c=16: Rust p99 %s ms (≤ 50 ms; reference %s ms) → %s" % (
+                name, f(p99), f(s16["ref"]["p99"]) if s16.get("ref") else "–",
+                "met" if p99 is not None and p99 <= 50 else "NOT met"))
     for n in ns:
         for c in (1, 16):
             s = get(n, "clusters_create_delete", c)
             if s.get("rust") and s.get("ref"):
                 rt = ratio(s["rust"]["pairs"], s["ref"]["rate"])
-                gt = ratio(s["go"]["pairs"], s["ref"]["rate"]) if s.get("go") else None
                 ok = rt is not None and rt >= 100
                 lines.append("- cluster create+delete at N=%d, c=%d: Rust %s pairs/s vs the reference's %s "
-                             "accepted creates/s → %s (≥ 100×; Go %s) → %s" % (
+                             "accepted creates/s → %s (≥ 100×) → %s" % (
                                  n, c, f(s["rust"]["pairs"], "%.2f"), f(s["ref"]["rate"], "%.2f"), fr(rt),
-                                 fr(gt), "met" if ok else "NOT met"))
+                                 "met" if ok else "NOT met"))
     for n in ns:
         if (n, "rust") in peak and (n, "ref") in peak and peak[(n, "ref")][0]:
             rt = peak[(n, "rust")][0] / peak[(n, "ref")][0]
-            g = ""
-            if (n, "go") in peak:
-                g = "; Go %.0f MiB, %.3f" % (peak[(n, "go")][0], peak[(n, "go")][0] / peak[(n, "ref")][0])
-            lines.append("- peak RSS at N=%d: Rust %.0f MiB, reference %.0f MiB: %.3f (≤ 0.1%s) → %s" % (
-                n, peak[(n, "rust")][0], peak[(n, "ref")][0], rt, g, "met" if rt <= 0.1 else "NOT met"))
+            lines.append("- peak RSS at N=%d: Rust %.0f MiB, reference %.0f MiB: %.3f (≤ 0.1) → %s" % (
+                n, peak[(n, "rust")][0], peak[(n, "ref")][0], rt, "met" if rt <= 0.1 else "NOT met"))
     base = [p for p in paging.get((1000, "rust"), []) if p.get("first_page_ms")]
     for n in ns:
         if n <= 1000:

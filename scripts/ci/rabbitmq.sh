@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Starts a throw-away RabbitMQ for the notification tests on 127.0.0.1:25673
+# Starts a throw-away RabbitMQ for the notification tests on 127.0.0.1:25683
 # and prints its URL as an export line on stdout (logs go to stderr):
 #
 #   eval "$(scripts/ci/rabbitmq.sh)"
 #
 # - state:  ${OKM_CACHE:-$HOME/.cache/openkeel-magnum}/rabbitmq/{mnesia,log,...}
-# - node:   okm-test@localhost, AMQP on 127.0.0.1:25673, Erlang distribution
-#           on 127.0.0.1:25674, its own epmd on 127.0.0.1:25675; no plugins
+# - node:   okm-test@localhost, AMQP on 127.0.0.1:25683, Erlang distribution
+#           on 127.0.0.1:25684, its own epmd on 127.0.0.1:25685; no plugins
 #           (no management listener)
 # - user:   openkeel / openkeel-test, administrator of the vhost `openkeel`
 # - ctl:    .../rabbitmq/rabbitmqctl runs rabbitmqctl against this node (the
@@ -14,7 +14,9 @@
 #
 # The ports stay clear of a system RabbitMQ (5672, 15672, 4369, and 25672,
 # the distribution port of a broker on 5672) that `apt-get install` starts
-# where systemd runs, and below the kernel's ephemeral range (32768-60999):
+# where systemd runs, clear of the reference Magnum's broker that
+# bench/run.sh starts (5673, 4371, and its distribution port 25673), and
+# below the kernel's ephemeral range (32768-60999):
 # a port in it can be taken by an outgoing connection (the CLI's own, to
 # epmd) just when the broker listens again after a restart.
 #
@@ -26,9 +28,9 @@ set -euo pipefail
 CACHE="${OKM_CACHE:-$HOME/.cache/openkeel-magnum}"
 STATE="$CACHE/rabbitmq"
 HOST=127.0.0.1
-PORT=25673
-DIST_PORT=25674
-EPMD_PORT=25675
+PORT=25683
+DIST_PORT=25684
+EPMD_PORT=25685
 NODE=okm-test@localhost
 USER_NAME=openkeel
 USER_PASS=openkeel-test

@@ -1,6 +1,6 @@
 """A real oslo.messaging notification listener for the notify tests.
 
-    python listener.py --url rabbit://u:p@127.0.0.1:25673/vhost \
+    python listener.py --url rabbit://u:p@127.0.0.1:25683/vhost \
         --exchange magnum --topic notifications [--priority info,error]
 
 It listens with oslo_messaging.get_notification_listener (the way a

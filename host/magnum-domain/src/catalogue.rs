@@ -1343,6 +1343,39 @@ impl MagnumError {
     pub fn boot_volume_size_not_integer() -> Self {
         Self::invalid_parameter_value("boot_volume_size must be an integer")
     }
+
+    /// A synchronous driver call that could not answer (it trapped, ran
+    /// past its deadline, answered more than it may or broke the contract):
+    /// `Cluster driver <driver> failed in <function> (<fault>). <reason>`,
+    /// 503 when the driver is shut off or ran out of time (`fault`
+    /// `breaker_open`, `timeout`), 500 otherwise. The title names the
+    /// driver, the call and the kind of fault; the detail says why, never
+    /// more of the driver than that.
+    // Deviation: an exception a Magnum driver raises in a synchronous
+    // validation reaches the client as a 500 with `str(exception)`, or
+    // Magnum's unknown-exception text.
+    pub fn driver_fault(driver: &str, function: &str, fault: &str, reason: &str) -> Self {
+        let status = if matches!(fault, "breaker_open" | "timeout") {
+            503
+        } else {
+            500
+        };
+        MagnumError::new(
+            status,
+            "ClusterDriverFault",
+            format!("Cluster driver {driver} failed in {function} ({fault}). {reason}"),
+        )
+    }
+
+    /// A synchronous driver call that answered `failed` instead of a client
+    /// error: `Cluster driver <driver> failed: <reason>` (500).
+    pub fn driver_failed(driver: &str, reason: &str) -> Self {
+        MagnumError::new(
+            500,
+            "ClusterDriverFault",
+            format!("Cluster driver {driver} failed: {reason}"),
+        )
+    }
 }
 
 /// A refused JSON Patch already carries Magnum's class, status and message.

@@ -7,6 +7,7 @@ pub mod error;
 pub mod microversion;
 pub mod models;
 pub mod status;
+pub mod transitions;
 pub mod validation;
 
 #[cfg(test)]

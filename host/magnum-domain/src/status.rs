@@ -140,6 +140,18 @@ impl Status {
         )
     }
 
+    /// The `*_FAILED` an operation in this `*_IN_PROGRESS` status ends in
+    /// when it fails; `None` for a status that is not in progress.
+    pub fn failure(self) -> Option<Status> {
+        match self {
+            Status::CreateInProgress => Some(Status::CreateFailed),
+            Status::UpdateInProgress => Some(Status::UpdateFailed),
+            Status::DeleteInProgress => Some(Status::DeleteFailed),
+            Status::RollbackInProgress => Some(Status::RollbackFailed),
+            _ => None,
+        }
+    }
+
     /// Whether the status ends in `_FAILED`.
     pub fn is_failed(self) -> bool {
         self.as_str().ends_with("_FAILED")
@@ -301,6 +313,10 @@ mod tests {
         }
         assert!(ResumeFailed.is_failed() && !CreateComplete.is_failed());
         assert!(RollbackInProgress.is_in_progress() && !CreateComplete.is_in_progress());
+        for s in Status::ALL {
+            assert_eq!(s.failure().is_some(), s.is_in_progress(), "{s}");
+        }
+        assert_eq!(DeleteInProgress.failure(), Some(DeleteFailed));
         assert!(!CheckComplete.is_federation_status() && DeleteComplete.is_federation_status());
         assert_eq!("UNKNOWN".parse::<HealthStatus>(), Ok(HealthStatus::Unknown));
         assert!("unknown".parse::<HealthStatus>().is_err());

@@ -104,6 +104,13 @@ impl Driver {
         self.pkg.health()
     }
 
+    /// Refuses an answer of `function` that broke a rule of the host
+    /// (`reason`): a fault of the driver, logged once and counted against
+    /// its breaker. The operation fails with the returned error.
+    pub fn refuse_answer(&self, function: &'static str, reason: String) -> CallError {
+        CallError::Fault(self.pkg.violation(function, reason))
+    }
+
     /// The package's latest import calls refused for want of a grant
     /// (`kube apply of v1/Secret in namespace kube-system`), oldest first,
     /// at most 64: what a driver tried beyond its capabilities.

@@ -47,6 +47,10 @@ pub enum FaultKind {
     Malformed,
     /// The component could not be instantiated.
     Instantiate,
+    /// The answer broke a rule of the host: it named another cluster's
+    /// rows, changed what only the host writes, reported a status no
+    /// transition allows, or carried a field larger than its column.
+    Violation,
     /// The driver's breaker is open after repeated faults: the call was not
     /// made.
     BreakerOpen,
@@ -61,8 +65,22 @@ impl FaultKind {
             FaultKind::Oversized => "oversized",
             FaultKind::Malformed => "malformed",
             FaultKind::Instantiate => "instantiate",
+            FaultKind::Violation => "violation",
             FaultKind::BreakerOpen => "breaker_open",
         }
+    }
+}
+
+impl DriverFault {
+    /// The client-visible error of a synchronous call that faulted
+    /// (`Cluster driver <driver> failed in <function> (<kind>). <reason>`).
+    pub fn client_error(&self) -> MagnumError {
+        MagnumError::driver_fault(
+            &self.driver,
+            self.function,
+            self.kind.as_str(),
+            &self.message,
+        )
     }
 }
 

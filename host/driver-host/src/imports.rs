@@ -28,8 +28,10 @@ use crate::state::StateStore;
 /// driver.
 pub const FIELD_MANAGER: &str = "openkeel-magnum";
 
-/// The longest log message and the most fields kept from one `log.write`.
-const MAX_LOG_MESSAGE: usize = 4096;
+/// The longest log line a driver may write (a `log.write` with its fields,
+/// or a line of its stdout or stderr); the rest of the line is cut.
+const MAX_LOG_LINE: usize = 4096;
+/// The most fields kept from one `log.write`.
 const MAX_LOG_FIELDS: usize = 32;
 
 /// What the host provides to every driver.
@@ -92,6 +94,9 @@ pub(crate) struct CallState {
     request_id: String,
     pub(crate) stdout: Capture,
     pub(crate) stderr: Capture,
+    /// What the call may still log, shared by `log.write`, stdout and
+    /// stderr.
+    log_budget: Arc<Mutex<LogBudget>>,
 }
 
 impl CallState {
@@ -101,8 +106,12 @@ impl CallState {
         credentials: Credentials,
         request_id: String,
     ) -> CallState {
-        let stdout = Capture::new(pkg.limits.max_log_bytes);
-        let stderr = Capture::new(pkg.limits.max_log_bytes);
+        let log_budget = Arc::new(Mutex::new(LogBudget::new(
+            pkg.limits.max_log_bytes,
+            pkg.limits.max_log_lines,
+        )));
+        let stdout = Capture::new(log_budget.clone());
+        let stderr = Capture::new(log_budget.clone());
         // Deny-all WASI: no preopened directory, no sockets or name lookup,
         // no environment or arguments, stdin closed; the wall clock is the
         // host's.
@@ -135,7 +144,14 @@ impl CallState {
             request_id,
             stdout,
             stderr,
+            log_budget,
         }
+    }
+
+    fn budget(&self) -> std::sync::MutexGuard<'_, LogBudget> {
+        self.log_budget
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn denied(&self, what: String) -> w::types::HostError {
@@ -153,7 +169,7 @@ impl CallState {
             .inner
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let text = String::from_utf8_lossy(&g.0);
+        let text = String::from_utf8_lossy(&g.bytes);
         let lines: Vec<&str> = text
             .lines()
             .map(str::trim)
@@ -174,19 +190,35 @@ impl CallState {
         Some(s)
     }
 
-    /// Writes what the guest printed into the log, one event per line.
+    /// Writes what the guest printed into the log, one event per line
+    /// (each cut at [`MAX_LOG_LINE`] and counted against the call's log
+    /// budget), then one line saying how much of the call's log was
+    /// dropped, if any.
     pub(crate) fn flush_output(&self, function: &str) {
-        for (capture, stream) in [(&self.stdout, "stdout"), (&self.stderr, "stderr")] {
-            let (bytes, dropped) = capture.take();
-            let text = String::from_utf8_lossy(&bytes);
+        let taken = [
+            (self.stdout.take(), "stdout"),
+            (self.stderr.take(), "stderr"),
+        ];
+        // What was buffered is now logged line by line, within the budget.
+        self.budget().buffered = 0;
+        for (bytes, stream) in &taken {
+            let text = String::from_utf8_lossy(bytes);
             for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                let kept = cut_line(line);
+                if !self.budget().admit(line.len(), kept.len()) {
+                    continue;
+                }
+                let line = kept;
                 tracing::warn!(driver = %self.pkg.name, cluster_uuid = self.cluster_uuid.as_deref().unwrap_or(""),
                     request_id = %self.request_id, function, stream, "{line}");
             }
-            if dropped > 0 {
-                tracing::warn!(driver = %self.pkg.name, function, stream,
-                    "driver output beyond {} bytes dropped ({dropped} bytes)", self.pkg.limits.max_log_bytes);
-            }
+        }
+        let b = self.budget();
+        if b.dropped_lines > 0 || b.dropped_bytes > 0 {
+            tracing::warn!(driver = %self.pkg.name, cluster_uuid = self.cluster_uuid.as_deref().unwrap_or(""),
+                request_id = %self.request_id, function,
+                "driver log beyond {} bytes or {} lines a call dropped: {} lines, {} bytes",
+                b.max_bytes, b.max_lines, b.dropped_lines, b.dropped_bytes);
         }
     }
 }
@@ -200,29 +232,116 @@ impl WasiView for CallState {
     }
 }
 
-/// A bounded buffer for the guest's stdout or stderr. Writes beyond the
-/// bound are dropped, not refused: a refused write would make a Rust guest
-/// panic in `println!`.
-#[derive(Clone)]
-pub(crate) struct Capture {
-    inner: Arc<Mutex<(Vec<u8>, usize)>>,
-    cap: usize,
+/// What one call may still log, and what it logged beyond that.
+pub(crate) struct LogBudget {
+    max_bytes: usize,
+    max_lines: usize,
+    /// Bytes held by the stdout and stderr buffers, not logged yet.
+    buffered: usize,
+    logged_bytes: usize,
+    logged_lines: usize,
+    dropped_bytes: usize,
+    dropped_lines: usize,
 }
 
-impl Capture {
-    fn new(cap: usize) -> Self {
-        Capture {
-            inner: Arc::new(Mutex::new((Vec::new(), 0))),
-            cap,
+impl LogBudget {
+    fn new(max_bytes: usize, max_lines: usize) -> Self {
+        LogBudget {
+            max_bytes,
+            max_lines,
+            buffered: 0,
+            logged_bytes: 0,
+            logged_lines: 0,
+            dropped_bytes: 0,
+            dropped_lines: 0,
         }
     }
 
-    fn take(&self) -> (Vec<u8>, usize) {
-        let mut g = self
-            .inner
+    /// How many of `n` more bytes of stdout or stderr may be buffered.
+    fn reserve(&mut self, n: usize) -> usize {
+        let room = self
+            .max_bytes
+            .saturating_sub(self.logged_bytes + self.buffered);
+        let keep = room.min(n);
+        self.buffered += keep;
+        keep
+    }
+
+    /// Counts output that was not buffered.
+    fn dropped(&mut self, bytes: usize, lines: usize) {
+        self.dropped_bytes += bytes;
+        self.dropped_lines += lines;
+    }
+
+    /// Whether the call may still log a line of `kept` bytes (cut from
+    /// `original` bytes); a line it may not is counted as dropped.
+    fn admit(&mut self, original: usize, kept: usize) -> bool {
+        if self.logged_lines >= self.max_lines || self.logged_bytes + kept > self.max_bytes {
+            self.dropped_lines += 1;
+            self.dropped_bytes += original;
+            return false;
+        }
+        self.logged_lines += 1;
+        self.logged_bytes += kept;
+        true
+    }
+}
+
+/// `line` cut at [`MAX_LOG_LINE`] bytes, with how much was cut.
+fn cut_line(line: &str) -> String {
+    let kept = cut_to(line, MAX_LOG_LINE);
+    if kept.len() == line.len() {
+        return line.to_string();
+    }
+    format!("{kept}… ({} bytes cut)", line.len() - kept.len())
+}
+
+/// The first `max` bytes of `s`, on a character boundary.
+fn cut_to(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut cut = max;
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    &s[..cut]
+}
+
+/// A buffer for the guest's stdout or stderr, bounded by the call's log
+/// budget. Writes beyond it are dropped, not refused: a refused write
+/// would make a Rust guest panic in `println!`.
+#[derive(Clone)]
+pub(crate) struct Capture {
+    inner: Arc<Mutex<Buffered>>,
+    budget: Arc<Mutex<LogBudget>>,
+}
+
+/// What a stream kept, and whether its last line is still open (its end
+/// not written yet): that line is logged, cut, at the flush, so the end of
+/// it among dropped bytes is not a dropped line.
+#[derive(Default)]
+struct Buffered {
+    bytes: Vec<u8>,
+    open: bool,
+}
+
+impl Capture {
+    fn new(budget: Arc<Mutex<LogBudget>>) -> Self {
+        Capture {
+            inner: Arc::default(),
+            budget,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Buffered> {
+        self.inner
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        (std::mem::take(&mut g.0), std::mem::take(&mut g.1))
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn take(&self) -> Vec<u8> {
+        std::mem::take(&mut self.lock().bytes)
     }
 }
 
@@ -244,14 +363,25 @@ impl tokio::io::AsyncWrite for Capture {
         _cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        let mut g = self
-            .inner
+        let mut budget = self
+            .budget
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let room = self.cap.saturating_sub(g.0.len());
-        let keep = room.min(buf.len());
-        g.0.extend_from_slice(&buf[..keep]);
-        g.1 += buf.len() - keep;
+        let keep = budget.reserve(buf.len());
+        let mut b = self.lock();
+        let (kept, dropped) = buf.split_at(keep);
+        if let Some(last) = kept.last() {
+            b.bytes.extend_from_slice(kept);
+            b.open = *last != b'\n';
+        }
+        if !dropped.is_empty() {
+            let mut lines = dropped.iter().filter(|c| **c == b'\n').count();
+            if b.open && lines > 0 {
+                lines -= 1;
+                b.open = false;
+            }
+            budget.dropped(dropped.len(), lines);
+        }
         Poll::Ready(Ok(buf.len()))
     }
 
@@ -295,20 +425,34 @@ impl w::log::Host for CallState {
         message: String,
         fields: Vec<(String, String)>,
     ) {
-        let mut message = message;
-        if message.len() > MAX_LOG_MESSAGE {
-            let mut cut = MAX_LOG_MESSAGE;
-            while !message.is_char_boundary(cut) {
-                cut -= 1;
+        // The message and its fields are one line of the call's log, cut
+        // at MAX_LOG_LINE together before anything is formatted, so that a
+        // huge field costs no more than a short one.
+        let original = message.len()
+            + fields
+                .iter()
+                .map(|(k, v)| k.len() + v.len() + 2)
+                .sum::<usize>();
+        let message = cut_line(&message);
+        let mut fields_text = String::new();
+        for (k, v) in fields.iter().take(MAX_LOG_FIELDS) {
+            let room = MAX_LOG_LINE.saturating_sub(message.len() + fields_text.len());
+            if room == 0 {
+                break;
             }
-            message.truncate(cut);
+            let field = format!("{}={:?}", cut_to(k, room), cut_to(v, room));
+            if !fields_text.is_empty() {
+                fields_text.push(' ');
+            }
+            fields_text.push_str(cut_to(&field, room));
         }
-        let fields: String = fields
-            .iter()
-            .take(MAX_LOG_FIELDS)
-            .map(|(k, v)| format!("{k}={v:?}"))
-            .collect::<Vec<_>>()
-            .join(" ");
+        if !self
+            .budget()
+            .admit(original, message.len() + fields_text.len())
+        {
+            return;
+        }
+        let fields = fields_text;
         let driver = self.pkg.name.as_str();
         let cluster_uuid = self.cluster_uuid.as_deref().unwrap_or("");
         let request_id = self.request_id.as_str();

@@ -59,7 +59,7 @@ pub use package::{
 };
 pub use registry::{Entry, Registry, Selection, TemplateDriverInput};
 pub use report::{ListRow, Report, Table};
-pub use settings::{DriverConfig, DriverSettings, LimitOverrides, Limits};
+pub use settings::{DriverConfig, DriverSettings, LimitOverrides, Limits, Maxima};
 pub use types::{CallContext, ClusterState, Resize, Target, Update, Upgrade};
 
 /// The built-in drivers' packages (for the testkit and benchmarks).

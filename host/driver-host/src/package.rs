@@ -17,7 +17,7 @@ use crate::access::Credentials;
 use crate::bindings::v1::ClusterDriverPre;
 use crate::bindings::v1::exports::openkeel::magnum_driver::{driver as wd, lifecycle as wl};
 use crate::bindings::v1::openkeel::magnum_driver::types as wt;
-use crate::breaker::{Breaker, BreakerSettings, Health};
+use crate::breaker::{Admission, Breaker, BreakerSettings, Health, Opened};
 use crate::capabilities::{Capabilities, capability_of_interface, grants_interface};
 use crate::convert::{self, Budget, Refused};
 use crate::error::{CallError, DriverFault, FaultKind, LoadError, intern_kind};
@@ -159,6 +159,13 @@ impl Request<'_> {
             Request::PollStatus(..) => "poll-status",
         }
     }
+}
+
+/// What a call answered, and how the breaker admitted it (settled once the
+/// answer is taken).
+pub(crate) struct Answer {
+    response: Response,
+    admission: Admission,
 }
 
 /// What the component answered, in WIT form. Built once per call and
@@ -556,8 +563,13 @@ pub(crate) async fn load(
             "driver {name} asks for {missing}, which is not granted (grant it in [driver:{name}] of magnum.conf)"
         )));
     }
-    let limits = match Limits::resolve(&manifest.limits, &config.limits) {
-        Ok(l) => l,
+    let limits = match Limits::resolve(&manifest.limits, &config.limits, &settings.maxima) {
+        Ok((l, capped)) => {
+            for c in capped {
+                tracing::warn!(driver = %name, "driver limits: {c}");
+            }
+            l
+        }
         Err(e) => refuse!(LoadError::new(format!("driver {name}: {e}"))),
     };
     ex.limits = Some(limits.clone());
@@ -686,22 +698,25 @@ impl Package {
         credentials: Credentials,
         request_id: String,
         req: Request<'_>,
-    ) -> Result<Response, DriverFault> {
+    ) -> Result<Answer, DriverFault> {
         let function = req.function();
         let clock = &self.ctx.services.clock;
-        if let Err(left) = self.breaker.admit(clock.monotonic()) {
-            let h = self.health();
-            return Err(self.fault(
-                function,
-                FaultKind::BreakerOpen,
-                format!(
-                    "the driver is shut off for {} s after {} faults (last: {})",
-                    left.as_secs().max(1),
-                    h.recent_faults,
-                    h.last_fault.unwrap_or_default()
-                ),
-            ));
-        }
+        let admission = match self.breaker.admit(clock.monotonic()) {
+            Ok(a) => a,
+            Err(left) => {
+                // Not logged: the opening was, once.
+                let h = self.health();
+                return Err(self.fault(
+                    function,
+                    FaultKind::BreakerOpen,
+                    format!(
+                        "the driver is shut off for {} s more after repeated faults (last: {})",
+                        left.as_secs().max(1),
+                        h.last_fault.unwrap_or_default()
+                    ),
+                ));
+            }
+        };
         let state = CallState::new(self.ctx.clone(), cluster, credentials, request_id);
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
@@ -741,17 +756,41 @@ impl Package {
             )),
             Ok(Err((instantiating, e))) => Err(self.classify(function, instantiating, &e, stderr)),
         };
-        match &result {
-            Ok(_) => self.breaker.success(clock.monotonic()),
-            Err(f) => self.record_fault(f),
+        match result {
+            Ok(response) => Ok(Answer {
+                response,
+                admission,
+            }),
+            Err(f) => {
+                self.record_fault(&f, admission);
+                Err(f)
+            }
         }
-        result
     }
 
-    fn record_fault(&self, f: &DriverFault) {
+    /// Settles a call the component answered once its answer is taken (or
+    /// not): a success closes a probing breaker, an answer that could not
+    /// be taken is a fault.
+    fn settle<T>(&self, admission: Admission, r: Result<T, CallError>) -> Result<T, CallError> {
+        match &r {
+            Err(CallError::Fault(f)) => self.record_fault(f, admission),
+            _ => self.breaker.success(admission),
+        }
+        r
+    }
+
+    /// Logs a fault once and counts it against the breaker, which logs
+    /// when it opens.
+    pub(crate) fn record_fault(&self, f: &DriverFault, admission: Admission) {
         tracing::warn!(driver = %f.driver, function = f.function, fault = f.kind.as_str(), "driver fault: {}", f.message);
-        self.breaker
-            .fault(self.ctx.services.clock.monotonic(), &f.message);
+        let now = self.ctx.services.clock.monotonic();
+        if let Opened::For(d) = self.breaker.fault(now, admission, &f.message) {
+            let h = self.breaker.health(now);
+            tracing::error!(driver = %f.driver, open_for_seconds = d.as_secs(),
+                opened_in_a_row = h.opened_in_a_row,
+                "driver shut off for {} s after repeated faults; one call will probe it then (last: {})",
+                d.as_secs(), f);
+        }
     }
 
     fn classify(
@@ -790,9 +829,10 @@ impl Package {
         self.fault(function, kind, msg)
     }
 
-    /// A fault for an answer that could not be taken.
+    /// A fault for an answer that could not be taken ([`Package::settle`]
+    /// counts it).
     fn refused(&self, function: &'static str, r: Refused) -> DriverFault {
-        let f = match r {
+        match r {
             Refused::Oversized { limit } => self.fault(
                 function,
                 FaultKind::Oversized,
@@ -803,9 +843,7 @@ impl Package {
                 FaultKind::Malformed,
                 format!("malformed answer: {m}"),
             ),
-        };
-        self.record_fault(&f);
-        f
+        }
     }
 
     fn driver_error(
@@ -838,26 +876,29 @@ impl Package {
     pub(crate) fn unit(
         &self,
         function: &'static str,
-        r: Result<Response, DriverFault>,
+        r: Result<Answer, DriverFault>,
     ) -> Result<(), CallError> {
+        let a = r.map_err(CallError::Fault)?;
         let mut b = Budget::new(self.ctx.limits.max_output_bytes);
-        match r.map_err(CallError::Fault)? {
+        let out = match a.response {
             Response::Unit(Ok(())) => Ok(()),
             Response::Unit(Err(e)) => Err(self.driver_error(function, e, &mut b)),
             _ => Err(CallError::Fault(self.refused(
                 function,
                 Refused::Malformed("unexpected answer".into()),
             ))),
-        }
+        };
+        self.settle(a.admission, out)
     }
 
     pub(crate) fn update(
         &self,
         function: &'static str,
-        r: Result<Response, DriverFault>,
+        r: Result<Answer, DriverFault>,
     ) -> Result<Update, CallError> {
+        let a = r.map_err(CallError::Fault)?;
         let mut b = Budget::new(self.ctx.limits.max_output_bytes);
-        match r.map_err(CallError::Fault)? {
+        let out = match a.response {
             Response::Update(Ok(u)) => convert::update_from(u, &mut b)
                 .map_err(|e| CallError::Fault(self.refused(function, e))),
             Response::Update(Err(e)) => Err(self.driver_error(function, e, &mut b)),
@@ -865,16 +906,18 @@ impl Package {
                 function,
                 Refused::Malformed("unexpected answer".into()),
             ))),
-        }
+        };
+        self.settle(a.admission, out)
     }
 
     pub(crate) fn watches(
         &self,
         function: &'static str,
-        r: Result<Response, DriverFault>,
+        r: Result<Answer, DriverFault>,
     ) -> Result<Vec<crate::access::Selector>, CallError> {
+        let a = r.map_err(CallError::Fault)?;
         let mut b = Budget::new(self.ctx.limits.max_output_bytes);
-        match r.map_err(CallError::Fault)? {
+        let out = match a.response {
             Response::Watches(l) => l
                 .into_iter()
                 .map(|s| convert::selector_from(s, &mut b))
@@ -884,15 +927,30 @@ impl Package {
                 function,
                 Refused::Malformed("unexpected answer".into()),
             ))),
-        }
+        };
+        self.settle(a.admission, out)
+    }
+
+    /// A driver's answer the host refused after taking it (the conductor's
+    /// gate): a fault of `function`, logged once and counted against the
+    /// breaker.
+    pub(crate) fn violation(&self, function: &'static str, message: String) -> DriverFault {
+        let f = self.fault(function, FaultKind::Violation, message);
+        self.record_fault(&f, Admission::Call);
+        f
     }
 
     /// The component's own entry points.
     pub(crate) async fn describe(&self) -> Result<Vec<EntryPointInfo>, CallError> {
-        let r = self
+        let a = self
             .invoke(None, Credentials::admin(), String::new(), Request::Describe)
             .await
             .map_err(CallError::Fault)?;
+        let out = self.describe_answer(a.response);
+        self.settle(a.admission, out)
+    }
+
+    fn describe_answer(&self, r: Response) -> Result<Vec<EntryPointInfo>, CallError> {
         let mut b = Budget::new(self.ctx.limits.max_output_bytes);
         let Response::Describe(eps) = r else {
             return Err(CallError::Fault(self.refused(

@@ -50,11 +50,15 @@ fn config(pooling: bool) -> Config {
         p.max_memory_size(usize::try_from(MAX_MEMORY_BYTES).unwrap_or(usize::MAX));
         // A fresh instance per call: the first pages of a reused slot are
         // reset by memset instead of page faults (a Rust guest's stack
-        // top, data and first heap pages), the rest given back in batches.
+        // top, data and first heap pages), the rest given back to the
+        // kernel as soon as the instance is dropped: in batches, slots a
+        // call filled would stay resident until the batch is full (32
+        // calls of a driver that allocates its limit would hold 32 times
+        // its memory).
         p.linear_memory_keep_resident(KEEP_RESIDENT);
         p.table_keep_resident(0);
         p.async_stack_keep_resident(64 << 10);
-        p.decommit_batch_size(32);
+        p.decommit_batch_size(1);
         c.allocation_strategy(InstanceAllocationStrategy::Pooling(p));
     }
     c

@@ -59,6 +59,11 @@ pub struct DriverSettings {
     /// When a driver's breaker opens (`[drivers]/breaker_threshold`,
     /// `breaker_window`, `breaker_cooldown`).
     pub breaker: BreakerSettings,
+    /// The most any driver's calls may use, whatever its manifest or its
+    /// group asks (`[drivers]/max_call_timeout`, `max_memory_mb`,
+    /// `max_output_kb`, `log_kb_per_call`, `log_lines_per_call`,
+    /// `max_state_kb`).
+    pub maxima: Maxima,
 }
 
 impl Default for DriverSettings {
@@ -72,6 +77,7 @@ impl Default for DriverSettings {
             pooling_allocator: true,
             drivers: BTreeMap::new(),
             breaker: BreakerSettings::default(),
+            maxima: Maxima::default(),
         }
     }
 }
@@ -186,6 +192,40 @@ fn parse_u64(key: &str, v: &str) -> Result<u64, String> {
         .map_err(|_| format!("{key}: {v:?} is not a non-negative integer"))
 }
 
+/// The operator's maxima of every driver's limits: a manifest asks, the
+/// operator's `[driver:<package>]` group may set, and these cap both.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Maxima {
+    /// `[drivers]/max_call_timeout`: the longest deadline of one call.
+    pub call_timeout: Duration,
+    /// `[drivers]/max_memory_mb`: the largest linear memory of an instance
+    /// (at most [`MAX_MEMORY_BYTES`], the pooling allocator's slot).
+    pub memory_bytes: u64,
+    /// `[drivers]/max_output_kb`: the largest answer of one call.
+    pub output_bytes: usize,
+    /// `[drivers]/log_kb_per_call`: what one call may log, through the
+    /// `log` import and its stdout and stderr together.
+    pub log_bytes: usize,
+    /// `[drivers]/log_lines_per_call`: the log lines one call may write.
+    pub log_lines: usize,
+    /// `[drivers]/max_state_kb`: what a driver may keep per cluster in
+    /// `state`.
+    pub state_bytes: usize,
+}
+
+impl Default for Maxima {
+    fn default() -> Self {
+        Maxima {
+            call_timeout: Duration::from_secs(300),
+            memory_bytes: 512 << 20,
+            output_bytes: 16 << 20,
+            log_bytes: 64 << 10,
+            log_lines: 200,
+            state_bytes: 64 << 10,
+        }
+    }
+}
+
 /// The limits a driver's calls run under.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limits {
@@ -195,8 +235,11 @@ pub struct Limits {
     pub call_timeout: Duration,
     /// The answer of one call, in bytes of text.
     pub max_output_bytes: usize,
-    /// What one call may print to stdout and stderr (the rest is dropped).
+    /// What one call may log, through the `log` import and its stdout and
+    /// stderr together (the rest is dropped and counted).
     pub max_log_bytes: usize,
+    /// The log lines one call may write (the rest is dropped and counted).
+    pub max_log_lines: usize,
     /// One argument of an import (a Kubernetes object, a file).
     pub max_import_bytes: usize,
     /// What the driver may keep per cluster in `state`.
@@ -214,6 +257,7 @@ impl Default for Limits {
             call_timeout: Duration::from_secs(60),
             max_output_bytes: 4 << 20,
             max_log_bytes: 64 << 10,
+            max_log_lines: 200,
             max_import_bytes: 1 << 20,
             max_state_bytes: 64 << 10,
             max_table_elements: 20_000,
@@ -227,44 +271,80 @@ pub const MAX_MEMORY_BYTES: u64 = 1 << 30;
 
 impl Limits {
     /// The limits of a driver: the operator's values, else the manifest's,
-    /// else the defaults.
+    /// else the defaults, each capped by the operator's `maxima`. The
+    /// second value lists what was capped, for the log.
     pub fn resolve(
         manifest: &crate::manifest::LimitsSection,
         operator: &LimitOverrides,
-    ) -> Result<Limits, String> {
+        maxima: &Maxima,
+    ) -> Result<(Limits, Vec<String>), String> {
         let mut l = Limits::default();
+        let mut capped = Vec::new();
+        let max_memory = maxima.memory_bytes.min(MAX_MEMORY_BYTES);
         if let Some(mb) = operator.memory_mb.or(manifest.memory_mb) {
+            if mb == 0 {
+                return Err("memory limit of 0 MiB".to_string());
+            }
             l.memory_bytes = mb.saturating_mul(1 << 20);
+        }
+        if l.memory_bytes > max_memory {
+            capped.push(format!(
+                "memory {} MiB capped to {} MiB ([drivers]/max_memory_mb)",
+                l.memory_bytes >> 20,
+                max_memory >> 20
+            ));
+            l.memory_bytes = max_memory;
         }
         if let Some(s) = operator
             .call_timeout_seconds
             .or(manifest.call_timeout_seconds)
         {
-            l.call_timeout = Duration::from_secs(s);
+            if s == 0 {
+                return Err("call timeout of 0 seconds".to_string());
+            }
+            l.call_timeout = Duration::from_secs(s.min(u64::from(u32::MAX)));
+        }
+        if l.call_timeout > maxima.call_timeout {
+            capped.push(format!(
+                "call timeout {} s capped to {} s ([drivers]/max_call_timeout)",
+                l.call_timeout.as_secs(),
+                maxima.call_timeout.as_secs()
+            ));
+            l.call_timeout = maxima.call_timeout;
         }
         if let Some(kb) = operator.max_output_kb.or(manifest.output_kb) {
             l.max_output_bytes = usize::try_from(kb.saturating_mul(1024)).unwrap_or(usize::MAX);
         }
-        if l.memory_bytes == 0 || l.memory_bytes > MAX_MEMORY_BYTES {
+        if l.max_output_bytes > maxima.output_bytes {
+            capped.push(format!(
+                "output {} KiB capped to {} KiB ([drivers]/max_output_kb)",
+                l.max_output_bytes >> 10,
+                maxima.output_bytes >> 10
+            ));
+            l.max_output_bytes = maxima.output_bytes;
+        }
+        l.max_log_bytes = maxima.log_bytes;
+        l.max_log_lines = maxima.log_lines;
+        l.max_state_bytes = maxima.state_bytes;
+        if l.memory_bytes == 0 || l.call_timeout.is_zero() || l.max_output_bytes == 0 {
             return Err(format!(
-                "memory limit of {} MiB is outside what this host allows (1 to {} MiB)",
-                l.memory_bytes >> 20,
-                MAX_MEMORY_BYTES >> 20
+                "the operator's maxima leave it nothing ({})",
+                l.summary()
             ));
         }
-        if l.call_timeout.is_zero() {
-            return Err("call timeout of 0 seconds".to_string());
-        }
-        Ok(l)
+        Ok((l, capped))
     }
 
     /// A one-line summary for `driver list`.
     pub fn summary(&self) -> String {
         format!(
-            "memory {} MiB, call {} s, output {} KiB",
+            "memory {} MiB, call {} s, output {} KiB, log {} KiB / {} lines a call, state {} KiB",
             self.memory_bytes >> 20,
             self.call_timeout.as_secs_f64(),
-            self.max_output_bytes >> 10
+            self.max_output_bytes >> 10,
+            self.max_log_bytes >> 10,
+            self.max_log_lines,
+            self.max_state_bytes >> 10
         )
     }
 }
@@ -321,21 +401,61 @@ mod tests {
             call_timeout_seconds: Some(10),
             output_kb: None,
         };
-        let l = Limits::resolve(&m, &LimitOverrides::default()).unwrap_or_default();
+        let max = Maxima::default();
+        let (l, capped) =
+            Limits::resolve(&m, &LimitOverrides::default(), &max).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(l.memory_bytes, 64 << 20);
         assert_eq!(l.call_timeout, Duration::from_secs(10));
+        assert!(capped.is_empty(), "{capped:?}");
         let o = LimitOverrides {
             memory_mb: Some(32),
             ..Default::default()
         };
         assert_eq!(
-            Limits::resolve(&m, &o).map(|l| l.memory_bytes),
+            Limits::resolve(&m, &o, &max).map(|(l, _)| l.memory_bytes),
             Ok(32 << 20)
         );
-        let huge = LimitOverrides {
-            memory_mb: Some(4096),
+        let zero = LimitOverrides {
+            memory_mb: Some(0),
             ..Default::default()
         };
-        assert!(Limits::resolve(&m, &huge).is_err());
+        assert!(Limits::resolve(&m, &zero, &max).is_err());
+    }
+
+    #[test]
+    fn the_operators_maxima_cap_what_a_manifest_asks() {
+        let greedy = LimitsSection {
+            memory_mb: Some(4096),
+            call_timeout_seconds: Some(4_000_000_000),
+            output_kb: Some(1 << 30),
+        };
+        let max = Maxima {
+            call_timeout: Duration::from_secs(5),
+            memory_bytes: 128 << 20,
+            output_bytes: 1 << 20,
+            log_bytes: 4 << 10,
+            log_lines: 10,
+            state_bytes: 1 << 10,
+        };
+        let (l, capped) = Limits::resolve(&greedy, &LimitOverrides::default(), &max)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(l.call_timeout, Duration::from_secs(5));
+        assert_eq!(l.memory_bytes, 128 << 20);
+        assert_eq!(l.max_output_bytes, 1 << 20);
+        assert_eq!((l.max_log_bytes, l.max_log_lines), (4 << 10, 10));
+        assert_eq!(l.max_state_bytes, 1 << 10);
+        assert_eq!(capped.len(), 3, "{capped:?}");
+        assert!(
+            capped[1].contains("call timeout 4000000000 s capped to 5 s"),
+            "{capped:?}"
+        );
+        // The operator's own group is capped too.
+        let o = LimitOverrides {
+            memory_mb: Some(1024),
+            ..Default::default()
+        };
+        let (l, _) =
+            Limits::resolve(&LimitsSection::default(), &o, &max).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(l.memory_bytes, 128 << 20);
     }
 }

@@ -65,7 +65,10 @@ async fn list_shows_the_embedded_fake_driver() {
     let row = &t.rows[0];
     assert_eq!(row[7].len(), 64, "sha256");
     assert_eq!(row[9], "none");
-    assert_eq!(row[10], "memory 32 MiB, call 60 s, output 4096 KiB");
+    assert_eq!(
+        row[10],
+        "memory 32 MiB, call 60 s, output 4096 KiB, log 64 KiB / 200 lines a call, state 64 KiB"
+    );
     let rendered = t.render();
     assert!(rendered.starts_with("+------+-------------+"), "{rendered}");
 }
@@ -237,6 +240,6 @@ async fn operator_options_override_the_manifest() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         d.limits().summary(),
-        "memory 48 MiB, call 5 s, output 4096 KiB"
+        "memory 48 MiB, call 5 s, output 4096 KiB, log 64 KiB / 200 lines a call, state 64 KiB"
     );
 }

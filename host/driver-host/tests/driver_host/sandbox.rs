@@ -624,15 +624,27 @@ async fn repeated_faults_open_the_breaker() {
     assert_eq!(f.kind, FaultKind::BreakerOpen, "{f}");
     assert!(
         f.message
-            .starts_with("the driver is shut off for 30 s after 2 faults"),
+            .starts_with("the driver is shut off for 30 s more after repeated faults (last: "),
         "{f}"
     );
     assert!(d.health().open);
     // A refused call is not a new fault.
     assert_eq!(d.health().faults_total, 2);
-    // After the cooldown one call goes through again.
+    // After the cooldown one call probes the driver; it faults, and the
+    // breaker opens again for twice as long.
     clock.advance(Duration::from_secs(31));
     assert_eq!(fault(d.validate_master_size(1).await).kind, FaultKind::Trap);
+    let f = fault(d.validate_master_size(1).await);
+    assert_eq!(f.kind, FaultKind::BreakerOpen, "{f}");
+    assert!(
+        f.message
+            .starts_with("the driver is shut off for 60 s more"),
+        "{f}"
+    );
+    assert_eq!(
+        (d.health().opened_in_a_row, d.health().open_for_seconds),
+        (2, 60)
+    );
 }
 
 #[tokio::test]
@@ -742,4 +754,82 @@ fn captured_log() -> Buf {
         buf
     })
     .clone()
+}
+
+#[tokio::test]
+async fn what_a_call_logs_is_bounded_per_line_and_per_call() {
+    let buf = captured_log();
+    let mut s = granting(&["sb-log-flood", "sb-log-line"]);
+    s.maxima.log_bytes = 8 << 10;
+    s.maxima.log_lines = 10;
+    let mut all = driver_host::builtin_sources();
+    all.push(sandbox("log-flood", "", ALL_CAPS));
+    let mut line = sandbox("log-line", "", ALL_CAPS);
+    line.manifest = line
+        .manifest
+        .replace("[options]\n", "[options]\nbig_bytes = \"5000000\"\n");
+    all.push(line);
+    let h = host_with(s, HostServices::default(), all).await;
+    let log = || {
+        String::from_utf8_lossy(
+            &buf.0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+        .to_string()
+    };
+    let flood = h.registry().lookup("sb-log-flood").cloned();
+    let flood = flood.unwrap_or_else(|e| panic!("{e}"));
+    assert!(flood.create_cluster(&user(), &st(), 0).await.is_ok());
+    let out = log();
+    let lines = out.matches("sandbox component: flooding").count();
+    assert_eq!(lines, 10, "{out}");
+    assert!(
+        out.contains("driver log beyond 8192 bytes or 10 lines a call dropped: 199990 lines"),
+        "{out}"
+    );
+    let big = h.registry().lookup("sb-log-line").cloned();
+    let big = big.unwrap_or_else(|e| panic!("{e}"));
+    assert!(big.create_cluster(&user(), &st(), 0).await.is_ok());
+    // Two lines of 5 MB (the log call with its field, and stdout), each cut
+    // at 4 KiB, within the call's 8 KiB (the other tests log meanwhile:
+    // only this driver's lines count).
+    let out = log();
+    let mine: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("driver=\"sb-log-line\""))
+        .collect();
+    let bytes: usize = mine.iter().map(|l| l.len()).sum();
+    assert!(bytes < 12 << 10, "the driver's lines take {bytes} bytes");
+    assert!(
+        mine.iter().any(|l| l.contains("bytes cut)")),
+        "no cut line: {mine:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_operators_maxima_cap_what_a_manifest_asks() {
+    let mut s = granting(&["sb-loop"]);
+    s.maxima.call_timeout = Duration::from_secs(1);
+    let mut all = driver_host::builtin_sources();
+    all.push(sandbox(
+        "loop",
+        "call-timeout-seconds = 4000000000",
+        ALL_CAPS,
+    ));
+    let h = host_with(s, HostServices::default(), all).await;
+    let d = h
+        .registry()
+        .lookup("sb-loop")
+        .cloned()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(d.limits().call_timeout, Duration::from_secs(1));
+    let started = Instant::now();
+    let f = fault(d.validate_master_size(1).await);
+    assert_eq!(f.kind, FaultKind::Timeout, "{f}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
 }

@@ -7,6 +7,7 @@ mod cli;
 mod conformance;
 mod foundation;
 mod harness;
+mod hostile;
 mod keystone;
 mod kube;
 mod notifications;

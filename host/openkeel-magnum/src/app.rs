@@ -196,13 +196,20 @@ pub fn heartbeat(options: &Options, conductor: Conductor) -> Heartbeat {
 
 /// The status loop of the process: a tick every 10 seconds (every second
 /// in all-in-one, where one process does everything), a lease of three
-/// ticks, held under a name unique to the process.
-pub fn reconciler(mode: Mode, conductor: Conductor) -> crate::reconcile::Reconciler {
+/// ticks, held under a name unique to the process, and
+/// `[drivers]/status_concurrency` polls of one driver at a time.
+pub fn reconciler(
+    options: &Options,
+    mode: Mode,
+    conductor: Conductor,
+) -> crate::reconcile::Reconciler {
     let holder = format!("reconciler-{}", uuid::Uuid::new_v4());
     let mut settings = crate::reconcile::Settings::new(holder);
     if mode == Mode::AllInOne {
         settings.interval = Duration::from_secs(1);
     }
+    settings.per_driver =
+        usize::try_from(options.drivers.status_concurrency.max(1)).unwrap_or(usize::MAX);
     crate::reconcile::Reconciler::new(conductor, settings)
 }
 
@@ -361,6 +368,9 @@ impl api::Authenticator for auth::Authenticator {
 pub fn driver_settings(options: &Options) -> Result<DriverSettings, StartError> {
     let d = &options.drivers;
     let secs = |n: i64| Duration::from_secs(n.max(1).unsigned_abs());
+    let kib = |n: i64| {
+        usize::try_from(n.max(1).unsigned_abs().saturating_mul(1024)).unwrap_or(usize::MAX)
+    };
     let mut drivers = std::collections::BTreeMap::new();
     for (package, entries) in options.driver_groups() {
         let pairs = entries.iter().map(|e| (e.key.as_str(), e.value.as_str()));
@@ -381,6 +391,18 @@ pub fn driver_settings(options: &Options) -> Result<DriverSettings, StartError> 
             threshold: u32::try_from(d.breaker_threshold.max(1)).unwrap_or(u32::MAX),
             window: secs(d.breaker_window),
             cooldown: secs(d.breaker_cooldown),
+        },
+        maxima: driver_host::Maxima {
+            call_timeout: secs(d.max_call_timeout),
+            memory_bytes: d
+                .max_memory_mb
+                .max(1)
+                .unsigned_abs()
+                .saturating_mul(1 << 20),
+            output_bytes: kib(d.max_output_kb),
+            log_bytes: kib(d.log_kb_per_call),
+            log_lines: usize::try_from(d.log_lines_per_call.max(1)).unwrap_or(usize::MAX),
+            state_bytes: kib(d.max_state_kb),
         },
     })
 }
@@ -453,6 +475,8 @@ pub fn conductor_settings(options: &Options) -> conductor::Settings {
             options.default.service_down_time.max(1).unsigned_abs(),
         ),
         max_limit: options.api.max_limit,
+        status_fault_limit: u32::try_from(options.drivers.status_fault_limit.max(1))
+            .unwrap_or(u32::MAX),
     }
 }
 

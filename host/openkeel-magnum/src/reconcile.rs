@@ -8,15 +8,22 @@
 //!
 //! Magnum: magnum/service/periodic.py (`sync_cluster_status`).
 
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use magnum_domain::Status;
 use magnum_domain::models::Cluster;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
 
 use crate::conductor::{Conductor, PollPass};
 
 /// How many deleted clusters one transaction removes.
 const FINISH_BATCH: usize = 100;
+
+/// The shortest a tick waits for the polls it started.
+const MIN_TICK_WAIT: Duration = Duration::from_secs(1);
 
 /// How a [`Reconciler`] runs.
 #[derive(Clone, Debug)]
@@ -34,11 +41,15 @@ pub struct Settings {
     /// DELETE_IN_PROGRESS without a change for longer than this becomes
     /// DELETE_FAILED (zero: no deadline).
     pub delete_timeout: Duration,
+    /// The polls of one driver's clusters that run at a time
+    /// (`[drivers]/status_concurrency`).
+    pub per_driver: usize,
 }
 
 impl Settings {
     /// The defaults for `holder`: a 10 s tick, a 30 s lease, a minute per
-    /// cluster and an hour for a deletion.
+    /// cluster, an hour for a deletion and four polls of a driver at a
+    /// time.
     pub fn new(holder: impl Into<String>) -> Settings {
         Settings {
             interval: Duration::from_secs(10),
@@ -46,6 +57,7 @@ impl Settings {
             holder: holder.into(),
             poll_timeout: Duration::from_secs(60),
             delete_timeout: Duration::from_secs(3600),
+            per_driver: 4,
         }
     }
 
@@ -58,11 +70,43 @@ impl Settings {
     }
 }
 
+/// The polls in flight, which may outlive the tick that started them.
+#[derive(Default)]
+struct Flight {
+    /// The clusters being polled.
+    clusters: Mutex<HashSet<String>>,
+    /// The slots of each driver package.
+    drivers: Mutex<HashMap<String, Arc<Semaphore>>>,
+    /// Clusters whose deletion completed, to be removed.
+    done: Mutex<Vec<Cluster>>,
+    /// What went wrong, for the next tick's answer.
+    errors: Mutex<Vec<String>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A cluster's poll in flight: its place in [`Flight::clusters`], given
+/// back when the poll ends, and the slots of its driver it waits for.
+struct Slot {
+    flight: Arc<Flight>,
+    uuid: String,
+    driver: Arc<Semaphore>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        lock(&self.flight.clusters).remove(&self.uuid);
+    }
+}
+
 /// The background status loop.
 #[derive(Clone)]
 pub struct Reconciler {
     conductor: Conductor,
     settings: Settings,
+    flight: Arc<Flight>,
 }
 
 impl Reconciler {
@@ -71,6 +115,7 @@ impl Reconciler {
         Reconciler {
             conductor,
             settings,
+            flight: Arc::default(),
         }
     }
 
@@ -100,8 +145,16 @@ impl Reconciler {
     }
 
     /// One pass: take or renew the lease (without it, nothing happens),
-    /// then poll every cluster in progress. The errors of the pass come
-    /// back joined; one cluster's failure does not stop the others.
+    /// then poll every cluster in progress that is not being polled
+    /// already, each on a task of its own, at most
+    /// [`Settings::per_driver`] of one driver at a time (the others of
+    /// that driver wait for a slot). The pass waits for its polls up to an
+    /// interval: the polls of a slow or looping driver (until their
+    /// deadline) go on in the background and hold only their driver's
+    /// slots, so that one driver cannot delay another's clusters. The clusters whose deletion completed are then
+    /// removed. The errors of the pass (and of polls that finished since
+    /// the last) come back joined; one cluster's failure does not stop the
+    /// others.
     pub async fn tick(&self) -> Result<(), String> {
         let c = &self.conductor;
         let (holder, lease) = (&self.settings.holder, self.settings.lease());
@@ -110,50 +163,56 @@ impl Reconciler {
             Ok(false) => return Ok(()),
             Err(e) => return Err(format!("acquire lease: {e}")),
         }
-        let pass = c
-            .start_poll_pass()
-            .await
-            .map_err(|e| format!("start poll pass: {e}"))?;
-        let mut errors = Vec::new();
-        let mut deleted: Vec<Cluster> = Vec::new();
-        let mut renewed = c.now();
-        let renew_after = chrono::Duration::from_std(lease / 3).unwrap_or(chrono::Duration::MAX);
+        let pass = Arc::new(
+            c.start_poll_pass()
+                .await
+                .map_err(|e| format!("start poll pass: {e}"))?,
+        );
+        let mut polls = JoinSet::new();
         for cl in &pass.clusters {
-            // A long pass renews the lease as it goes, and stops if another
-            // instance took it meanwhile.
-            if c.now() - renewed > renew_after {
-                match c.acquire_reconciler_lease(holder, lease).await {
-                    Ok(true) => renewed = c.now(),
-                    Ok(false) => {
-                        errors.push("lease lost".to_string());
-                        break;
-                    }
-                    Err(e) => {
-                        errors.push(format!("lease lost: {e}"));
-                        break;
-                    }
-                }
-            }
-            // A create whose job has not run yet is not polled; an orphaned
-            // one is finished here.
-            if c.resume_create(cl).await {
+            let Some(slot) = self.slot(&pass, cl) else {
                 continue;
-            }
-            match self.reconcile(&pass, cl).await {
-                Ok(Some(done)) => {
-                    deleted.push(done);
-                    if deleted.len() == FINISH_BATCH {
-                        self.finish(&mut deleted, &mut errors).await;
+            };
+            let (me, pass, cl) = (self.clone(), pass.clone(), cl.clone());
+            polls.spawn(async move {
+                let Ok(_permit) = slot.driver.clone().acquire_owned().await else {
+                    return;
+                };
+                let _slot = slot;
+                // A create whose job has not run yet is not polled; an
+                // orphaned one is finished here.
+                if me.conductor.resume_create(&cl).await {
+                    return;
+                }
+                match me.reconcile(&pass, &cl).await {
+                    Ok(Some(done)) => lock(&me.flight.done).push(done),
+                    Ok(None) => {}
+                    Err(e) => {
+                        tracing::error!(cluster_uuid = %cl.uuid, error = %e, "reconcile cluster");
+                        lock(&me.flight.errors).push(format!("cluster {}: {e}", cl.uuid));
                     }
                 }
-                Ok(None) => {}
-                Err(e) => {
-                    tracing::error!(cluster_uuid = %cl.uuid, error = %e, "reconcile cluster");
-                    errors.push(format!("cluster {}: {e}", cl.uuid));
-                }
-            }
+            });
         }
-        self.finish(&mut deleted, &mut errors).await;
+        let wait = self.settings.interval.max(MIN_TICK_WAIT);
+        let waited =
+            tokio::time::timeout(wait, async { while polls.join_next().await.is_some() {} }).await;
+        if waited.is_err() {
+            // The polls still running finish on their own.
+            polls.detach_all();
+        }
+        let mut errors = std::mem::take(&mut *lock(&self.flight.errors));
+        loop {
+            let batch: Vec<Cluster> = {
+                let mut done = lock(&self.flight.done);
+                let n = done.len().min(FINISH_BATCH);
+                done.drain(..n).collect()
+            };
+            if batch.is_empty() {
+                break;
+            }
+            self.finish(&batch, &mut errors).await;
+        }
         if errors.is_empty() {
             Ok(())
         } else {
@@ -161,14 +220,28 @@ impl Reconciler {
         }
     }
 
-    async fn finish(&self, deleted: &mut Vec<Cluster>, errors: &mut Vec<String>) {
-        if deleted.is_empty() {
-            return;
+    /// The place of `cl` among the polls in flight: `None` while it is
+    /// being polled already.
+    fn slot(&self, pass: &PollPass, cl: &Cluster) -> Option<Slot> {
+        if !lock(&self.flight.clusters).insert(cl.uuid.clone()) {
+            return None;
         }
-        let batch = std::mem::take(deleted);
+        let package = pass.driver_package(&self.conductor, cl);
+        let driver = lock(&self.flight.drivers)
+            .entry(package)
+            .or_insert_with(|| Arc::new(Semaphore::new(self.settings.per_driver.max(1))))
+            .clone();
+        Some(Slot {
+            flight: self.flight.clone(),
+            uuid: cl.uuid.clone(),
+            driver,
+        })
+    }
+
+    async fn finish(&self, batch: &[Cluster], errors: &mut Vec<String>) {
         match tokio::time::timeout(
             self.settings.poll_timeout,
-            self.conductor.finish_deletes(&batch),
+            self.conductor.finish_deletes(batch),
         )
         .await
         {
@@ -197,7 +270,14 @@ impl Reconciler {
                 Ok(None) => return Ok(None),
                 // Deleted meanwhile.
                 Err(e) if e.client().is_some_and(|m| m.status == 404) => return Ok(None),
-                Err(e) => return Err(e.to_string()),
+                Err(e) => {
+                    // A cluster whose driver faults is still held to its
+                    // deadline.
+                    c.enforce_deadline(listed, self.settings.delete_timeout)
+                        .await
+                        .map_err(|d| d.to_string())?;
+                    return Err(e.to_string());
+                }
             };
             if polled.status == Some(Status::DeleteComplete) {
                 return Ok(Some(polled));

@@ -34,7 +34,7 @@ pub(super) async fn all_in_one(options: Options) -> Result<(), Failure> {
     heartbeat.beat().await;
     let heartbeat = tokio::spawn(heartbeat.run(until_stop(stopped.clone())));
     let reconciler = tokio::spawn(
-        app::reconciler(app::Mode::AllInOne, conductor.clone()).run(until_stop(stopped)),
+        app::reconciler(&options, app::Mode::AllInOne, conductor.clone()).run(until_stop(stopped)),
     );
     let served = serve(&options, conductor).await;
     let _ = stop.send(true);
@@ -62,7 +62,8 @@ pub(super) async fn reconciler(options: Options) -> Result<(), Failure> {
         let _ = rx.wait_for(|s| *s).await;
     };
     let beat = tokio::spawn(heartbeat.run(until_stop(stopped.clone())));
-    let status = tokio::spawn(app::reconciler(app::Mode::Api, conductor).run(until_stop(stopped)));
+    let status =
+        tokio::spawn(app::reconciler(&options, app::Mode::Api, conductor).run(until_stop(stopped)));
     app::shutdown_signal().await;
     let _ = stop.send(true);
     let _ = beat.await;

@@ -8,12 +8,14 @@
 
 use driver_host::{ClusterState, Update};
 use magnum_domain::models::Cluster;
+use magnum_domain::transitions::Operation;
 use magnum_domain::{MagnumError, RequestContext, Status};
 use tokio::sync::oneshot;
 
 use super::Conductor;
 use super::cluster_state::failure;
 use super::clusters::{Saved, call_ctx, call_error};
+use super::driver_answers::{Call, Checked};
 use super::error::{Error, Result};
 use super::jobs::run_hook;
 use crate::certs::{
@@ -382,7 +384,7 @@ impl Conductor {
         let call = call_ctx(ctx);
         if let Err(e) = driver.can_rotate_ca(&call, &st).await {
             failure(&st.cluster, &st.nodegroups);
-            return Err(call_error(e));
+            return Err(call_error(&driver, e));
         }
         let uuid = st.cluster.uuid.clone();
         let refs = match self.new_certificates(ctx, &st.cluster).await {
@@ -402,29 +404,32 @@ impl Conductor {
             }
         };
         refs.apply(&mut st.cluster);
-        match driver.rotate_ca(&call, &st).await {
+        let answer = driver.rotate_ca(&call, &st).await;
+        let rotation = Call::new(Operation::RotateCa, "rotate-ca");
+        match self.gate(&driver, rotation, &st, answer) {
             Err(e) => {
                 tracing::error!(cluster_uuid = %uuid, error = %e, "rotate the cluster's CAs");
                 let mut row = st.cluster.clone();
                 row.status = Some(Status::UpdateFailed);
                 row.status_reason = Some(e.status_reason());
-                let upd = Update {
+                let upd = Checked::host(Update {
                     cluster: Some(row.clone()),
                     ..Update::default()
-                };
+                });
                 // The rotation's error is what the caller gets, whatever
                 // the save does.
                 let _ = self.save_rotation(&upd, &st, &refs).await;
                 failure(&row, &st.nodegroups);
-                Err(call_error(e))
+                Err(call_error(&driver, e))
             }
-            Ok(mut upd) => {
+            Ok(upd) => {
+                let mut upd = upd.into_update();
                 let mut row = upd.cluster.take().unwrap_or_else(|| st.cluster.clone());
                 refs.apply(&mut row);
                 row.status = Some(Status::UpdateInProgress);
                 row.status_reason = None;
                 upd.cluster = Some(row.clone());
-                self.save_rotation(&upd, &st, &refs).await?;
+                self.save_rotation(&Checked::host(upd), &st, &refs).await?;
                 tracing::info!(cluster_uuid = %uuid, "cluster CA rotation started");
                 Ok(row)
             }
@@ -440,13 +445,13 @@ impl Conductor {
     /// failure to write removes them too.
     async fn save_rotation(
         &self,
-        upd: &Update,
+        upd: &Checked,
         st: &ClusterState,
         refs: &CertificateRefs,
     ) -> Result<()> {
         let uuid = st.cluster.uuid.as_str();
         run_hook(&self.hooks().before_rotation_save, uuid).await;
-        let e = match self.save_update(upd, Some(st)).await {
+        let e = match self.save_update(upd, st).await {
             Ok(Saved::Written(_) | Saved::Nothing) => return Ok(()),
             Ok(Saved::Stale) => failure(
                 format!("rotate the CAs of cluster {uuid}"),
@@ -1198,10 +1203,10 @@ mod tests {
         answer.stack_id = Some("driver-id-1".into());
         c.save_answer(
             &st,
-            Update {
+            Checked::host(Update {
                 cluster: Some(answer),
                 ..Update::default()
-            },
+            }),
         )
         .await;
         let got = reload(c, &cl.uuid).await;

@@ -7,12 +7,14 @@
 
 use driver_host::{CallError, Resize, Upgrade};
 use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup};
+use magnum_domain::transitions::Operation;
 use magnum_domain::validation::{self, ROLE_MASTER};
 use magnum_domain::{MagnumError, RequestContext, Status};
 
 use super::clusters::{
     Saved, call_ctx, call_error, cluster_not_found, default_worker, detached, internal, own_scope,
 };
+use super::driver_answers::Call;
 use super::nodegroups::find_nodegroup;
 use super::{Conductor, Error, Result};
 use crate::db::{Scope, TemplateScope};
@@ -128,10 +130,10 @@ impl Conductor {
             )?;
         } else {
             let t = self.template_of(cl).await?;
-            self.driver_of(&t)?
-                .validate_master_resize(input.node_count)
+            let drv = self.driver_of(&t)?;
+            drv.validate_master_resize(input.node_count)
                 .await
-                .map_err(call_error)?;
+                .map_err(|e| call_error(&drv, e))?;
         }
         let (uuid, ng_uuid, count) = (cl.uuid.as_str(), ng.uuid.as_str(), input.node_count);
         let step = self
@@ -202,6 +204,7 @@ impl Conductor {
                 &ng_uuid,
                 old_count,
                 Some(old_status),
+                "resize-cluster",
                 move |drv, cctx, st| {
                     Box::pin(async move { drv.resize_cluster(cctx, st, &req).await })
                 },
@@ -217,7 +220,8 @@ impl Conductor {
     /// own template (409); the state guard (400, as Magnum's RPC call
     /// answers); then the driver. A client error of the driver is returned
     /// without changing any row; another failure marks the cluster
-    /// UPDATE_FAILED and is returned as an internal error.
+    /// UPDATE_FAILED and is returned as Magnum's error saying that the
+    /// driver failed and why.
     pub async fn upgrade_cluster(
         &self,
         ctx: &RequestContext,
@@ -275,7 +279,10 @@ impl Conductor {
             max_batch_size: input.max_batch_size,
             nodegroup_uuid,
         };
-        let upd = match drv.upgrade_cluster(&call_ctx(ctx), &st, &req).await {
+        let answer = drv.upgrade_cluster(&call_ctx(ctx), &st, &req).await;
+        let call = Call::new(Operation::UpdateCluster, "upgrade-cluster")
+            .to_template(&input.template.uuid);
+        let upd = match self.gate(&drv, call, &st, answer) {
             Ok(upd) => upd,
             // A driver's refusal (NotSupported) changes nothing.
             Err(CallError::Client(e)) => return Err(e.into()),
@@ -287,11 +294,13 @@ impl Conductor {
                     self.notifier()
                         .cluster_event(ctx, &cl, &ngs, Action::Update, Outcome::Failure);
                 }
-                return Err(internal(format!("upgrade cluster {uuid}: {reason}")));
+                // Magnum's upgrade is a synchronous call: its caller learns
+                // why.
+                return Err(call_error(&drv, e));
             }
         };
         tracing::info!(cluster_uuid = %uuid, template = %input.template.uuid, "cluster upgrade");
-        match self.save_update(&upd, Some(&st)).await? {
+        match self.save_update(&upd, &st).await? {
             Saved::Stale => {
                 // The driver acted on rows that changed meanwhile.
                 self.save_stack_id(&upd).await;

@@ -15,10 +15,12 @@ use std::time::Duration;
 use driver_host::{CallContext, CallError, ClusterState, Credentials, Driver, Update};
 use futures::future::BoxFuture;
 use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup, StringMap};
+use magnum_domain::transitions::Operation;
 use magnum_domain::validation::{self, ROLE_MASTER, ROLE_WORKER};
 use magnum_domain::{MagnumError, RequestContext, Status};
 
 use super::cluster_templates::template_scope;
+use super::driver_answers::{Call, Checked};
 use super::lookup::{self, Ident, Kind};
 use super::lookups::{self, Lookups};
 use super::{Conductor, Error, Result};
@@ -146,12 +148,15 @@ pub(crate) fn call_ctx(ctx: &RequestContext) -> CallContext {
     }
 }
 
-/// A failed synchronous driver call (a validation) as the caller's error.
-pub(crate) fn call_error(e: CallError) -> Error {
+/// A failed synchronous driver call (a validation, a CA rotation's check,
+/// an upgrade) as the caller's error: the driver's own client error, or
+/// Magnum's error body saying that the driver failed and why (the fault
+/// was logged once where it happened).
+pub(crate) fn call_error(drv: &Driver, e: CallError) -> Error {
     match e {
         CallError::Client(e) => Error::Client(e),
-        CallError::Failed(s) => internal(s),
-        CallError::Fault(f) => internal(f),
+        CallError::Failed(s) => MagnumError::driver_failed(drv.package(), &s).into(),
+        CallError::Fault(f) => f.client_error().into(),
     }
 }
 
@@ -659,7 +664,7 @@ impl Conductor {
         driver
             .validate_master_size(master_count)
             .await
-            .map_err(call_error)
+            .map_err(|e| call_error(&driver, e))
     }
 
     /// The validation of a create after the quota check, in Magnum's
@@ -846,9 +851,15 @@ impl Conductor {
             UpdateStep::Driver { worker, old_count } => {
                 let (c, ctx, uuid) = (self.clone(), ctx.clone(), uuid.to_string());
                 detached(async move {
-                    c.run_update(&ctx, &uuid, &worker, old_count, None, |drv, cctx, st| {
-                        Box::pin(async move { drv.update_cluster(cctx, st).await })
-                    })
+                    c.run_update(
+                        &ctx,
+                        &uuid,
+                        &worker,
+                        old_count,
+                        None,
+                        "update-cluster",
+                        |drv, cctx, st| Box::pin(async move { drv.update_cluster(cctx, st).await }),
+                    )
                     .await
                 })
                 .await
@@ -870,6 +881,7 @@ impl Conductor {
     /// given) and goes back to the caller; any other failure restores the
     /// count and leaves the cluster and the nodegroup UPDATE_FAILED with
     /// the reason.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn run_update<F>(
         &self,
         ctx: &RequestContext,
@@ -877,6 +889,7 @@ impl Conductor {
         ng_uuid: &str,
         old_count: Option<i32>,
         old_status: Option<Option<Status>>,
+        function: &'static str,
         call: F,
     ) -> Result<()>
     where
@@ -897,7 +910,13 @@ impl Conductor {
                     Action::Update,
                     Outcome::Pending,
                 );
-                call(&drv, &call_ctx(ctx), &st).await
+                let answer = call(&drv, &call_ctx(ctx), &st).await;
+                self.gate(
+                    &drv,
+                    Call::new(Operation::UpdateCluster, function),
+                    &st,
+                    answer,
+                )
             }
             Err(e) => Err(CallError::Failed(e.to_string())),
         };
@@ -1027,7 +1046,9 @@ impl Conductor {
                     Action::Delete,
                     Outcome::Pending,
                 );
-                drv.delete_cluster(&call_ctx(ctx), &st).await
+                let answer = drv.delete_cluster(&call_ctx(ctx), &st).await;
+                let call = Call::new(Operation::DeleteCluster, "delete-cluster");
+                self.gate(&drv, call, &st, answer)
             }
             Err(e) => Err(CallError::Failed(e.to_string())),
         };
@@ -1131,12 +1152,11 @@ impl Conductor {
     /// process, a concurrent request): then only the driver's cluster id is
     /// kept, so that a later delete reaches what the driver made. Failures
     /// are logged: the driver has acted already.
-    pub(crate) async fn save_answer(&self, st: &ClusterState, mut upd: Update) {
-        if upd.cluster.as_ref() == Some(&st.cluster) {
-            // Nothing to write (a delete of a cluster already marked).
-            upd.cluster = None;
-        }
-        match self.save_update(&upd, Some(st)).await {
+    pub(crate) async fn save_answer(&self, st: &ClusterState, upd: Checked) {
+        // A cluster row as it was read has nothing to write (a delete of a
+        // cluster already marked).
+        let upd = upd.without_unchanged_cluster(&st.cluster);
+        match self.save_update(&upd, st).await {
             Ok(Saved::Stale) => self.save_stack_id(&upd).await,
             Ok(_) => {}
             Err(e) => {
@@ -1146,53 +1166,49 @@ impl Conductor {
     }
 
     /// Writes what a driver call answered, in one transaction: the cluster
-    /// row, changed or new nodegroups, and deleted nodegroups. With `read`
-    /// (the rows the call was made on), nothing is written when the
-    /// cluster's status or `updated_at`, or a saved nodegroup's
-    /// `updated_at`, changed since ([`Saved::Stale`]): a result computed
-    /// from older rows never overwrites a newer write.
-    pub(crate) async fn save_update(
-        &self,
-        upd: &Update,
-        read: Option<&ClusterState>,
-    ) -> Result<Saved> {
+    /// row, changed or new nodegroups, and deleted nodegroups; `upd` passed
+    /// the gate ([`Conductor::gate`]), so it is about the cluster of `read`
+    /// only. Nothing is written when the cluster's status or `updated_at`,
+    /// or a saved nodegroup's `updated_at`, changed since `read` (the rows
+    /// the call was made on) ([`Saved::Stale`]): a result computed from
+    /// older rows never overwrites a newer write.
+    pub(crate) async fn save_update(&self, upd: &Checked, read: &ClusterState) -> Result<Saved> {
+        let upd = upd.update();
         if !upd.changed() {
             return Ok(Saved::Nothing);
         }
         self.db()
             .in_tx(|tx| {
-                let upd = upd.clone();
+                let (upd, st) = (upd.clone(), read);
                 Box::pin(async move {
                     let all = Scope::ALL_PROJECTS;
-                    if let Some(st) = read {
-                        if let Some(cl) = &upd.cluster {
-                            let cur = tx
-                                .for_update()
-                                .get_cluster_by_uuid(&cl.uuid, &all)
-                                .await
-                                .map_err(|e| cluster_not_found(e, &cl.uuid))?;
-                            if cur.status != st.cluster.status
-                                || cur.updated_at != st.cluster.updated_at
-                            {
-                                return Ok::<_, Error>(Saved::Stale);
-                            }
+                    if let Some(cl) = &upd.cluster {
+                        let cur = tx
+                            .for_update()
+                            .get_cluster_by_uuid(&cl.uuid, &all)
+                            .await
+                            .map_err(|e| cluster_not_found(e, &cl.uuid))?;
+                        if cur.status != st.cluster.status
+                            || cur.updated_at != st.cluster.updated_at
+                        {
+                            return Ok::<_, Error>(Saved::Stale);
                         }
-                        for ng in upd.nodegroups.iter().filter(|ng| ng.id != 0) {
-                            let cur = match tx
-                                .for_update()
-                                .get_nodegroup_by_uuid(&ng.cluster_id, &ng.uuid, &all)
-                                .await
-                            {
-                                Ok(cur) => cur,
-                                Err(e) if e.is_not_found() => continue,
-                                Err(e) => return Err(e.into()),
-                            };
-                            let seen = st
-                                .nodegroup(&ng.uuid)
-                                .map_or(ng.updated_at, |r| r.updated_at);
-                            if cur.updated_at != seen {
-                                return Ok(Saved::Stale);
-                            }
+                    }
+                    for ng in upd.nodegroups.iter().filter(|ng| ng.id != 0) {
+                        let cur = match tx
+                            .for_update()
+                            .get_nodegroup_by_uuid(&ng.cluster_id, &ng.uuid, &all)
+                            .await
+                        {
+                            Ok(cur) => cur,
+                            Err(e) if e.is_not_found() => continue,
+                            Err(e) => return Err(e.into()),
+                        };
+                        let seen = st
+                            .nodegroup(&ng.uuid)
+                            .map_or(ng.updated_at, |r| r.updated_at);
+                        if cur.updated_at != seen {
+                            return Ok(Saved::Stale);
                         }
                     }
                     let mut saved = None;
@@ -1229,8 +1245,10 @@ impl Conductor {
     }
 
     /// Stores the driver's cluster id from `upd` when the row has none yet.
-    pub(crate) async fn save_stack_id(&self, upd: &Update) {
-        let Some(cl) = &upd.cluster else { return };
+    pub(crate) async fn save_stack_id(&self, upd: &Checked) {
+        let Some(cl) = &upd.update().cluster else {
+            return;
+        };
         let Some(stack) = cl.stack_id.clone() else {
             return;
         };

@@ -4,10 +4,12 @@
 //! Magnum: magnum/conductor/handlers/credential_conductor.py.
 
 use magnum_domain::models::Cluster;
+use magnum_domain::transitions::Operation;
 use magnum_domain::{MagnumError, RequestContext};
 
 use super::Conductor;
 use super::clusters::{call_ctx, call_error};
+use super::driver_answers::Call;
 use super::error::Result;
 use super::jobs::run_hook;
 
@@ -17,7 +19,8 @@ impl Conductor {
     /// `*_COMPLETE`, UPDATE_IN_PROGRESS and UPDATE_FAILED statuses is 400
     /// `NotSupported`; a driver without rotation answers 400 `Credential
     /// rotation is not supported by driver.`; other driver failures are
-    /// 500s. No status changes; rows the driver changed are saved unless
+    /// Magnum's error saying that the driver failed and why. No status
+    /// changes; rows the driver changed are saved unless
     /// the cluster changed since they were read (a failure to save is
     /// logged: the driver has rotated already).
     pub async fn rotate_credential(&self, ctx: &RequestContext, cluster: &Cluster) -> Result<()> {
@@ -33,10 +36,11 @@ impl Conductor {
             }
         }
         let driver = self.driver_of(&st.template)?;
-        let upd = driver
-            .rotate_credential(&call_ctx(ctx), &st)
-            .await
-            .map_err(call_error)?;
+        let answer = driver.rotate_credential(&call_ctx(ctx), &st).await;
+        let call = Call::new(Operation::RotateCredential, "rotate-credential");
+        let upd = self
+            .gate(&driver, call, &st, answer)
+            .map_err(|e| call_error(&driver, e))?;
         // Compare-and-swap: a cluster deleted or updated meanwhile keeps
         // what was written since `st` was read (only the driver's cluster
         // id is kept).

@@ -21,15 +21,17 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use driver_host::{CallContext, Update};
+use driver_host::CallContext;
 use futures::future::BoxFuture;
 use magnum_domain::models::Cluster;
+use magnum_domain::transitions::Operation;
 use magnum_domain::{MagnumError, RequestContext, Status};
 use tokio::sync::{Notify, OwnedMutexGuard, mpsc};
 use tokio::task::JoinHandle;
 
 use super::certificates::CERTIFICATE_COLUMNS;
 use super::clusters::{BusyMark, DRIVER_TIMEOUT, Saved, call_ctx, detached};
+use super::driver_answers::Call;
 use super::{Conductor, Error};
 use crate::db::Scope;
 use crate::notify::{Action, Outcome};
@@ -485,15 +487,17 @@ impl Conductor {
         };
         let timeout = u32::try_from(st.cluster.create_timeout.unwrap_or(0).max(0)).unwrap_or(0);
         run_hook(&self.hooks().before_driver, uuid).await;
-        let answer: Result<Update, String> = match self.driver_of(&st.template) {
-            Ok(drv) => drv
-                .create_cluster(&cctx, &st, timeout)
-                .await
-                .map_err(|e| e.status_reason()),
+        let answer = match self.driver_of(&st.template) {
+            Ok(drv) => {
+                let answer = drv.create_cluster(&cctx, &st, timeout).await;
+                let call = Call::new(Operation::CreateCluster, "create-cluster");
+                self.gate(&drv, call, &st, answer)
+                    .map_err(|e| e.status_reason())
+            }
             Err(e) => Err(e.to_string()),
         };
         match answer {
-            Ok(upd) => match self.save_update(&upd, Some(&st)).await {
+            Ok(upd) => match self.save_update(&upd, &st).await {
                 Ok(Saved::Stale) => {
                     // A delete (or another process's poll) moved the cluster
                     // on: only the driver's id is kept, so that the delete

@@ -11,6 +11,7 @@ mod cluster_state;
 pub mod cluster_templates;
 mod clusters;
 mod credentials;
+mod driver_answers;
 mod error;
 mod federations;
 mod jobs;
@@ -81,6 +82,11 @@ pub struct Settings {
     /// `[api]/max_limit`: the page size of lists when no limit is given and
     /// the cap of larger limits.
     pub max_limit: i64,
+    /// `[drivers]/status_fault_limit`: the status polls of a cluster in
+    /// progress that may fault in a row (the driver trapped, ran out of
+    /// time, answered what the gate refused, or is shut off) before the
+    /// operation is failed with the last fault as its reason.
+    pub status_fault_limit: u32,
 }
 
 impl Default for Settings {
@@ -92,6 +98,7 @@ impl Default for Settings {
             kubernetes_default_network_driver: "flannel".into(),
             service_down_time: Duration::from_secs(180),
             max_limit: 1000,
+            status_fault_limit: 5,
         }
     }
 }
@@ -154,10 +161,12 @@ pub struct Parts {
 
 /// What the use cases keep while the process runs: the clusters with a
 /// driver operation in flight (the status poller skips them), the
-/// create-job pool, the lock row's state and the quota bounds.
+/// create-job pool, the lock row's state, the quota bounds and the status
+/// polls that faulted in a row, by cluster.
 #[derive(Default)]
 pub(crate) struct Work {
     busy: Mutex<HashSet<String>>,
+    status_faults: Mutex<std::collections::HashMap<String, u32>>,
     jobs: jobs::CreateJobs,
     /// Set once this process has seen the lock row.
     lock_row_seen: AtomicBool,

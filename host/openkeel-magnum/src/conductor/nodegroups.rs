@@ -9,10 +9,12 @@
 
 use magnum_domain::models::{Cluster, NodeGroup};
 use magnum_domain::status::{can_create_node_group, can_update_node_group};
+use magnum_domain::transitions::Operation;
 use magnum_domain::{MagnumError, RequestContext, Status};
 
 use super::Conductor;
 use super::clusters::{call_ctx, detached};
+use super::driver_answers::Call;
 use super::error::{Error, Result};
 use super::lookup::{self, Ident, Kind};
 use crate::db::{self, ListOptions, NodeGroupFilter, Queries, Reader, Scope};
@@ -70,6 +72,24 @@ impl Op {
             Op::Create => "nodegroup_create",
             Op::Update => "nodegroup_update",
             Op::Delete => "nodegroup_delete",
+        }
+    }
+
+    /// The operation, for the gate of the driver's answer.
+    fn operation(self) -> Operation {
+        match self {
+            Op::Create => Operation::CreateNodeGroup,
+            Op::Update => Operation::UpdateNodeGroup,
+            Op::Delete => Operation::DeleteNodeGroup,
+        }
+    }
+
+    /// The driver's function.
+    fn function(self) -> &'static str {
+        match self {
+            Op::Create => "create-nodegroup",
+            Op::Update => "update-nodegroup",
+            Op::Delete => "delete-nodegroup",
         }
     }
 
@@ -332,7 +352,8 @@ impl Conductor {
                 Op::Update => drv.update_nodegroup(&cctx, &st, &row).await,
                 Op::Delete => drv.delete_nodegroup(&cctx, &st, &row).await,
             };
-            match answer {
+            let call = Call::new(op.operation(), op.function()).on_nodegroup(&row.uuid);
+            match c.gate(&drv, call, &st, answer) {
                 Ok(upd) => {
                     c.save_answer(&st, upd).await;
                     Ok(())

@@ -7,11 +7,13 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use driver_host::{CallContext, ClusterState};
+use driver_host::{CallContext, CallError, ClusterState};
 use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup};
+use magnum_domain::transitions::Operation;
 use magnum_domain::{RequestContext, Status};
 
 use super::clusters::{Saved, internal};
+use super::driver_answers::Call;
 use super::{Conductor, Error, Result};
 use crate::db::{ClusterFilter, ListOptions, Scope, TemplateScope};
 use crate::notify::{Action, Outcome};
@@ -49,6 +51,18 @@ pub struct PollPass {
     pub clusters: Vec<Cluster>,
     templates: HashMap<String, ClusterTemplate>,
     nodegroups: HashMap<String, Vec<NodeGroup>>,
+}
+
+impl PollPass {
+    /// What bounds the concurrency of a cluster's poll: the package of its
+    /// template's driver (`""` when it has none; its poll fails at once).
+    pub fn driver_package(&self, c: &Conductor, cl: &Cluster) -> String {
+        self.templates
+            .get(&cl.cluster_template_id)
+            .and_then(|t| c.driver_of(t).ok())
+            .map(|d| d.package().to_string())
+            .unwrap_or_default()
+    }
 }
 
 /// The nodegroups of `st` with those of an answer in their place (for the
@@ -159,18 +173,28 @@ impl Conductor {
             return Ok(st.cluster);
         }
         let drv = self.driver_of(&st.template)?;
-        let upd = drv
-            .poll_status(&CallContext::admin(), &st)
-            .await
-            .map_err(|e| internal(format!("poll cluster {uuid}: {e}")))?;
+        let answer = drv.poll_status(&CallContext::admin(), &st).await;
+        let call = Call::new(Operation::Status, "poll-status");
+        let checked = match self.gate(&drv, call, &st, answer) {
+            Ok(c) => {
+                self.status_answered(&uuid);
+                c
+            }
+            Err(e) => return self.status_failed(&st, e).await,
+        };
+        let upd = checked.update();
         if let Some(cl) = &upd.cluster
             && cl.status == Some(Status::DeleteComplete)
         {
             // The rows go next: writing the status first would only cost a
-            // transaction.
-            return Ok(cl.clone());
+            // transaction. What is removed (the rows, the certificates) is
+            // the host's row as read, whatever else the answer says.
+            let mut row = st.cluster.clone();
+            row.status = Some(Status::DeleteComplete);
+            row.status_reason = cl.status_reason.clone();
+            return Ok(row);
         }
-        let saved = match self.save_update(&upd, Some(&st)).await? {
+        let saved = match self.save_update(&checked, &st).await? {
             Saved::Written(Some(cl)) => *cl,
             // Stale: polled again on the next tick.
             Saved::Stale | Saved::Nothing | Saved::Written(None) => return Ok(st.cluster),
@@ -188,6 +212,64 @@ impl Conductor {
                 .cluster_status_event(&admin_context(), &saved, &ngs);
         }
         Ok(saved)
+    }
+
+    /// A status poll that answered: the cluster's count of faults in a row
+    /// starts again.
+    fn status_answered(&self, uuid: &str) {
+        self.status_faults().remove(uuid);
+    }
+
+    fn status_faults(&self) -> std::sync::MutexGuard<'_, HashMap<String, u32>> {
+        self.work
+            .status_faults
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A status poll that did not answer. A driver that says the operation
+    /// failed (`failed`, or a client error, which a status poll has no
+    /// client for) moves the cluster and its nodegroups in progress to the
+    /// operation's `*_FAILED` with its reason. A fault (a trap, the
+    /// deadline, an answer the gate refused, a driver shut off by its
+    /// breaker) is returned, and once `[drivers]/status_fault_limit` polls
+    /// of the cluster faulted in a row, the operation is failed with the
+    /// last fault as its reason: a broken driver cannot keep a cluster in
+    /// progress until its deadline.
+    async fn status_failed(&self, st: &ClusterState, e: CallError) -> Result<Cluster> {
+        let uuid = st.cluster.uuid.as_str();
+        let reason = match &e {
+            CallError::Failed(r) => r.clone(),
+            CallError::Client(m) => m.message.clone(),
+            CallError::Fault(f) => {
+                let faults = {
+                    let mut m = self.status_faults();
+                    let n = m.entry(uuid.to_string()).or_default();
+                    *n += 1;
+                    *n
+                };
+                if faults < self.settings().status_fault_limit {
+                    return Err(internal(format!("poll cluster {uuid}: {f}")));
+                }
+                format!("{f} (the status poll failed {faults} times in a row)")
+            }
+        };
+        self.status_answered(uuid);
+        let Some(failed) = st.cluster.status.and_then(Status::failure) else {
+            return Err(internal(format!("poll cluster {uuid}: {reason}")));
+        };
+        tracing::warn!(cluster_uuid = %uuid, status = %failed, "{reason}");
+        match self
+            .mark_failed_if(uuid, failed, &reason, st.cluster.status)
+            .await
+        {
+            Some((saved, ngs)) => {
+                self.notifier()
+                    .cluster_status_event(&admin_context(), &saved, &ngs);
+                Ok(saved)
+            }
+            None => Ok(st.cluster.clone()),
+        }
     }
 
     /// Fails an operation that has run past its deadline, as Heat's stack
@@ -295,8 +377,9 @@ impl Conductor {
     }
 
     /// Ends the deletion of clusters the poller returned as
-    /// DELETE_COMPLETE: their certificates are removed from the store,
-    /// then, in one transaction, the nodegroups and rows of those still as
+    /// DELETE_COMPLETE: the certificates their rows reference (read again,
+    /// while still being deleted as polled; never what a driver answered)
+    /// are removed from the store, then, in one transaction, the nodegroups and rows of those still as
     /// their poll read them (a deleting status, the same `updated_at`; the
     /// others are seen again by the next poll). A cluster whose
     /// certificates could not be removed is saved DELETE_COMPLETE instead,
@@ -310,8 +393,30 @@ impl Conductor {
         let mut errors = Vec::new();
         let mut kept: HashSet<String> = HashSet::new();
         for cl in polled {
-            let mut cl = cl.clone();
-            if let Err(e) = self.delete_cluster_certificates(&mut cl).await {
+            // The certificates removed are those the row references now,
+            // and only while the row is still being deleted as polled.
+            let mut row = match self
+                .db()
+                .q()
+                .get_cluster_by_uuid(&cl.uuid, &Scope::ALL_PROJECTS)
+                .await
+            {
+                Ok(row) => row,
+                Err(e) if e.is_not_found() => continue,
+                Err(e) => {
+                    kept.insert(cl.uuid.clone());
+                    errors.push(format!("read deleted cluster {}: {e}", cl.uuid));
+                    continue;
+                }
+            };
+            let deleting = matches!(
+                row.status,
+                Some(Status::DeleteInProgress | Status::DeleteComplete)
+            );
+            if !deleting || row.updated_at != cl.updated_at {
+                continue;
+            }
+            if let Err(e) = self.delete_cluster_certificates(&mut row).await {
                 kept.insert(cl.uuid.clone());
                 errors.push(e.to_string());
             }

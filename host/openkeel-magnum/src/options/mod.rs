@@ -513,6 +513,22 @@ pub struct Drivers {
     pub breaker_window: i64,
     /// `breaker_cooldown` (ours), seconds.
     pub breaker_cooldown: i64,
+    /// `max_call_timeout` (ours), seconds.
+    pub max_call_timeout: i64,
+    /// `max_memory_mb` (ours).
+    pub max_memory_mb: i64,
+    /// `max_output_kb` (ours).
+    pub max_output_kb: i64,
+    /// `log_kb_per_call` (ours).
+    pub log_kb_per_call: i64,
+    /// `log_lines_per_call` (ours).
+    pub log_lines_per_call: i64,
+    /// `max_state_kb` (ours).
+    pub max_state_kb: i64,
+    /// `status_concurrency` (ours): status polls of one driver at a time.
+    pub status_concurrency: i64,
+    /// `status_fault_limit` (ours).
+    pub status_fault_limit: i64,
 }
 
 /// One key of a `[driver:<package>]` group: its value and where it was set.
@@ -1131,6 +1147,14 @@ impl<'a> Reader<'a> {
                 breaker_threshold: self.int("drivers", "breaker_threshold"),
                 breaker_window: self.int("drivers", "breaker_window"),
                 breaker_cooldown: self.int("drivers", "breaker_cooldown"),
+                max_call_timeout: self.int("drivers", "max_call_timeout"),
+                max_memory_mb: self.int("drivers", "max_memory_mb"),
+                max_output_kb: self.int("drivers", "max_output_kb"),
+                log_kb_per_call: self.int("drivers", "log_kb_per_call"),
+                log_lines_per_call: self.int("drivers", "log_lines_per_call"),
+                max_state_kb: self.int("drivers", "max_state_kb"),
+                status_concurrency: self.int("drivers", "status_concurrency"),
+                status_fault_limit: self.int("drivers", "status_fault_limit"),
             },
             certificates: Certificates {
                 cert_manager_type: self.string("certificates", "cert_manager_type"),

@@ -527,7 +527,39 @@ pub(super) fn modelled() -> Vec<Opt> {
         Opt::new("drivers", "breaker_cooldown", int(Some(1), None))
             .default("30")
             .namespace(OURS)
-            .help("Seconds an open breaker refuses a driver's calls."),
+            .help("Seconds an open breaker first refuses a driver's calls; then one call probes the driver, and each failed probe doubles the time, up to 16 times this."),
+        Opt::new("drivers", "max_call_timeout", int(Some(1), None))
+            .default("300")
+            .namespace(OURS)
+            .help("The longest deadline of one driver call, in seconds, whatever a driver's manifest or [driver:<name>] group asks."),
+        Opt::new("drivers", "max_memory_mb", int(Some(1), Some(1024)))
+            .default("512")
+            .namespace(OURS)
+            .help("The largest memory of one driver instance, in MiB, whatever a driver's manifest or [driver:<name>] group asks."),
+        Opt::new("drivers", "max_output_kb", int(Some(1), None))
+            .default("16384")
+            .namespace(OURS)
+            .help("The largest answer of one driver call, in KiB, whatever a driver's manifest or [driver:<name>] group asks."),
+        Opt::new("drivers", "log_kb_per_call", int(Some(1), None))
+            .default("64")
+            .namespace(OURS)
+            .help("What one driver call may log (through the log import, stdout and stderr together), in KiB; the rest is dropped and counted in one line."),
+        Opt::new("drivers", "log_lines_per_call", int(Some(1), None))
+            .default("200")
+            .namespace(OURS)
+            .help("The log lines one driver call may write; the rest is dropped and counted in one line. Each line is cut at 4 KiB."),
+        Opt::new("drivers", "max_state_kb", int(Some(1), None))
+            .default("64")
+            .namespace(OURS)
+            .help("What a driver may keep per cluster in its state store, in KiB."),
+        Opt::new("drivers", "status_concurrency", int(Some(1), None))
+            .default("4")
+            .namespace(OURS)
+            .help("Status polls of one driver's clusters that run at a time; a slow or looping driver holds only these."),
+        Opt::new("drivers", "status_fault_limit", int(Some(1), None))
+            .default("5")
+            .namespace(OURS)
+            .help("Status polls of a cluster in progress that may fault in a row (the driver trapped, ran out of time, answered what the host refuses, or is shut off) before the operation is failed with the last fault as its reason."),
         Opt::new("certificates", "cert_manager_type", OptType::string())
             .default("barbican")
             .namespace(MAGNUM)

@@ -739,8 +739,9 @@ fn every_modelled_option_is_a_field() {
     assert!(missing.is_empty(), "modelled but not read: {missing:?}");
     assert!(extra.is_empty(), "read but not modelled: {extra:?}");
     // Port of the Go table's size: 126 options plus the two credential and
-    // seven client templates, and the driver host's six.
-    assert_eq!(schema::modelled().len(), 126 + 2 * 16 + 6 * 2 + 6 + 6);
+    // seven client templates, and the driver host's six; then the driver
+    // host's maxima and status-loop bounds (eight).
+    assert_eq!(schema::modelled().len(), 126 + 2 * 16 + 6 * 2 + 6 + 6 + 8);
 }
 
 #[test]

@@ -22,6 +22,7 @@ const ARTIFACTS: &[(&str, &str)] = &[
     ("OKM_GUEST_SANDBOX", "okm_sandbox_component"),
     ("OKM_GUEST_V2", "okm_v2_component"),
     ("OKM_GUEST_CONFORMANCE", "okm_conformance_component"),
+    ("OKM_GUEST_WATCHER", "okm_watcher_component"),
 ];
 
 const TARGET: &str = "wasm32-wasip2";
@@ -46,7 +47,8 @@ fn main() {
 
     // The built-in drivers first, on their own: built with the test
     // components, they would share the SDK features those enable (cargo
-    // unifies the features of one build), which they do not need.
+    // unifies the features of one build), which they do not need. The
+    // components of contract 1.1 last, for the same reason.
     //
     // OKM_GUEST_DRIVERS_ONLY=1 (the benchmark's build of the service alone)
     // builds only the drivers the binary embeds: the test components' paths
@@ -67,10 +69,19 @@ fn main() {
     }
 }
 
-/// The package selections of the guest builds, in order.
+/// The package selections of the guest builds, in order. The components
+/// built for contract 1.1 (the SDK's feature `contract-1-1`) are built on
+/// their own, so that the feature does not reach those built for 1.0.
 const BUILDS: &[&[&str]] = &[
     &["-p", "openkeel-magnum-driver-fake"],
-    &["--workspace", "--exclude", "openkeel-magnum-driver-fake"],
+    &[
+        "--workspace",
+        "--exclude",
+        "openkeel-magnum-driver-fake",
+        "--exclude",
+        "okm-watcher-component",
+    ],
+    &["-p", "okm-watcher-component"],
 ];
 
 /// A command running `tool` (`cargo`, `rustc`) of the guests' toolchain:

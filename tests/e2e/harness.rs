@@ -3,6 +3,7 @@
 //! The binary is `$OKM_BINARY` when set, else the one cargo built for this
 //! test run. No test here links the service's code.
 
+use serde_json::{Value, json};
 use std::io::Read;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -138,6 +139,24 @@ pub fn okm(args: &[&str]) -> Output {
     run(&binary(), args, Duration::from_secs(120))
 }
 
+/// Runs the binary under test with the configuration `conf_text` (and the
+/// shared cache of compiled drivers).
+pub fn okm_with_conf(conf_text: &str, args: &[&str]) -> Output {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let conf = dir.path().join("magnum.conf");
+    std::fs::write(&conf, conf_text).expect("write conf");
+    let mut all: Vec<&str> = args.to_vec();
+    let (conf, cache) = (
+        conf.to_str().expect("utf-8 path").to_string(),
+        driver_cache_conf()
+            .to_str()
+            .expect("utf-8 path")
+            .to_string(),
+    );
+    all.extend(["--config-file", &conf, "--config-file", &cache]);
+    okm(&all)
+}
+
 /// `db upgrade --config-file <conf>`, which must succeed.
 pub fn db_upgrade(conf: &Path) {
     let o = okm(&[
@@ -156,6 +175,8 @@ pub struct Server {
     _dir: tempfile::TempDir,
     child: Child,
     log: PathBuf,
+    /// Released after the process stopped (fields drop after `drop`).
+    _share: Share,
 }
 
 impl Server {
@@ -183,18 +204,15 @@ impl Server {
         panic!("no free port for the server after 4 attempts");
     }
 
-    /// Starts the server; `Err` with its output when it exits before it
-    /// answers.
-    fn try_start(api_lines: &str, conf_text: &str, args: &[&str]) -> Result<Server, String> {
+    /// Runs `openkeel-magnum <args…> --config-file <conf>` (with the shared
+    /// cache of compiled drivers) in a fresh directory, its output in a
+    /// file there.
+    fn spawn(conf_text: &str, args: &[&str]) -> Server {
+        let share = Share::take();
         let dir = tempfile::tempdir().expect("tempdir");
-        let port = free_port();
         let conf = dir.path().join("magnum.conf");
-        std::fs::write(
-            &conf,
-            format!("[api]\nhost = 127.0.0.1\nport = {port}\n{api_lines}\n\n{conf_text}\n"),
-        )
-        .expect("write conf");
-        let log = dir.path().join("server.log");
+        std::fs::write(&conf, conf_text).expect("write conf");
+        let log = dir.path().join("output.log");
         let logfile = std::fs::File::create(&log).expect("log file");
         let child = Command::new(binary())
             .args(args)
@@ -207,13 +225,25 @@ impl Server {
             .stdout(logfile.try_clone().expect("log"))
             .stderr(logfile)
             .spawn()
-            .expect("start the server");
-        let mut s = Server {
-            url: format!("http://127.0.0.1:{port}"),
+            .expect("start the binary");
+        Server {
+            url: String::new(),
             _dir: dir,
             child,
             log,
-        };
+            _share: share,
+        }
+    }
+
+    /// Starts the server; `Err` with its output when it exits before it
+    /// answers.
+    fn try_start(api_lines: &str, conf_text: &str, args: &[&str]) -> Result<Server, String> {
+        let port = free_port();
+        let mut s = Server::spawn(
+            &format!("[api]\nhost = 127.0.0.1\nport = {port}\n{api_lines}\n\n{conf_text}\n"),
+            args,
+        );
+        s.url = format!("http://127.0.0.1:{port}");
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if let Ok(Some(status)) = s.child.try_wait() {
@@ -229,6 +259,32 @@ impl Server {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// Runs `openkeel-magnum <args…> --config-file <conf>` as a process
+    /// that serves no API (`reconciler`), and waits until its output
+    /// contains `ready`.
+    pub fn start_process(conf_text: &str, args: &[&str], ready: &str) -> Server {
+        let mut s = Server::spawn(conf_text, args);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !s.output().contains(ready) {
+            if let Ok(Some(status)) = s.child.try_wait() {
+                panic!("exit {status}\n{}", s.output());
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the process did not say {ready:?}:\n{}",
+                s.output()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        s
+    }
+
+    /// Kills the process at once (SIGKILL), as a crash would.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     /// What the server printed so far.
@@ -400,5 +456,213 @@ impl Coe {
             .cluster(name)
             .unwrap_or_else(|| panic!("cluster {name} not found"));
         c["status"].as_str().unwrap_or_default().to_owned()
+    }
+}
+
+/// The API as one project's member.
+pub struct ProjectApi<'a> {
+    pub url: &'a str,
+    pub project: &'a str,
+}
+
+impl ProjectApi<'_> {
+    pub fn call(&self, method: &str, path: &str, body: Option<Value>) -> Answer {
+        let user = format!("u-{}", self.project);
+        let headers = [
+            ("X-Project-Id", self.project),
+            ("X-User-Id", user.as_str()),
+            ("X-Roles", "member,reader"),
+            ("Content-Type", "application/json"),
+            ("OpenStack-API-Version", "container-infra latest"),
+        ];
+        let body = body.map(|b| b.to_string());
+        request(
+            method,
+            &format!("{}{path}", self.url),
+            &headers,
+            body.as_deref(),
+        )
+        .unwrap_or_else(|e| panic!("{method} {path}: {}", error_chain(&e)))
+    }
+
+    pub fn ok(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        let a = self.call(method, path, body);
+        assert!(
+            (200..300).contains(&a.status),
+            "{method} {path}: {} {}",
+            a.status,
+            String::from_utf8_lossy(&a.body)
+        );
+        if a.body.is_empty() {
+            Value::Null
+        } else {
+            a.json()
+        }
+    }
+
+    pub fn template(&self, name: &str, driver: &str) -> String {
+        let t = self.ok(
+            "POST",
+            "/v1/clustertemplates",
+            Some(json!({
+                "name": name,
+                "coe": "kubernetes",
+                "image_id": "ubuntu-jammy-kube",
+                "external_network_id": "public",
+                "flavor_id": "m1.small",
+                "master_flavor_id": "m1.medium",
+                "driver": driver,
+            })),
+        );
+        t["uuid"].as_str().expect("template uuid").to_string()
+    }
+
+    pub fn create(&self, name: &str, template: &str, labels: Value) -> Answer {
+        self.call(
+            "POST",
+            "/v1/clusters",
+            Some(json!({
+                "name": name,
+                "cluster_template_id": template,
+                "node_count": 1,
+                "master_count": 1,
+                "labels": labels,
+            })),
+        )
+    }
+
+    /// Waits until the cluster's certificates exist: its create job has
+    /// generated its keys (the legitimate cost of a create, which the
+    /// bystander must not be measured against) and calls the driver next.
+    pub fn wait_keys(&self, ident: &str) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while self
+            .call("GET", &format!("/v1/certificates/{ident}"), None)
+            .status
+            != 200
+        {
+            assert!(Instant::now() < deadline, "no certificates for {ident}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn cluster(&self, ident: &str) -> Option<Value> {
+        let a = self.call("GET", &format!("/v1/clusters/{ident}"), None);
+        (a.status == 200).then(|| a.json())
+    }
+
+    /// Waits for the cluster to reach a status for which `done` holds;
+    /// the cluster as it then is.
+    pub fn wait(&self, ident: &str, limit: Duration, done: impl Fn(&str) -> bool) -> Value {
+        let deadline = Instant::now() + limit;
+        loop {
+            let c = self
+                .cluster(ident)
+                .unwrap_or_else(|| panic!("cluster {ident} vanished"));
+            let status = c["status"].as_str().unwrap_or_default().to_string();
+            if done(&status) {
+                return c;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "cluster {ident} still {status} after {limit:?}: {c}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// Who runs servers now: the number of servers of each test thread, and
+/// whether a test that measures latency has the machine to itself.
+#[derive(Default)]
+struct Gate {
+    shares: std::collections::HashMap<std::thread::ThreadId, usize>,
+    waiting: usize,
+    alone: Option<std::thread::ThreadId>,
+}
+
+static GATE: std::sync::Mutex<Option<Gate>> = std::sync::Mutex::new(None);
+static GATE_CHANGED: std::sync::Condvar = std::sync::Condvar::new();
+
+fn gate() -> std::sync::MutexGuard<'static, Option<Gate>> {
+    GATE.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn wait_gate(
+    g: std::sync::MutexGuard<'static, Option<Gate>>,
+) -> std::sync::MutexGuard<'static, Option<Gate>> {
+    GATE_CHANGED
+        .wait(g)
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// One running server of a test thread. A thread that runs no server yet
+/// waits while a measuring test waits for, or has, the machine; one that
+/// already runs servers may start more (it could not finish otherwise).
+struct Share(std::thread::ThreadId);
+
+impl Share {
+    fn take() -> Share {
+        let me = std::thread::current().id();
+        let mut g = gate();
+        loop {
+            let s = g.get_or_insert_with(Gate::default);
+            let mine = s.shares.get(&me).copied().unwrap_or(0);
+            let free = match s.alone {
+                Some(t) => t == me,
+                None => s.waiting == 0 || mine > 0,
+            };
+            if free {
+                *s.shares.entry(me).or_default() += 1;
+                return Share(me);
+            }
+            g = wait_gate(g);
+        }
+    }
+}
+
+impl Drop for Share {
+    fn drop(&mut self) {
+        let mut g = gate();
+        if let Some(s) = g.as_mut()
+            && let Some(n) = s.shares.get_mut(&self.0)
+        {
+            *n -= 1;
+            if *n == 0 {
+                s.shares.remove(&self.0);
+            }
+        }
+        GATE_CHANGED.notify_all();
+    }
+}
+
+/// The machine to this test alone until the guard drops: waits until no
+/// other test thread runs a server (its own may keep running), and holds
+/// new ones back. For what measures latency on a two-core machine, where
+/// another test's start (compiling its components) costs seconds.
+pub struct Alone(());
+
+pub fn alone() -> Alone {
+    let me = std::thread::current().id();
+    let mut g = gate();
+    g.get_or_insert_with(Gate::default).waiting += 1;
+    loop {
+        let s = g.get_or_insert_with(Gate::default);
+        if s.alone.is_none() && s.shares.keys().all(|t| *t == me) {
+            s.waiting -= 1;
+            s.alone = Some(me);
+            return Alone(());
+        }
+        g = wait_gate(g);
+    }
+}
+
+impl Drop for Alone {
+    fn drop(&mut self) {
+        if let Some(s) = gate().as_mut() {
+            s.alone = None;
+        }
+        GATE_CHANGED.notify_all();
     }
 }

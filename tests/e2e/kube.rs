@@ -1,7 +1,8 @@
 //! A real kube-apiserver over an etcd, from the binaries
 //! `TEST_ASSET_KUBE_APISERVER` and `TEST_ASSET_ETCD` name
-//! (`scripts/ci/kube-apiserver.sh`), with a static admin token and a
-//! kubeconfig file for the binary under test; stopped when dropped.
+//! (`scripts/ci/kube-apiserver.sh`), with a static admin token, a
+//! kubeconfig file for the binary under test and an audit log of every
+//! request (metadata only); restartable, stopped when dropped.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -15,7 +16,11 @@ pub struct ApiServer {
     token: String,
     /// A kubeconfig naming the server and the token.
     kubeconfig: PathBuf,
+    /// etcd, then the API server.
     children: Vec<Child>,
+    /// The API server's command line, to start it again.
+    apiserver: (String, Vec<String>),
+    audit_log: PathBuf,
     _dir: tempfile::TempDir,
 }
 
@@ -78,31 +83,33 @@ pub fn api_server() -> Option<ApiServer> {
     )
     .expect("write");
     std::fs::create_dir(p("certs")).expect("mkdir");
-    let api = Command::new(apiserver)
-        .args([
-            format!("--etcd-servers={etcd_url}"),
-            "--bind-address=127.0.0.1".into(),
-            "--advertise-address=127.0.0.1".into(),
-            // A loopback advertise address needs the endpoint reconciler
-            // off (as envtest runs it).
-            "--endpoint-reconciler-type=none".into(),
-            format!("--secure-port={api_port}"),
-            format!("--cert-dir={}", p("certs").display()),
-            format!("--token-auth-file={}", p("tokens.csv").display()),
-            "--authorization-mode=AlwaysAllow".into(),
-            "--service-cluster-ip-range=10.0.0.0/24".into(),
-            "--service-account-issuer=https://kubernetes.default.svc.cluster.local".into(),
-            format!("--service-account-key-file={}", p("sa.pub").display()),
-            format!(
-                "--service-account-signing-key-file={}",
-                p("sa.key").display()
-            ),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start kube-apiserver");
-    children.push(api);
+    std::fs::write(
+        p("audit-policy.yaml"),
+        "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [\"RequestReceived\"]\nrules:\n- level: Metadata\n",
+    )
+    .expect("write");
+    let args: Vec<String> = vec![
+        format!("--etcd-servers={etcd_url}"),
+        "--bind-address=127.0.0.1".into(),
+        "--advertise-address=127.0.0.1".into(),
+        // A loopback advertise address needs the endpoint reconciler
+        // off (as envtest runs it).
+        "--endpoint-reconciler-type=none".into(),
+        format!("--secure-port={api_port}"),
+        format!("--cert-dir={}", p("certs").display()),
+        format!("--token-auth-file={}", p("tokens.csv").display()),
+        "--authorization-mode=AlwaysAllow".into(),
+        "--service-cluster-ip-range=10.0.0.0/24".into(),
+        "--service-account-issuer=https://kubernetes.default.svc.cluster.local".into(),
+        format!("--service-account-key-file={}", p("sa.pub").display()),
+        format!(
+            "--service-account-signing-key-file={}",
+            p("sa.key").display()
+        ),
+        format!("--audit-policy-file={}", p("audit-policy.yaml").display()),
+        format!("--audit-log-path={}", p("audit.log").display()),
+    ];
+    children.push(start_apiserver(&apiserver, &args));
     let url = format!("https://127.0.0.1:{api_port}");
     let kubeconfig = p("kubeconfig");
     std::fs::write(
@@ -117,8 +124,28 @@ pub fn api_server() -> Option<ApiServer> {
         token,
         kubeconfig,
         children,
+        apiserver: (apiserver, args),
+        audit_log: p("audit.log"),
         _dir: dir,
     })
+}
+
+fn start_apiserver(program: &str, args: &[String]) -> Child {
+    Command::new(program)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start kube-apiserver")
+}
+
+/// One request as the API server's audit log has it.
+#[derive(Clone, Debug)]
+pub struct Audited {
+    pub verb: String,
+    pub uri: String,
+    pub resource: String,
+    pub user_agent: String,
 }
 
 impl ApiServer {
@@ -181,5 +208,56 @@ impl ApiServer {
     /// The kubeconfig naming the server and the admin token.
     pub fn kubeconfig_path(&self) -> &Path {
         &self.kubeconfig
+    }
+
+    /// A JSON merge patch of the object at `path`; the status.
+    pub fn merge_patch(&self, path: &str, body: &serde_json::Value) -> u16 {
+        let r = Self::client()
+            .patch(format!("{}{path}", self.url))
+            .bearer_auth(&self.token)
+            .header("content-type", "application/merge-patch+json")
+            .body(body.to_string())
+            .send();
+        r.map_or(0, |r| r.status().as_u16())
+    }
+
+    /// The requests the server has audited so far, in order (one entry per
+    /// request: its completion, or the start of a watch).
+    pub fn audited(&self) -> Vec<Audited> {
+        let text = std::fs::read_to_string(&self.audit_log).unwrap_or_default();
+        let mut seen = std::collections::HashSet::new();
+        text.lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|e| seen.insert(e["auditID"].as_str().unwrap_or_default().to_string()))
+            .map(|e| Audited {
+                verb: e["verb"].as_str().unwrap_or_default().to_string(),
+                uri: e["requestURI"].as_str().unwrap_or_default().to_string(),
+                resource: e["objectRef"]["resource"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                user_agent: e["userAgent"].as_str().unwrap_or_default().to_string(),
+            })
+            .collect()
+    }
+
+    /// Stops the API server (etcd stays), waits `down`, and starts it
+    /// again on the same port, waiting until it serves.
+    pub fn restart(&mut self, down: Duration) {
+        if let Some(api) = self.children.get_mut(1) {
+            let _ = api.kill();
+            let _ = api.wait();
+        }
+        std::thread::sleep(down);
+        let (program, args) = &self.apiserver;
+        self.children[1] = start_apiserver(program, args);
+        let deadline = Instant::now() + Duration::from_secs(90);
+        while self.call("GET", "/readyz", None).0 != 200 {
+            assert!(
+                Instant::now() < deadline,
+                "kube-apiserver did not come back in 90 s"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 }

@@ -15,3 +15,4 @@ mod sdk;
 mod sql;
 mod sweep;
 mod takeover;
+mod watch;

@@ -181,7 +181,8 @@ fn lifecycle(ex: &Example) {
         .as_array()
         .map(|m| m.iter().filter_map(|f| f["manager"].as_str()).collect())
         .unwrap_or_default();
-    assert_eq!(managers, ["openkeel-magnum"], "{cm}");
+    let own = format!("openkeel-magnum-{}", ex.package);
+    assert_eq!(managers, [own.as_str()], "{cm}");
 
     c.ok(&["cluster", "delete", "c1"]);
     let deadline = Instant::now() + Duration::from_secs(120);

@@ -137,8 +137,9 @@ pub fn poll(st: &ClusterState) -> Update {
     }
     if !cluster_busy && busy.is_empty() {
         // The pending operation, if any, has not been saved yet: keep it
-        // for the next poll.
-        return empty();
+        // for the next poll. A complete cluster's health is refreshed, as
+        // Magnum's health monitor does.
+        return refresh_health(st);
     }
     let op = memory::operation();
     if let Some(op) = &op
@@ -244,6 +245,28 @@ pub fn poll(st: &ClusterState) -> Update {
         upd.cluster = Some(cl);
     }
     upd
+}
+
+/// The health of a complete cluster: `HEALTHY` with one entry per node,
+/// when that is not what the row says already.
+fn refresh_health(st: &ClusterState) -> Update {
+    if !st.cluster.status.is_some_and(Status::complete) {
+        return empty();
+    }
+    let reason = health_reason(st, &BTreeSet::new());
+    let cl = &st.cluster;
+    if cl.health_status.as_deref() == Some("HEALTHY")
+        && cl.health_status_reason.as_ref() == Some(&reason)
+    {
+        return empty();
+    }
+    let mut cl = cl.clone();
+    cl.health_status = Some("HEALTHY".to_string());
+    cl.health_status_reason = Some(reason);
+    Update {
+        cluster: Some(cl),
+        ..empty()
+    }
 }
 
 /// `health_status_reason` in the Cluster API driver's format: one

@@ -31,4 +31,10 @@ pub mod test_components {
     /// A driver that breaks one rule of the conformance kit, as its option
     /// `mode` says (`good` breaks none).
     pub const CONFORMANCE: &str = env!("OKM_GUEST_CONFORMANCE");
+    /// A well-behaved driver of contract 1.1 whose status arrives by
+    /// watch (one ConfigMap per cluster).
+    pub const WATCHER: &str = env!("OKM_GUEST_WATCHER");
+    /// The watcher's manifest.
+    pub const WATCHER_MANIFEST: &str =
+        include_str!("../../../tests/components/watcher/driver.toml");
 }

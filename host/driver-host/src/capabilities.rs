@@ -21,12 +21,13 @@ pub const VERBS: [&str; 4] = ["get", "list", "apply", "delete"];
 
 /// The OpenStack call groups a driver may be granted (the WIT `openstack`
 /// interface documents which functions each covers).
-pub const OPENSTACK_CALLS: [&str; 5] = [
+pub const OPENSTACK_CALLS: [&str; 6] = [
     "resolve",
     "server-groups",
     "application-credentials",
     "load-balancers",
     "volume-types",
+    "share-types",
 ];
 
 /// One rule of Kubernetes access: these kinds of one api version, with

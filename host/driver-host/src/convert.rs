@@ -1,5 +1,6 @@
 //! Conversion between `magnum_domain` rows and the WIT records of
-//! `openkeel:magnum-driver@1.0.0`.
+//! `openkeel:magnum-driver@1.1.0` (a 1.0 component's records are the same
+//! but for those `package::dispatch` maps).
 //!
 //! Towards the driver every column is copied. From the driver, every string
 //! is charged to the call's output budget, so an answer larger than the
@@ -13,8 +14,9 @@ use magnum_domain::Status;
 use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup, StringMap};
 
 use crate::access::{KubeObject, ObjectRef, Selector};
-use crate::bindings::v1::openkeel::magnum_driver::types as w;
-use crate::types::{Target, Update};
+use crate::bindings::v1_1::exports::openkeel::magnum_driver::status as ws;
+use crate::bindings::v1_1::openkeel::magnum_driver::types as w;
+use crate::types::{Effect, Observation, StatusAnswer, Target, Update};
 
 /// Why an answer of a driver could not be taken.
 #[derive(Debug, PartialEq, Eq)]
@@ -392,6 +394,50 @@ pub(crate) fn update_from(u: w::Update, b: &mut Budget) -> Result<Update, Refuse
             .collect::<Result<_, _>>()?,
         deleted_nodegroups: b.list(u.deleted_nodegroups)?,
     })
+}
+
+pub(crate) fn status_answer_from(
+    a: ws::StatusAnswer,
+    b: &mut Budget,
+) -> Result<StatusAnswer, Refused> {
+    Ok(StatusAnswer {
+        update: update_from(a.update, b)?,
+        effects: a
+            .effects
+            .into_iter()
+            .map(|e| {
+                Ok(Effect {
+                    name: b.string(e.name)?,
+                    detail: b.string(e.detail)?,
+                })
+            })
+            .collect::<Result<_, Refused>>()?,
+    })
+}
+
+pub(crate) fn effect_to(e: &Effect) -> ws::Effect {
+    ws::Effect {
+        name: e.name.clone(),
+        detail: e.detail.clone(),
+    }
+}
+
+pub(crate) fn observation_to(o: &Observation) -> ws::Observation {
+    ws::Observation {
+        selector: selector_to(&o.selector),
+        served: o.served,
+        synced: o.synced,
+        objects: o.objects.iter().map(object_to).collect(),
+    }
+}
+
+pub(crate) fn selector_to(s: &Selector) -> w::Selector {
+    w::Selector {
+        api_version: s.api_version.clone(),
+        kind: s.kind.clone(),
+        namespace: s.namespace.clone(),
+        labels: s.labels.clone(),
+    }
 }
 
 pub(crate) fn target_from(t: w::Target, b: &mut Budget) -> Result<Target, Refused> {

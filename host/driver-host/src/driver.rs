@@ -6,16 +6,19 @@ use std::sync::Arc;
 
 use magnum_domain::models::{ClusterTemplate, NodeGroup};
 
-use crate::access::{KubeObject, Selector};
-use crate::bindings::v1::exports::openkeel::magnum_driver::lifecycle as wl;
-use crate::bindings::v1::openkeel::magnum_driver::types as wt;
+use crate::access::Selector;
+use crate::bindings::v1_1::exports::openkeel::magnum_driver::lifecycle as wl;
+use crate::bindings::v1_1::openkeel::magnum_driver::types as wt;
 use crate::breaker::Health;
+use crate::contract::Contract;
 use crate::convert;
-use crate::error::CallError;
+use crate::error::{CallError, DriverFault};
 use crate::lowering;
-use crate::package::{EntryPointInfo, Origin, Package, Request};
+use crate::package::{Answer, EntryPointInfo, Origin, Package, Request};
 use crate::settings::Limits;
-use crate::types::{CallContext, ClusterState, Resize, Target, Update, Upgrade};
+use crate::types::{
+    CallContext, ClusterState, Effect, Observation, Resize, StatusAnswer, Target, Update, Upgrade,
+};
 
 /// One entry point of a loaded driver package: the name stored in
 /// `cluster_template.driver`. Cheap to clone.
@@ -33,6 +36,10 @@ impl std::fmt::Debug for Driver {
             .finish()
     }
 }
+
+/// How the answer of a call becomes what its caller gets: a
+/// [`Package`] method such as [`Package::update`].
+type Take<T> = fn(&Package, &'static str, Result<Answer, DriverFault>) -> Result<T, CallError>;
 
 impl Driver {
     pub(crate) fn new(pkg: Arc<Package>, index: usize) -> Driver {
@@ -79,6 +86,11 @@ impl Driver {
         &self.pkg.wit_version
     }
 
+    /// The contract version its calls follow.
+    pub fn contract(&self) -> Contract {
+        self.pkg.contract
+    }
+
     /// Built-in or the path it was loaded from.
     pub fn origin(&self) -> &Origin {
         &self.pkg.origin
@@ -111,6 +123,58 @@ impl Driver {
         CallError::Fault(self.pkg.violation(function, reason))
     }
 
+    /// Whether the host may watch `s` for this driver: its grants let it
+    /// `list` the kind in the namespace. The refusal names the selector
+    /// and what is missing.
+    pub fn may_watch(&self, s: &Selector) -> Result<(), String> {
+        let ns = s.namespace.as_deref();
+        if self
+            .pkg
+            .ctx
+            .caps
+            .allows_kube(&s.api_version, &s.kind, "list", ns)
+        {
+            return Ok(());
+        }
+        let scope = ns.map_or("cluster-wide".to_string(), |n| format!("in namespace {n}"));
+        Err(format!(
+            "watches {}/{} {scope}, which its grants do not let it list",
+            s.api_version, s.kind
+        ))
+    }
+
+    /// Records why the host does not watch what this driver declared (its
+    /// clusters are polled), logged the first time and shown by `driver
+    /// list`; `None` once its watches are accepted.
+    pub fn note_watch_refusal(&self, refusal: Option<String>) {
+        let mut r = self
+            .pkg
+            .ctx
+            .watch_refusal
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(reason) = &refusal
+            && r.as_ref() != Some(reason)
+        {
+            tracing::warn!(
+                driver = %self.pkg.ctx.name,
+                "watches refused, its clusters are polled: {reason}"
+            );
+        }
+        *r = refusal;
+    }
+
+    /// Why the host does not watch what this driver declared, if it does
+    /// not.
+    pub fn watch_refusal(&self) -> Option<String> {
+        self.pkg
+            .ctx
+            .watch_refusal
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
     /// The package's latest import calls refused for want of a grant
     /// (`kube apply of v1/Secret in namespace kube-system`), oldest first,
     /// at most 64: what a driver tried beyond its capabilities.
@@ -119,6 +183,14 @@ impl Driver {
     }
 
     fn ctx(&self, c: &CallContext) -> wt::CallContext {
+        let now = c.now.map_or_else(
+            || {
+                let t = self.pkg.ctx.services.clock.now();
+                let d = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+                i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
+            },
+            convert::to_micros,
+        );
         wt::CallContext {
             entry_point: self.name().to_string(),
             caller: wt::Caller {
@@ -127,6 +199,7 @@ impl Driver {
                 admin: c.credentials.admin,
             },
             request_id: c.request_id.clone(),
+            now,
         }
     }
 
@@ -136,6 +209,18 @@ impl Driver {
         st: &ClusterState,
         req: Request<'_>,
     ) -> Result<Update, CallError> {
+        self.run_about(c, st, req, Package::update).await
+    }
+
+    /// Runs a request about the cluster of `st` with `c`'s credentials and
+    /// takes its answer (of the named function) with `take`.
+    async fn run_about<T>(
+        &self,
+        c: &CallContext,
+        st: &ClusterState,
+        req: Request<'_>,
+        take: Take<T>,
+    ) -> Result<T, CallError> {
         let f = req.function();
         let r = self
             .pkg
@@ -146,7 +231,7 @@ impl Driver {
                 req,
             )
             .await;
-        self.pkg.update(f, r)
+        take(&self.pkg, f, r)
     }
 
     async fn run_unit(
@@ -212,6 +297,25 @@ impl Driver {
             self.ctx(c),
             lowering::state_ref(st),
             convert::template_to(template),
+        );
+        self.run_unit(Some(c), Some(st), req).await
+    }
+
+    /// The driver's checks of a nodegroup about to be created (a 1.0
+    /// driver has none).
+    pub async fn validate_nodegroup(
+        &self,
+        c: &CallContext,
+        st: &ClusterState,
+        ng: &NodeGroup,
+    ) -> Result<(), CallError> {
+        if self.contract() == Contract::V1_0 {
+            return Ok(());
+        }
+        let req = Request::ValidateNodegroup(
+            self.ctx(c),
+            lowering::state_ref(st),
+            convert::nodegroup_to(ng),
         );
         self.run_unit(Some(c), Some(st), req).await
     }
@@ -396,20 +500,18 @@ impl Driver {
         self.pkg.watches(f, r)
     }
 
-    /// The rows' new state from the observed objects.
+    /// The rows' new state from what the host holds of each selector of
+    /// `watches` (a 1.0 driver sees the objects alone). Pure: the driver's
+    /// imports answer `access-denied` during the call.
     pub async fn derive_status(
         &self,
         c: &CallContext,
         st: &ClusterState,
-        observed: &[KubeObject],
-    ) -> Result<Update, CallError> {
-        let objs = observed.iter().map(convert::object_to).collect();
-        self.run_update(
-            c,
-            st,
-            Request::DeriveStatus(self.ctx(c), lowering::state_ref(st), objs),
-        )
-        .await
+        snapshot: &[Observation],
+    ) -> Result<StatusAnswer, CallError> {
+        let observed = snapshot.iter().map(convert::observation_to).collect();
+        let req = Request::DeriveStatus(self.ctx(c), lowering::state_ref(st), observed);
+        self.run_status(c, st, req).await
     }
 
     /// Magnum's update_cluster_status and health monitor in one.
@@ -417,12 +519,33 @@ impl Driver {
         &self,
         c: &CallContext,
         st: &ClusterState,
-    ) -> Result<Update, CallError> {
-        self.run_update(
-            c,
-            st,
-            Request::PollStatus(self.ctx(c), lowering::state_ref(st)),
-        )
-        .await
+    ) -> Result<StatusAnswer, CallError> {
+        let req = Request::PollStatus(self.ctx(c), lowering::state_ref(st));
+        self.run_status(c, st, req).await
+    }
+
+    /// Runs the side effects a status answer asked for (nothing to run:
+    /// no call).
+    pub async fn apply_effects(
+        &self,
+        c: &CallContext,
+        st: &ClusterState,
+        effects: &[Effect],
+    ) -> Result<(), CallError> {
+        if effects.is_empty() {
+            return Ok(());
+        }
+        let effects = effects.iter().map(convert::effect_to).collect();
+        let req = Request::ApplyEffects(self.ctx(c), lowering::state_ref(st), effects);
+        self.run_unit(Some(c), Some(st), req).await
+    }
+
+    async fn run_status(
+        &self,
+        c: &CallContext,
+        st: &ClusterState,
+        req: Request<'_>,
+    ) -> Result<StatusAnswer, CallError> {
+        self.run_about(c, st, req, Package::status).await
     }
 }

@@ -7,7 +7,7 @@ use std::fmt;
 use magnum_domain::MagnumError;
 
 /// How a driver call failed.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum CallError {
     /// A synchronous client error (a 4xx with Magnum's message): it goes
     /// back to the caller and no row changes.
@@ -17,6 +17,15 @@ pub enum CallError {
     /// with this text as `status_reason`.
     #[error("{0}")]
     Failed(String),
+    /// The operation failed after the driver made something (contract
+    /// 1.1's `failed-after`): the conductor saves `update` (checked like
+    /// any answer: the identifiers a later delete needs), then fails the
+    /// rows as for [`CallError::Failed`].
+    #[error("{reason}")]
+    FailedAfter {
+        reason: String,
+        update: Box<crate::types::Update>,
+    },
     /// The driver misbehaved (trap, deadline, oversized or malformed
     /// answer) or is shut off by its breaker. The operation fails with the
     /// fault's text; the host keeps serving.
@@ -231,6 +240,7 @@ const KNOWN_KINDS: &[&str] = &[
     "ExternalNetworkNotFound",
     "FlavorNotFound",
     "ImageNotFound",
+    "Invalid",
     "InvalidClusterTemplateForUpgrade",
     "InvalidParameterValue",
     "InvalidVersion",

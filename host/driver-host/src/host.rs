@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::access::{KubeAccess, OpenStackAccess, SecretsAccess};
+use crate::access::{CloudAccess, KubeAccess, OpenStackAccess, SecretsAccess};
 use crate::clock::{Clock, SystemClock};
 use crate::driver::Driver;
 use crate::error::LoadError;
@@ -21,6 +21,10 @@ use crate::state::StateStore;
 /// driver's calls with `unavailable`.
 #[derive(Clone)]
 pub struct HostServices {
+    /// The cloud's configuration for the `cloud` import (`None`: nothing
+    /// configured: an empty Keystone URL, the public interface, TLS
+    /// verified).
+    pub cloud: Option<Arc<dyn CloudAccess>>,
     pub kube: Option<Arc<dyn KubeAccess>>,
     pub openstack: Option<Arc<dyn OpenStackAccess>>,
     pub secrets: Option<Arc<dyn SecretsAccess>>,
@@ -30,6 +34,7 @@ pub struct HostServices {
 impl Default for HostServices {
     fn default() -> Self {
         HostServices {
+            cloud: None,
             kube: None,
             openstack: None,
             secrets: None,
@@ -91,6 +96,7 @@ impl DriverHost {
             settings.precompiled_cache_dir.clone(),
         )?);
         let services = Arc::new(Services {
+            cloud: services.cloud,
             kube: services.kube,
             openstack: services.openstack,
             secrets: services.secrets,

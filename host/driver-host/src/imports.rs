@@ -16,17 +16,23 @@ use wasmtime::{StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
-use crate::access::{Credentials, HostError, KubeAccess, OpenStackAccess, SecretsAccess};
-use crate::bindings::v1::openkeel::magnum_driver as w;
+use crate::access::{
+    CloudAccess, Credentials, HostError, KubeAccess, OpenStackAccess, SecretsAccess,
+};
+use crate::bindings::v1_0::openkeel::magnum_driver as w10;
+use crate::bindings::v1_1::openkeel::magnum_driver as w;
 use crate::capabilities::Capabilities;
 use crate::clock::{Clock, WallClock};
 use crate::convert;
 use crate::settings::Limits;
 use crate::state::StateStore;
 
-/// The field manager of every server-side apply the host makes for a
-/// driver.
-pub const FIELD_MANAGER: &str = "openkeel-magnum";
+/// The field manager of the server-side applies the host makes for the
+/// package `package`: one per driver, so that two drivers writing the same
+/// object cannot take each other's fields without a conflict showing.
+pub fn field_manager(package: &str) -> String {
+    format!("openkeel-magnum-{package}")
+}
 
 /// The longest log line a driver may write (a `log.write` with its fields,
 /// or a line of its stdout or stderr); the rest of the line is cut.
@@ -36,6 +42,7 @@ const MAX_LOG_FIELDS: usize = 32;
 
 /// What the host provides to every driver.
 pub(crate) struct Services {
+    pub(crate) cloud: Option<Arc<dyn CloudAccess>>,
     pub(crate) kube: Option<Arc<dyn KubeAccess>>,
     pub(crate) openstack: Option<Arc<dyn OpenStackAccess>>,
     pub(crate) secrets: Option<Arc<dyn SecretsAccess>>,
@@ -53,6 +60,9 @@ pub(crate) struct PackageCtx {
     pub(crate) services: Arc<Services>,
     /// The latest import calls refused for want of a grant.
     pub(crate) denials: std::sync::Mutex<std::collections::VecDeque<String>>,
+    /// Why the host does not watch what the driver's `watches` declared
+    /// (a selector its grants do not cover); its clusters are polled.
+    pub(crate) watch_refusal: std::sync::Mutex<Option<String>>,
 }
 
 /// How many refused import calls a package remembers.
@@ -97,6 +107,9 @@ pub(crate) struct CallState {
     /// What the call may still log, shared by `log.write`, stdout and
     /// stderr.
     log_budget: Arc<Mutex<LogBudget>>,
+    /// A call the contract declares pure (`derive-status`): the imports
+    /// that reach outside the host answer `access-denied`.
+    pure: bool,
 }
 
 impl CallState {
@@ -133,6 +146,15 @@ impl CallState {
             .memories(16)
             .trap_on_grow_failure(false)
             .build();
+        // The service acts in the project of the call's cluster: its
+        // OpenStack calls reach that project's resources, no other's.
+        let mut credentials = credentials;
+        if credentials.admin
+            && credentials.project_id.is_empty()
+            && let Some(c) = cluster
+        {
+            credentials.project_id = c.project_id.clone();
+        }
         CallState {
             wasi,
             table,
@@ -145,7 +167,21 @@ impl CallState {
             stdout,
             stderr,
             log_budget,
+            pure: false,
         }
+    }
+
+    /// The same state for a call the contract declares pure (or not).
+    pub(crate) fn pure(mut self, pure: bool) -> Self {
+        self.pure = pure;
+        self
+    }
+
+    /// The refusal of an import during a pure call.
+    fn impure(&self, what: &str) -> w::types::HostError {
+        w::types::HostError::AccessDenied(format!(
+            "{what} during derive-status, which is pure: read what it needs from its snapshot"
+        ))
     }
 
     fn budget(&self) -> std::sync::MutexGuard<'_, LogBudget> {
@@ -155,10 +191,15 @@ impl CallState {
     }
 
     fn denied(&self, what: String) -> w::types::HostError {
+        host_error(self.refusal(what))
+    }
+
+    /// Logs and remembers an import call the driver was not granted.
+    fn refusal(&self, what: String) -> HostError {
         tracing::warn!(driver = %self.pkg.name, cluster_uuid = self.cluster_uuid.as_deref().unwrap_or(""),
             request_id = %self.request_id, "driver refused: {what}");
         self.pkg.record_denial(&what);
-        w::types::HostError::AccessDenied(format!("driver {} is not granted {what}", self.pkg.name))
+        HostError::AccessDenied(format!("driver {} is not granted {what}", self.pkg.name))
     }
 
     /// The first lines the guest wrote to stderr (a panic message), for a
@@ -391,6 +432,25 @@ impl tokio::io::AsyncWrite for Capture {
 
     fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Poll::Ready(Ok(()))
+    }
+}
+
+/// A host error as contract 1.0 has it.
+fn host_error10(e: HostError) -> w10::types::HostError {
+    use w10::types::HostError as W;
+    match e {
+        HostError::AccessDenied(s) => W::AccessDenied(s),
+        HostError::Invalid(s) => W::Invalid(s),
+        HostError::NotFound(s) => W::NotFound(s),
+        HostError::Conflict(s) => W::Conflict(s),
+        HostError::TooLarge(s) => W::TooLarge(s),
+        HostError::Unavailable(s) => W::Unavailable(s),
+        HostError::Client(m) => W::Client(w10::types::MagnumError {
+            status: m.status,
+            kind: m.kind.to_string(),
+            message: m.message,
+        }),
+        HostError::Other(s) => W::Other(s),
     }
 }
 
@@ -664,6 +724,9 @@ impl CallState {
         kind: &str,
         ns: Option<&str>,
     ) -> Result<Arc<dyn KubeAccess>, w::types::HostError> {
+        if self.pure {
+            return Err(self.impure(&format!("kube {verb}")));
+        }
         if !self.pkg.caps.allows_kube(api, kind, verb, ns) {
             return Err(self.denied(format!("kube {verb} of {api}/{kind} {}", scope(ns))));
         }
@@ -679,6 +742,9 @@ impl CallState {
         group: &str,
         function: &str,
     ) -> Result<Arc<dyn OpenStackAccess>, w::types::HostError> {
+        if self.pure {
+            return Err(self.impure(&format!("openstack {function}")));
+        }
         if !self.pkg.caps.allows_openstack(group) {
             return Err(self.denied(format!("openstack {group} ({function})")));
         }
@@ -712,7 +778,7 @@ impl w::kube::Host for CallState {
         )?;
         let json = checked_body(&obj)?;
         let obj = convert::object_from(w::types::K8sObject { json, ..obj });
-        kube.apply(obj, FIELD_MANAGER)
+        kube.apply(obj, &field_manager(&self.pkg.name))
             .await
             .map(|o| convert::object_to(&o))
             .map_err(host_error)
@@ -748,6 +814,22 @@ impl w::kube::Host for CallState {
     async fn delete(&mut self, r: w::types::ObjectRef) -> Result<bool, w::types::HostError> {
         let kube = self.check_kube("delete", &r.api_version, &r.kind, r.namespace.as_deref())?;
         kube.delete(convert::ref_from(r)).await.map_err(host_error)
+    }
+
+    async fn served(
+        &mut self,
+        api_version: String,
+        kind: String,
+    ) -> Result<bool, w::types::HostError> {
+        // Needs no grant of the kind: whether a server serves it is no
+        // secret, and a driver asks before it relies on a provider's kind.
+        if self.pure {
+            return Err(self.impure("kube served"));
+        }
+        let Some(kube) = self.pkg.services.kube.clone() else {
+            return Err(unavailable("Kubernetes management cluster"));
+        };
+        kube.served(&api_version, &kind).await.map_err(host_error)
     }
 }
 
@@ -904,36 +986,156 @@ impl w::openstack::Host for CallState {
             })
             .map_err(host_error)
     }
+
+    async fn flavor_details(
+        &mut self,
+        reference: String,
+    ) -> Result<w::openstack::Flavor, w::types::HostError> {
+        let os = self.check_openstack("resolve", "flavor-details")?;
+        os.flavor(&self.credentials, &reference)
+            .await
+            .map(|f| w::openstack::Flavor {
+                id: f.id,
+                name: f.name,
+                vcpus: f.vcpus,
+                ram_mb: f.ram_mb,
+                disk_gb: f.disk_gb,
+                extra_specs: f.extra_specs,
+            })
+            .map_err(host_error)
+    }
+
+    async fn share_types(
+        &mut self,
+    ) -> Result<Option<Vec<w::openstack::ShareType>>, w::types::HostError> {
+        let os = self.check_openstack("share-types", "share-types")?;
+        os.share_types(&self.credentials)
+            .await
+            .map(|l| {
+                l.map(|l| {
+                    l.into_iter()
+                        .map(|t| w::openstack::ShareType {
+                            id: t.id,
+                            name: t.name,
+                            is_default: t.is_default,
+                            driver_handles_share_servers: t.driver_handles_share_servers,
+                        })
+                        .collect()
+                })
+            })
+            .map_err(host_error)
+    }
 }
 
-impl w::cluster_secrets::Host for CallState {
-    async fn cas(&mut self) -> Result<w::cluster_secrets::ClusterCas, w::types::HostError> {
+impl CallState {
+    /// The certificates of the call's cluster, as the store keeps them
+    /// (keys encrypted), after the grant and purity checks. The checks run
+    /// before the future: it must not borrow the (not `Sync`) call state.
+    fn cluster_cas(
+        &self,
+    ) -> impl Future<Output = Result<crate::access::ClusterCas, HostError>> + Send + 'static {
+        let asked = self.secrets_for_call();
+        async move {
+            let (secrets, cluster) = asked?;
+            secrets.cluster_cas(&cluster).await
+        }
+    }
+
+    /// The certificate store and the call's cluster, after the grant and
+    /// purity checks.
+    #[allow(clippy::type_complexity)]
+    fn secrets_for_call(
+        &self,
+    ) -> Result<(std::sync::Arc<dyn crate::access::SecretsAccess>, Cluster), HostError> {
+        if self.pure {
+            return Err(HostError::AccessDenied(
+                "cluster-secrets during derive-status, which is pure".to_string(),
+            ));
+        }
         if !self.pkg.caps.cluster_secrets {
-            return Err(self.denied("cluster-secrets".to_string()));
+            return Err(self.refusal("cluster-secrets".to_string()));
         }
         let Some(cluster) = self.cluster.clone() else {
-            return Err(w::types::HostError::Invalid(
+            return Err(HostError::Invalid(
                 "this call is about no cluster".to_string(),
             ));
         };
         let Some(secrets) = self.pkg.services.secrets.clone() else {
-            return Err(unavailable("certificate store"));
+            return Err(HostError::Unavailable(
+                "no certificate store is configured on this host".to_string(),
+            ));
         };
-        let kp = |k: crate::access::KeyPair| w::cluster_secrets::KeyPair {
+        Ok((secrets, cluster))
+    }
+}
+
+/// A key pair with its key decrypted: unencrypted PKCS#8 PEM.
+fn decrypted(k: crate::access::KeyPair) -> Result<w::cluster_secrets::KeyPair, HostError> {
+    let key = magnum_x509::decrypt_pkcs8_pem(k.key_pem.as_bytes(), &k.passphrase)
+        .and_then(|key| magnum_x509::encrypt_pkcs8_pem(&key, ""))
+        .map_err(|e| HostError::Other(format!("cannot decrypt a key of the cluster: {e}")))?;
+    Ok(w::cluster_secrets::KeyPair {
+        cert_pem: k.cert_pem,
+        key_pem: key,
+    })
+}
+
+impl w::cluster_secrets::Host for CallState {
+    async fn cas(&mut self) -> Result<w::cluster_secrets::ClusterCas, w::types::HostError> {
+        let c = self.cluster_cas().await.map_err(host_error)?;
+        let pair = |k| decrypted(k).map_err(host_error);
+        Ok(w::cluster_secrets::ClusterCas {
+            kubernetes: pair(c.kubernetes)?,
+            etcd: pair(c.etcd)?,
+            front_proxy: pair(c.front_proxy)?,
+            admin: pair(c.admin)?,
+        })
+    }
+}
+
+/// Contract 1.0's certificates: the keys as Magnum stores them, encrypted,
+/// with their passphrase.
+impl w10::cluster_secrets::Host for CallState {
+    async fn cas(&mut self) -> Result<w10::cluster_secrets::ClusterCas, w10::types::HostError> {
+        let kp = |k: crate::access::KeyPair| w10::cluster_secrets::KeyPair {
             cert_pem: k.cert_pem,
             key_pem: k.key_pem,
             passphrase: k.passphrase,
         };
-        secrets
-            .cluster_cas(&cluster)
+        self.cluster_cas()
             .await
-            .map(|c| w::cluster_secrets::ClusterCas {
+            .map(|c| w10::cluster_secrets::ClusterCas {
                 kubernetes: kp(c.kubernetes),
                 etcd: kp(c.etcd),
                 front_proxy: kp(c.front_proxy),
                 admin: kp(c.admin),
             })
-            .map_err(host_error)
+            .map_err(host_error10)
+    }
+}
+
+impl w10::types::Host for CallState {}
+
+impl w::cloud::Host for CallState {
+    async fn info(&mut self) -> w::cloud::CloudInfo {
+        let c = match &self.pkg.services.cloud {
+            Some(cloud) => cloud.info().await,
+            None => crate::access::CloudInfo {
+                endpoint_interface: "public".to_string(),
+                verify: true,
+                cluster_verify_ca: true,
+                ..Default::default()
+            },
+        };
+        w::cloud::CloudInfo {
+            keystone_url: c.keystone_url,
+            region: c.region,
+            endpoint_interface: c.endpoint_interface,
+            ca_bundle: c.ca_bundle,
+            verify: c.verify,
+            cluster_ca_bundle: c.cluster_ca_bundle,
+            cluster_verify_ca: c.cluster_verify_ca,
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! The driver host: loads Magnum cluster drivers as sandboxed WebAssembly
 //! components through the `openkeel:magnum-driver` WIT contract
-//! (`wit/magnum-driver@1.0.0`). The only crate that knows wasmtime.
+//! (`wit/magnum-driver@1.0.0` and `@1.1.0`, [`contract`]). The only crate
+//! that knows wasmtime.
 //!
 //! - [`DriverHost::start`] compiles the built-in drivers and those in
 //!   `[drivers]/drivers_path` (validated first, cached precompiled), checks
@@ -36,13 +37,14 @@ mod types;
 pub mod access;
 pub mod capabilities;
 pub mod clock;
+pub mod contract;
 pub mod manifest;
 pub mod settings;
 
 pub use access::{
-    ApplicationCredential, ClusterCas, Credentials, HostError, HostFuture, Image, KeyPair,
-    KubeAccess, KubeObject, LoadBalancer, ObjectRef, OpenStackAccess, SecretsAccess, Selector,
-    VolumeType,
+    ApplicationCredential, CloudAccess, CloudInfo, ClusterCas, Credentials, Flavor, HostError,
+    HostFuture, Image, KeyPair, KubeAccess, KubeObject, LoadBalancer, ObjectRef, OpenStackAccess,
+    SecretsAccess, Selector, ShareType, VolumeType,
 };
 pub use breaker::{BreakerSettings, Health};
 pub use builtin::test_components;
@@ -53,14 +55,16 @@ pub use error::{
     credential_rotation_not_supported, validate_master_size,
 };
 pub use host::{DriverHost, HostServices, Refusal};
-pub use imports::FIELD_MANAGER;
+pub use imports::field_manager;
 pub use package::{
     EntryPointInfo, Origin, PackageSource, SUPPORTED_WIT, WIT_PACKAGE, World, supported_wit_range,
 };
 pub use registry::{Entry, Registry, Selection, TemplateDriverInput};
 pub use report::{ListRow, Report, Table};
 pub use settings::{DriverConfig, DriverSettings, LimitOverrides, Limits, Maxima};
-pub use types::{CallContext, ClusterState, Resize, Target, Update, Upgrade};
+pub use types::{
+    CallContext, ClusterState, Effect, Observation, Resize, StatusAnswer, Target, Update, Upgrade,
+};
 
 /// The built-in drivers' packages (for the testkit and benchmarks).
 pub fn builtin_sources() -> Vec<PackageSource> {

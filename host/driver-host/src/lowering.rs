@@ -6,7 +6,7 @@
 use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup, StringMap};
 use wasmtime::component::{ComponentType, Lower};
 
-use crate::bindings::v1::openkeel::magnum_driver::types as w;
+use crate::bindings::v1_1::openkeel::magnum_driver::types as w;
 use crate::convert::{status_to, to_micros};
 use crate::types::ClusterState;
 

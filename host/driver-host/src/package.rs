@@ -14,11 +14,15 @@ use wasmtime::component::{Component, ComponentExportIndex, Instance, InstancePre
 use wasmtime::{Store, Trap, UpdateDeadline};
 
 use crate::access::Credentials;
-use crate::bindings::v1::ClusterDriverPre;
-use crate::bindings::v1::exports::openkeel::magnum_driver::{driver as wd, lifecycle as wl};
-use crate::bindings::v1::openkeel::magnum_driver::types as wt;
+use crate::bindings::v1_0::openkeel::magnum_driver::types as wt10;
+use crate::bindings::v1_1::exports::openkeel::magnum_driver::{
+    driver as wd, lifecycle as wl, status as ws,
+};
+use crate::bindings::v1_1::openkeel::magnum_driver::types as wt;
+use crate::bindings::{v1_0, v1_1};
 use crate::breaker::{Admission, Breaker, BreakerSettings, Health, Opened};
 use crate::capabilities::{Capabilities, capability_of_interface, grants_interface};
+use crate::contract::{self, Contract};
 use crate::convert::{self, Budget, Refused};
 use crate::error::{CallError, DriverFault, FaultKind, LoadError, intern_kind};
 use crate::imports::{CallState, PackageCtx, Services};
@@ -26,22 +30,23 @@ use crate::lowering::StateRef;
 use crate::manifest::Manifest;
 use crate::sandbox::{Sandbox, one_line, sha256_hex};
 use crate::settings::{DriverSettings, Limits};
-use crate::types::{Target, Update};
+use crate::types::{StatusAnswer, Target, Update};
 
 /// The WIT package the host implements.
 pub const WIT_PACKAGE: &str = "openkeel:magnum-driver";
 
 /// The versions of the contract this host implements, oldest first.
-pub const SUPPORTED_WIT: [Version; 1] = [Version::new(1, 0, 0)];
+pub const SUPPORTED_WIT: [Version; 2] = [Version::new(1, 0, 0), Version::new(1, 1, 0)];
 
 /// The range of contract versions this host accepts, for messages.
 pub fn supported_wit_range() -> String {
     let newest = &SUPPORTED_WIT[SUPPORTED_WIT.len() - 1];
+    let implemented: Vec<String> = SUPPORTED_WIT.iter().map(Version::to_string).collect();
     format!(
         ">={}, <{}.0.0 (implements {})",
         SUPPORTED_WIT[0],
         newest.major + 1,
-        newest
+        implemented.join(" and ")
     )
 }
 
@@ -104,6 +109,8 @@ pub(crate) struct Package {
     pub(crate) origin: Origin,
     pub(crate) sha256: String,
     pub(crate) wit_version: Version,
+    /// The contract version its calls follow.
+    pub(crate) contract: Contract,
     pub(crate) world: World,
     pub(crate) entry_points: Vec<EntryPointInfo>,
     pre: InstancePre<CallState>,
@@ -112,13 +119,16 @@ pub(crate) struct Package {
     breaker: Breaker,
 }
 
-/// What a request asks of the component, with its arguments in WIT form.
+/// What a request asks of the component, with its arguments in WIT form
+/// (the latest's; `dispatch` lowers them as the component's version
+/// wants).
 pub(crate) enum Request<'a> {
     Describe,
     ValidateMasterSize(String, i32),
     ValidateMasterResize(String, i32),
     ValidateCreate(wt::CallContext, StateRef<'a>),
     ValidateUpgrade(wt::CallContext, StateRef<'a>, wt::ClusterTemplate),
+    ValidateNodegroup(wt::CallContext, StateRef<'a>, wt::Nodegroup),
     CanRotateCa(wt::CallContext, StateRef<'a>),
     CreateCluster(wt::CallContext, StateRef<'a>, u32),
     UpdateCluster(wt::CallContext, StateRef<'a>),
@@ -131,8 +141,9 @@ pub(crate) enum Request<'a> {
     RotateCa(wt::CallContext, StateRef<'a>),
     RotateCredential(wt::CallContext, StateRef<'a>),
     Watches(wt::CallContext, StateRef<'a>),
-    DeriveStatus(wt::CallContext, StateRef<'a>, Vec<wt::K8sObject>),
+    DeriveStatus(wt::CallContext, StateRef<'a>, Vec<ws::Observation>),
     PollStatus(wt::CallContext, StateRef<'a>),
+    ApplyEffects(wt::CallContext, StateRef<'a>, Vec<ws::Effect>),
 }
 
 impl Request<'_> {
@@ -143,6 +154,7 @@ impl Request<'_> {
             Request::ValidateMasterResize(..) => "validate-master-resize",
             Request::ValidateCreate(..) => "validate-create",
             Request::ValidateUpgrade(..) => "validate-upgrade",
+            Request::ValidateNodegroup(..) => "validate-nodegroup",
             Request::CanRotateCa(..) => "can-rotate-ca",
             Request::CreateCluster(..) => "create-cluster",
             Request::UpdateCluster(..) => "update-cluster",
@@ -157,7 +169,14 @@ impl Request<'_> {
             Request::Watches(..) => "watches",
             Request::DeriveStatus(..) => "derive-status",
             Request::PollStatus(..) => "poll-status",
+            Request::ApplyEffects(..) => "apply-effects",
         }
+    }
+
+    /// Whether the driver may use its imports during the call: not during
+    /// `derive-status`, which the contract declares pure.
+    pub(crate) fn pure(&self) -> bool {
+        matches!(self, Request::DeriveStatus(..))
     }
 }
 
@@ -168,44 +187,34 @@ pub(crate) struct Answer {
     admission: Admission,
 }
 
-/// What the component answered, in WIT form. Built once per call and
-/// consumed at once, so its size does not matter.
+/// What the component answered, in the latest WIT form (a 1.0 answer is
+/// mapped onto it). Built once per call and consumed at once, so its size
+/// does not matter.
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Response {
     Describe(Vec<wd::EntryPoint>),
     Unit(Result<(), wt::DriverError>),
     Update(Result<wt::Update, wt::DriverError>),
+    Status(Result<ws::StatusAnswer, wt::DriverError>),
     Watches(Vec<wt::Selector>),
 }
 
 /// The export indices of the contract's functions in one component, found
-/// once at load: a call looks up and type-checks only the function it
-/// makes (the generated bindings would check all nineteen per instance).
+/// once at load from the table of its version: a call looks up and
+/// type-checks only the function it makes.
 pub(crate) struct Exports {
-    describe: ComponentExportIndex,
-    validate_master_size: ComponentExportIndex,
-    validate_master_resize: ComponentExportIndex,
-    validate_create: ComponentExportIndex,
-    validate_upgrade: ComponentExportIndex,
-    can_rotate_ca: ComponentExportIndex,
-    create_cluster: ComponentExportIndex,
-    update_cluster: ComponentExportIndex,
-    delete_cluster: ComponentExportIndex,
-    resize_cluster: ComponentExportIndex,
-    upgrade_cluster: ComponentExportIndex,
-    create_nodegroup: ComponentExportIndex,
-    update_nodegroup: ComponentExportIndex,
-    delete_nodegroup: ComponentExportIndex,
-    rotate_ca: ComponentExportIndex,
-    rotate_credential: ComponentExportIndex,
-    watches: ComponentExportIndex,
-    derive_status: ComponentExportIndex,
-    poll_status: ComponentExportIndex,
+    indices: BTreeMap<&'static str, ComponentExportIndex>,
 }
 
 impl Exports {
-    fn find(name: &str, c: &Component, world: &World) -> Result<Exports, LoadError> {
-        let iface = |wanted: &str| -> Result<ComponentExportIndex, LoadError> {
+    fn find(
+        name: &str,
+        c: &Component,
+        world: &World,
+        contract: Contract,
+    ) -> Result<Exports, LoadError> {
+        let mut interfaces = BTreeMap::new();
+        for wanted in contract::EXPORTED_INTERFACES {
             let export = world
                 .exports
                 .iter()
@@ -215,154 +224,224 @@ impl Exports {
                         "driver {name}: does not export {WIT_PACKAGE}/{wanted}"
                     ))
                 })?;
-            c.get_export_index(None, export)
-                .ok_or_else(|| LoadError::new(format!("driver {name}: no export {export}")))
-        };
-        let (d, l, s) = (iface("driver")?, iface("lifecycle")?, iface("status")?);
-        let f = |i: &ComponentExportIndex, func: &str| {
-            c.get_export_index(Some(i), func).ok_or_else(|| {
-                LoadError::new(format!(
-                    "driver {name}: does not export the function {func}"
-                ))
-            })
-        };
-        Ok(Exports {
-            describe: f(&d, "describe")?,
-            validate_master_size: f(&d, "validate-master-size")?,
-            validate_master_resize: f(&d, "validate-master-resize")?,
-            validate_create: f(&d, "validate-create")?,
-            validate_upgrade: f(&d, "validate-upgrade")?,
-            can_rotate_ca: f(&d, "can-rotate-ca")?,
-            create_cluster: f(&l, "create-cluster")?,
-            update_cluster: f(&l, "update-cluster")?,
-            delete_cluster: f(&l, "delete-cluster")?,
-            resize_cluster: f(&l, "resize-cluster")?,
-            upgrade_cluster: f(&l, "upgrade-cluster")?,
-            create_nodegroup: f(&l, "create-nodegroup")?,
-            update_nodegroup: f(&l, "update-nodegroup")?,
-            delete_nodegroup: f(&l, "delete-nodegroup")?,
-            rotate_ca: f(&l, "rotate-ca")?,
-            rotate_credential: f(&l, "rotate-credential")?,
-            watches: f(&s, "watches")?,
-            derive_status: f(&s, "derive-status")?,
-            poll_status: f(&s, "poll-status")?,
+            let idx = c
+                .get_export_index(None, export)
+                .ok_or_else(|| LoadError::new(format!("driver {name}: no export {export}")))?;
+            interfaces.insert(wanted, idx);
+        }
+        let mut indices = BTreeMap::new();
+        for f in contract::functions(contract) {
+            let idx = c
+                .get_export_index(Some(&interfaces[f.interface]), f.name)
+                .ok_or_else(|| {
+                    LoadError::new(format!(
+                        "driver {name}: does not export the function {}",
+                        f.name
+                    ))
+                })?;
+            indices.insert(f.name, idx);
+        }
+        Ok(Exports { indices })
+    }
+
+    fn index(&self, function: &str) -> wasmtime::Result<&ComponentExportIndex> {
+        self.indices.get(function).ok_or_else(|| {
+            wasmtime::Error::msg(format!(
+                "the component's contract has no function {function}"
+            ))
         })
     }
 }
 
 type Ctx<'a> = &'a wt::CallContext;
+type Ctx10<'a> = &'a wt10::CallContext;
 type State<'a> = &'a StateRef<'a>;
-type UpdateResult = Result<wt::Update, wt::DriverError>;
-type UnitResult = Result<(), wt::DriverError>;
 
+/// A 1.1 call context as 1.0 has it (without `now`).
+fn ctx10(c: &wt::CallContext) -> wt10::CallContext {
+    wt10::CallContext {
+        entry_point: c.entry_point.clone(),
+        caller: wt10::Caller {
+            user_id: c.caller.user_id.clone(),
+            project_id: c.caller.project_id.clone(),
+            admin: c.caller.admin,
+        },
+        request_id: c.request_id.clone(),
+    }
+}
+
+/// A 1.0 driver error in the latest form.
+fn error10(e: wt10::DriverError) -> wt::DriverError {
+    match e {
+        wt10::DriverError::Client(m) => wt::DriverError::Client(wt::MagnumError {
+            status: m.status,
+            kind: m.kind,
+            message: m.message,
+        }),
+        wt10::DriverError::Failed(s) => wt::DriverError::Failed(s),
+    }
+}
+
+/// Calls the function `req` names in `instance`, with the argument and
+/// answer types of the component's contract version.
 async fn dispatch(
     x: &Exports,
+    contract: Contract,
     instance: &Instance,
     store: &mut Store<CallState>,
     req: Request<'_>,
 ) -> wasmtime::Result<Response> {
     macro_rules! call {
-        ($idx:expr, ($($p:ty),*), $r:ty, ($($a:expr),*)) => {{
-            let f = instance.get_typed_func::<($($p,)*), ($r,)>(&mut *store, &$idx)?;
-            f.call_async(&mut *store, ($($a,)*)).await?.0
+        ($name:expr, ($($p:ty),*), $r:ty, ($($a:expr),*)) => {{
+            let idx = x.index($name)?;
+            let f = instance.get_typed_func::<($($p,)*), ($r,)>(&mut *store, idx)?;
+            // Boxed: the forty call sites of both contract versions would
+            // otherwise each add their future's state to this one.
+            Box::pin(f.call_async(&mut *store, ($($a,)*))).await?.0
         }};
     }
+    // A function whose answer is `result<_, driver-error>` or
+    // `result<update, driver-error>`: the context and the error are the
+    // version's.
+    macro_rules! versioned {
+        ($wrap:ident, $name:expr, $ok:ty, ($c:expr $(, $p:ty, $a:expr)*)) => {{
+            if contract == Contract::V1_0 {
+                let c = ctx10(&$c);
+                Response::$wrap(call!(
+                    $name,
+                    (Ctx10 $(, $p)*),
+                    Result<$ok, wt10::DriverError>,
+                    (&c $(, $a)*)
+                ).map_err(error10))
+            } else {
+                Response::$wrap(call!(
+                    $name,
+                    (Ctx $(, $p)*),
+                    Result<$ok, wt::DriverError>,
+                    (&$c $(, $a)*)
+                ))
+            }
+        }};
+    }
+    let name = req.function();
     Ok(match req {
-        Request::Describe => Response::Describe(call!(x.describe, (), Vec<wd::EntryPoint>, ())),
-        Request::ValidateMasterSize(e, n) => Response::Unit(call!(
-            x.validate_master_size,
-            (&str, i32),
-            UnitResult,
-            (&e, n)
-        )),
-        Request::ValidateMasterResize(e, n) => Response::Unit(call!(
-            x.validate_master_resize,
-            (&str, i32),
-            UnitResult,
-            (&e, n)
-        )),
-        Request::ValidateCreate(c, s) => {
-            Response::Unit(call!(x.validate_create, (Ctx, State), UnitResult, (&c, &s)))
+        Request::Describe => Response::Describe(call!(name, (), Vec<wd::EntryPoint>, ())),
+        Request::ValidateMasterSize(e, n) | Request::ValidateMasterResize(e, n) => {
+            if contract == Contract::V1_0 {
+                Response::Unit(
+                    call!(name, (&str, i32), Result<(), wt10::DriverError>, (&e, n))
+                        .map_err(error10),
+                )
+            } else {
+                Response::Unit(call!(name, (&str, i32), Result<(), wt::DriverError>, (&e, n)))
+            }
         }
-        Request::ValidateUpgrade(c, s, t) => Response::Unit(call!(
-            x.validate_upgrade,
-            (Ctx, State, &wt::ClusterTemplate),
-            UnitResult,
-            (&c, &s, &t)
-        )),
-        Request::CanRotateCa(c, s) => {
-            Response::Unit(call!(x.can_rotate_ca, (Ctx, State), UnitResult, (&c, &s)))
+        Request::ValidateCreate(c, s) | Request::CanRotateCa(c, s) => {
+            versioned!(Unit, name, (), (c, State, &s))
         }
-        Request::CreateCluster(c, s, t) => Response::Update(call!(
-            x.create_cluster,
-            (Ctx, State, u32),
-            UpdateResult,
-            (&c, &s, t)
-        )),
-        Request::UpdateCluster(c, s) => Response::Update(call!(
-            x.update_cluster,
-            (Ctx, State),
-            UpdateResult,
-            (&c, &s)
-        )),
-        Request::DeleteCluster(c, s) => Response::Update(call!(
-            x.delete_cluster,
-            (Ctx, State),
-            UpdateResult,
-            (&c, &s)
-        )),
-        Request::ResizeCluster(c, s, r) => Response::Update(call!(
-            x.resize_cluster,
-            (Ctx, State, &wl::Resize),
-            UpdateResult,
-            (&c, &s, &r)
-        )),
-        Request::UpgradeCluster(c, s, u) => Response::Update(call!(
-            x.upgrade_cluster,
-            (Ctx, State, &wl::Upgrade),
-            UpdateResult,
-            (&c, &s, &u)
-        )),
-        Request::CreateNodegroup(c, s, n) => Response::Update(call!(
-            x.create_nodegroup,
-            (Ctx, State, &wt::Nodegroup),
-            UpdateResult,
-            (&c, &s, &n)
-        )),
-        Request::UpdateNodegroup(c, s, n) => Response::Update(call!(
-            x.update_nodegroup,
-            (Ctx, State, &wt::Nodegroup),
-            UpdateResult,
-            (&c, &s, &n)
-        )),
-        Request::DeleteNodegroup(c, s, n) => Response::Update(call!(
-            x.delete_nodegroup,
-            (Ctx, State, &wt::Nodegroup),
-            UpdateResult,
-            (&c, &s, &n)
-        )),
-        Request::RotateCa(c, s) => {
-            Response::Update(call!(x.rotate_ca, (Ctx, State), UpdateResult, (&c, &s)))
+        Request::ValidateUpgrade(c, s, t) => {
+            versioned!(Unit, name, (), (c, State, &s, &wt::ClusterTemplate, &t))
         }
-        Request::RotateCredential(c, s) => Response::Update(call!(
-            x.rotate_credential,
-            (Ctx, State),
-            UpdateResult,
-            (&c, &s)
-        )),
+        Request::ValidateNodegroup(c, s, n) => {
+            // New in 1.1: a 1.0 driver has no checks of its own.
+            if contract == Contract::V1_0 {
+                Response::Unit(Ok(()))
+            } else {
+                versioned!(Unit, name, (), (c, State, &s, &wt::Nodegroup, &n))
+            }
+        }
+        Request::CreateCluster(c, s, t) => {
+            versioned!(Update, name, wt::Update, (c, State, &s, u32, t))
+        }
+        Request::UpdateCluster(c, s)
+        | Request::DeleteCluster(c, s)
+        | Request::RotateCa(c, s)
+        | Request::RotateCredential(c, s) => {
+            versioned!(Update, name, wt::Update, (c, State, &s))
+        }
+        Request::ResizeCluster(c, s, r) => {
+            versioned!(Update, name, wt::Update, (c, State, &s, &wl::Resize, &r))
+        }
+        Request::UpgradeCluster(c, s, u) => {
+            versioned!(Update, name, wt::Update, (c, State, &s, &wl::Upgrade, &u))
+        }
+        Request::CreateNodegroup(c, s, n)
+        | Request::UpdateNodegroup(c, s, n)
+        | Request::DeleteNodegroup(c, s, n) => {
+            versioned!(Update, name, wt::Update, (c, State, &s, &wt::Nodegroup, &n))
+        }
         Request::Watches(c, s) => {
-            Response::Watches(call!(x.watches, (Ctx, State), Vec<wt::Selector>, (&c, &s)))
+            if contract == Contract::V1_0 {
+                let c = ctx10(&c);
+                Response::Watches(call!(name, (Ctx10, State), Vec<wt::Selector>, (&c, &s)))
+            } else {
+                Response::Watches(call!(name, (Ctx, State), Vec<wt::Selector>, (&c, &s)))
+            }
         }
-        Request::DeriveStatus(c, s, o) => Response::Update(call!(
-            x.derive_status,
-            (Ctx, State, &[wt::K8sObject]),
-            UpdateResult,
-            (&c, &s, &o)
-        )),
+        Request::DeriveStatus(c, s, snapshot) => {
+            if contract == Contract::V1_0 {
+                // 1.0 takes the objects alone.
+                let c = ctx10(&c);
+                let objects: Vec<wt::K8sObject> =
+                    snapshot.into_iter().flat_map(|o| o.objects).collect();
+                status10(call!(
+                    name,
+                    (Ctx10, State, &[wt::K8sObject]),
+                    Result<wt::Update, wt10::DriverError>,
+                    (&c, &s, &objects)
+                ))
+            } else {
+                Response::Status(call!(
+                    name,
+                    (Ctx, State, &[ws::Observation]),
+                    Result<ws::StatusAnswer, wt::DriverError>,
+                    (&c, &s, &snapshot)
+                ))
+            }
+        }
         Request::PollStatus(c, s) => {
-            Response::Update(call!(x.poll_status, (Ctx, State), UpdateResult, (&c, &s)))
+            if contract == Contract::V1_0 {
+                let c = ctx10(&c);
+                status10(call!(
+                    name,
+                    (Ctx10, State),
+                    Result<wt::Update, wt10::DriverError>,
+                    (&c, &s)
+                ))
+            } else {
+                Response::Status(call!(
+                    name,
+                    (Ctx, State),
+                    Result<ws::StatusAnswer, wt::DriverError>,
+                    (&c, &s)
+                ))
+            }
+        }
+        Request::ApplyEffects(c, s, effects) => {
+            // A 1.0 driver never asks for effects.
+            if contract == Contract::V1_0 || effects.is_empty() {
+                Response::Unit(Ok(()))
+            } else {
+                Response::Unit(call!(
+                    name,
+                    (Ctx, State, &[ws::Effect]),
+                    Result<(), wt::DriverError>,
+                    (&c, &s, &effects)
+                ))
+            }
         }
     })
+}
+
+/// A 1.0 status answer: an update and no effects.
+fn status10(r: Result<wt::Update, wt10::DriverError>) -> Response {
+    Response::Status(
+        r.map(|update| ws::StatusAnswer {
+            update,
+            effects: Vec::new(),
+        })
+        .map_err(error10),
+    )
 }
 
 /// The component's imports and exports.
@@ -612,16 +691,27 @@ pub(crate) async fn load(
             one_line(&e)
         ))),
     };
-    // The generated bindings type-check every export of the contract.
-    let pre = match ClusterDriverPre::new(pre) {
-        Ok(p) => p.instance_pre().clone(),
+    let Some(contract) = Contract::of(&wit_version) else {
+        refuse!(LoadError::new(format!(
+            "driver {name} is built for {WIT_PACKAGE}@{wit_version}; this host supports {}",
+            supported_wit_range()
+        )));
+    };
+    // The generated bindings of its version type-check every export of
+    // the contract.
+    let checked = match contract {
+        Contract::V1_0 => v1_0::ClusterDriverPre::new(pre).map(|p| p.instance_pre().clone()),
+        Contract::V1_1 => v1_1::ClusterDriverPre::new(pre).map(|p| p.instance_pre().clone()),
+    };
+    let pre = match checked {
+        Ok(p) => p,
         Err(e) => refuse!(LoadError::new(format!(
             "driver {name}: does not export the functions of {WIT_PACKAGE}@{}: {}",
-            SUPPORTED_WIT[SUPPORTED_WIT.len() - 1],
+            contract.as_str(),
             one_line(&e)
         ))),
     };
-    let exports = match Exports::find(&name, &component, &world) {
+    let exports = match Exports::find(&name, &component, &world, contract) {
         Ok(x) => x,
         Err(e) => refuse!(e),
     };
@@ -635,6 +725,7 @@ pub(crate) async fn load(
         limits,
         services: services.clone(),
         denials: Default::default(),
+        watch_refusal: Default::default(),
     });
     let entry_points: Vec<EntryPointInfo> = manifest
         .entry_points
@@ -652,6 +743,7 @@ pub(crate) async fn load(
         origin: src.origin,
         sha256,
         wit_version,
+        contract,
         world,
         entry_points,
         pre,
@@ -692,7 +784,21 @@ impl Package {
     /// Runs one request in a fresh instance: memory capped, an epoch
     /// deadline inside the guest and a timeout around everything (host
     /// calls included); what the guest printed goes to the log.
+    ///
+    /// The call's future is boxed: every driver call awaits it, and its
+    /// state (the instance's set-up, the dispatch of both contract
+    /// versions) would otherwise be carried by each caller's future.
     pub(crate) async fn invoke(
+        &self,
+        cluster: Option<&Cluster>,
+        credentials: Credentials,
+        request_id: String,
+        req: Request<'_>,
+    ) -> Result<Answer, DriverFault> {
+        Box::pin(self.invoke_in_place(cluster, credentials, request_id, req)).await
+    }
+
+    async fn invoke_in_place(
         &self,
         cluster: Option<&Cluster>,
         credentials: Credentials,
@@ -717,7 +823,8 @@ impl Package {
                 ));
             }
         };
-        let state = CallState::new(self.ctx.clone(), cluster, credentials, request_id);
+        let state =
+            CallState::new(self.ctx.clone(), cluster, credentials, request_id).pure(req.pure());
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
         let deadline = self.ctx.limits.call_timeout;
@@ -730,13 +837,13 @@ impl Package {
                 UpdateDeadline::Yield(1)
             })
         });
-        let (pre, exports) = (&self.pre, &self.exports);
+        let (pre, exports, contract) = (&self.pre, &self.exports, self.contract);
         let outcome = tokio::time::timeout(deadline, async {
             let instance = pre
                 .instantiate_async(&mut store)
                 .await
                 .map_err(|e| (true, e))?;
-            dispatch(exports, &instance, &mut store, req)
+            dispatch(exports, contract, &instance, &mut store, req)
                 .await
                 .map_err(|e| (false, e))
         })
@@ -870,6 +977,19 @@ impl Package {
                 Ok(mut v) => CallError::Failed(v.pop().map(|(_, s)| s).unwrap_or_default()),
                 Err(r) => CallError::Fault(self.refused(function, r)),
             },
+            wt::DriverError::FailedAfter(f) => {
+                let reason = match b.pairs(vec![(String::new(), f.reason)]) {
+                    Ok(mut v) => v.pop().map(|(_, s)| s).unwrap_or_default(),
+                    Err(r) => return CallError::Fault(self.refused(function, r)),
+                };
+                match convert::update_from(f.update, b) {
+                    Ok(u) => CallError::FailedAfter {
+                        reason,
+                        update: Box::new(u),
+                    },
+                    Err(r) => CallError::Fault(self.refused(function, r)),
+                }
+            }
         }
     }
 
@@ -902,6 +1022,25 @@ impl Package {
             Response::Update(Ok(u)) => convert::update_from(u, &mut b)
                 .map_err(|e| CallError::Fault(self.refused(function, e))),
             Response::Update(Err(e)) => Err(self.driver_error(function, e, &mut b)),
+            _ => Err(CallError::Fault(self.refused(
+                function,
+                Refused::Malformed("unexpected answer".into()),
+            ))),
+        };
+        self.settle(a.admission, out)
+    }
+
+    pub(crate) fn status(
+        &self,
+        function: &'static str,
+        r: Result<Answer, DriverFault>,
+    ) -> Result<StatusAnswer, CallError> {
+        let a = r.map_err(CallError::Fault)?;
+        let mut b = Budget::new(self.ctx.limits.max_output_bytes);
+        let out = match a.response {
+            Response::Status(Ok(s)) => convert::status_answer_from(s, &mut b)
+                .map_err(|e| CallError::Fault(self.refused(function, e))),
+            Response::Status(Err(e)) => Err(self.driver_error(function, e, &mut b)),
             _ => Err(CallError::Fault(self.refused(
                 function,
                 Refused::Malformed("unexpected answer".into()),

@@ -104,7 +104,10 @@ impl DriverHost {
                 state: self.state_of(d),
                 granted: d.capabilities().summary(),
                 limits: d.limits().summary(),
-                health: d.health().summary(),
+                health: match d.watch_refusal() {
+                    Some(r) => format!("{}; {r} (its clusters are polled)", d.health().summary()),
+                    None => d.health().summary(),
+                },
             };
             if details {
                 for t in d.provides() {
@@ -134,6 +137,26 @@ impl DriverHost {
             });
         }
         rows
+    }
+
+    /// Asks every driver what it watches for a cluster of each cluster type
+    /// it provides, and records the selectors its grants do not cover
+    /// (shown by `driver list`): the reconciler would poll its clusters.
+    pub async fn probe_watches(&self) {
+        for d in self.registry().all() {
+            let mut refusal = None;
+            for t in d.provides() {
+                let st = probe_state(d.name(), t);
+                let Ok(selectors) = d.watches(&crate::CallContext::admin(), &st).await else {
+                    continue;
+                };
+                if let Some(r) = selectors.iter().find_map(|s| d.may_watch(s).err()) {
+                    refusal = Some(r);
+                    break;
+                }
+            }
+            d.note_watch_refusal(refusal);
+        }
     }
 
     /// `driver list [--details]` as a table.
@@ -431,6 +454,28 @@ impl Report {
             Err(r) => format!("verdict: would be refused: {r}"),
         });
         out.join("\n") + "\n"
+    }
+}
+
+/// The rows of a new cluster of `target` for `driver`, to ask it what it
+/// would watch.
+fn probe_state(driver: &str, target: &Target) -> crate::ClusterState {
+    use magnum_domain::models::{Cluster, ClusterTemplate};
+    crate::ClusterState {
+        cluster: Cluster {
+            uuid: "00000000-0000-4000-8000-000000000001".into(),
+            name: "watch-probe".into(),
+            ..Cluster::default()
+        },
+        template: ClusterTemplate {
+            uuid: "00000000-0000-4000-8000-000000000002".into(),
+            server_type: Some(target.server_type.clone()),
+            cluster_distro: Some(target.os.clone()),
+            coe: Some(target.coe.clone()),
+            driver: Some(driver.to_string()),
+            ..ClusterTemplate::default()
+        },
+        nodegroups: Vec::new(),
     }
 }
 

@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-use crate::bindings::v1::ClusterDriver;
+use crate::bindings::{v1_0, v1_1};
 use crate::error::LoadError;
 use crate::imports::CallState;
 use crate::settings::MAX_MEMORY_BYTES;
@@ -81,8 +81,22 @@ impl Sandbox {
         let mut linker = Linker::<CallState>::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(|e| LoadError::new(format!("linking WASI: {e}")))?;
-        ClusterDriver::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
+        // The latest contract's imports serve every 1.x component (a 1.0
+        // import resolves to its 1.1 version by semver), but for 1.0's
+        // `cluster-secrets`, whose record changed, and the type-only
+        // `types` it uses.
+        v1_1::ClusterDriver::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
             .map_err(|e| LoadError::new(format!("linking the driver imports: {e}")))?;
+        v1_0::openkeel::magnum_driver::types::add_to_linker::<CallState, HasSelf<CallState>>(
+            &mut linker,
+            |s| s,
+        )
+        .map_err(|e| LoadError::new(format!("linking the 1.0 driver imports: {e}")))?;
+        v1_0::openkeel::magnum_driver::cluster_secrets::add_to_linker::<
+            CallState,
+            HasSelf<CallState>,
+        >(&mut linker, |s| s)
+        .map_err(|e| LoadError::new(format!("linking the 1.0 driver imports: {e}")))?;
         let mut h = std::collections::hash_map::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut h);
         let compat = format!("{:016x}", h.finish());

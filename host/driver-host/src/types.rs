@@ -5,9 +5,10 @@
 
 use std::fmt;
 
+use chrono::NaiveDateTime;
 use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup};
 
-use crate::access::Credentials;
+use crate::access::{Credentials, KubeObject, Selector};
 
 /// One cluster type a driver provides: Magnum's `{server_type, os, coe}`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -89,12 +90,15 @@ pub struct Upgrade {
     pub nodegroup_uuid: Option<String>,
 }
 
-/// Who a call acts for, and the request it serves.
+/// Who a call acts for, the request it serves, and its time.
 #[derive(Clone, Debug, Default)]
 pub struct CallContext {
     pub credentials: Credentials,
     /// The API request id, for logs ("" for background work).
     pub request_id: String,
+    /// The call's time (contract 1.1's `call-context.now`); `None`: the
+    /// host's clock when the call starts.
+    pub now: Option<NaiveDateTime>,
 }
 
 impl CallContext {
@@ -104,6 +108,42 @@ impl CallContext {
         CallContext {
             credentials: Credentials::admin(),
             request_id: String::new(),
+            now: None,
         }
     }
+
+    /// The same context at `now`.
+    pub fn at(mut self, now: NaiveDateTime) -> Self {
+        self.now = Some(now);
+        self
+    }
+}
+
+/// What the host holds of one selector a driver's `watches` declared
+/// (contract 1.1's `observation`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Observation {
+    pub selector: Selector,
+    /// Whether the management cluster serves the selector's kind.
+    pub served: bool,
+    /// Whether the host's copy of the selector is complete.
+    pub synced: bool,
+    /// The objects, sorted by namespace and name.
+    pub objects: Vec<KubeObject>,
+}
+
+/// A side effect a status answer asks for, handed back to the driver's
+/// `apply-effects`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Effect {
+    pub name: String,
+    pub detail: String,
+}
+
+/// What a status call answers: the rows' new state and the side effects to
+/// run before it is saved (none from a 1.0 driver).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StatusAnswer {
+    pub update: Update,
+    pub effects: Vec<Effect>,
 }

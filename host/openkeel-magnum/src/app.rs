@@ -194,23 +194,85 @@ pub fn heartbeat(options: &Options, conductor: Conductor) -> Heartbeat {
     }
 }
 
-/// The status loop of the process: a tick every 10 seconds (every second
-/// in all-in-one, where one process does everything), a lease of three
-/// ticks, held under a name unique to the process, and
-/// `[drivers]/status_concurrency` polls of one driver at a time.
-pub fn reconciler(
+/// The status loop of the process: a tick every `[capi]/resync_interval`
+/// seconds (10; every second in all-in-one, where one process does
+/// everything), held under a name unique to the process, and
+/// `[drivers]/status_concurrency` status calls of one driver at a time.
+/// With a management cluster it watches the objects its drivers declare
+/// and holds the coordination Lease of `[capi]/lease_namespace`; without
+/// one, it polls and holds the database lease (three ticks).
+pub async fn reconciler(
     options: &Options,
     mode: Mode,
     conductor: Conductor,
-) -> crate::reconcile::Reconciler {
+) -> Result<crate::reconcile::Reconciler, StartError> {
     let holder = format!("reconciler-{}", uuid::Uuid::new_v4());
-    let mut settings = crate::reconcile::Settings::new(holder);
-    if mode == Mode::AllInOne {
-        settings.interval = Duration::from_secs(1);
-    }
+    let mut settings = crate::reconcile::Settings::new(holder.clone());
+    let capi = &options.capi;
+    let secs = |s: i64| Duration::from_secs(s.max(1).unsigned_abs());
+    settings.interval = if mode == Mode::AllInOne {
+        Duration::from_secs(1)
+    } else {
+        secs(capi.resync_interval)
+    };
+    settings.delete_timeout = secs(capi.delete_timeout);
     settings.per_driver =
         usize::try_from(options.drivers.status_concurrency.max(1)).unwrap_or(usize::MAX);
-    crate::reconcile::Reconciler::new(conductor, settings)
+    // Magnum's health monitor; a negative interval disables it, zero polls
+    // the health at every pass.
+    let health = options.kubernetes.health_polling_interval;
+    settings.health_interval = (health >= 0).then(|| Duration::from_secs(health.unsigned_abs()));
+    let Some(client) = management_client(options, mode).await? else {
+        return Ok(crate::reconcile::Reconciler::new(conductor, settings));
+    };
+    let management = crate::management::ManagementCluster::new(client.clone());
+    let (hub, changed) = crate::watch::WatchHub::new(management);
+    let namespace = match capi.lease_namespace.trim() {
+        "" => capi.namespace.clone(),
+        ns => ns.to_string(),
+    };
+    let lease = crate::watch::lease::KubeLease::new(
+        client,
+        crate::watch::lease::LeaseSettings {
+            holder,
+            namespace,
+            duration: secs(capi.lease_duration),
+            renew_deadline: secs(capi.renew_deadline),
+            retry_period: secs(capi.retry_period),
+            request_timeout: secs(capi.request_timeout),
+        },
+    );
+    let watching = crate::reconcile::Watching::new(hub, changed, Arc::new(lease));
+    Ok(crate::reconcile::Reconciler::watching(
+        conductor, settings, watching,
+    ))
+}
+
+/// The management cluster's client: `[capi]/kubeconfig`; with the option
+/// empty, `api` and `reconciler` infer it (in-cluster service account,
+/// `KUBECONFIG`) and go without one when there is none, and all-in-one
+/// goes without.
+pub async fn management_client(
+    options: &Options,
+    mode: Mode,
+) -> Result<Option<kube::Client>, StartError> {
+    let kubeconfig = options.capi.kubeconfig.trim();
+    if !kubeconfig.is_empty() {
+        return certs::management_client(kubeconfig)
+            .await
+            .map(Some)
+            .map_err(|e| StartError::new(format!("management cluster: {e}")));
+    }
+    if mode == Mode::AllInOne {
+        return Ok(None);
+    }
+    match certs::management_client("").await {
+        Ok(c) => Ok(Some(c)),
+        Err(e) => {
+            tracing::info!("no management cluster: {e}");
+            Ok(None)
+        }
+    }
 }
 
 /// The workers of the cluster create jobs: one less than the cores (at
@@ -432,29 +494,92 @@ pub async fn start_drivers_with(
 /// infers it (in-cluster service account, `KUBECONFIG`) and goes without
 /// one when there is none, and all-in-one goes without. Without a
 /// management cluster a driver's Kubernetes calls answer `unavailable`.
-pub async fn driver_services(options: &Options, mode: Mode) -> Result<HostServices, StartError> {
-    let kubeconfig = options.capi.kubeconfig.trim();
-    let client = if !kubeconfig.is_empty() {
-        Some(
-            certs::management_client(kubeconfig)
-                .await
-                .map_err(|e| StartError::new(format!("drivers: {e}")))?,
-        )
-    } else if mode == Mode::AllInOne {
+///
+/// Their `cluster-secrets` import reads `certificates`, the conductor's
+/// certificate store. Their `openstack` import resolves names through
+/// `lookup` and makes its other calls with the `[*_client]` options (and
+/// magnum-cluster-api's `[manila_client]`) in a session whose service
+/// credentials are `[keystone_auth]`'s, else `[keystone_authtoken]`'s;
+/// application credentials are made at the Keystone users authenticate
+/// with (`[keystone_authtoken]/www_authenticate_uri`, else its `auth_url`)
+/// with the roles of `[capi]/app_credential_roles`. All-in-one has no
+/// cloud: its drivers' OpenStack calls answer `unavailable`.
+pub async fn driver_services(
+    options: &Options,
+    mode: Mode,
+    lookup: Arc<dyn Lookup>,
+    certificates: Arc<dyn certs::Store>,
+) -> Result<HostServices, StartError> {
+    let client = management_client(options, mode).await?;
+    let openstack = if mode == Mode::AllInOne {
         None
     } else {
-        match certs::management_client("").await {
-            Ok(c) => Some(c),
-            Err(e) => {
-                tracing::info!("drivers have no management cluster: {e}");
-                None
-            }
-        }
+        let k = &options.keystone_auth;
+        let authtoken = &options.keystone_authtoken;
+        // Magnum: magnum/common/keystone.py falls back on the
+        // [keystone_authtoken] credentials when [keystone_auth] has none.
+        let c = if k.credentials.auth_url.is_some() {
+            &k.credentials
+        } else {
+            &authtoken.credentials
+        };
+        let service = c
+            .auth_url
+            .as_deref()
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
+            .map(|auth_url| openstack::ServiceCredentials {
+                auth_url: auth_url.to_owned(),
+                username: c.username.clone().unwrap_or_default(),
+                password: c
+                    .password
+                    .as_ref()
+                    .map(|p| p.expose().to_owned())
+                    .unwrap_or_default(),
+                user_domain_id: c.user_domain_id.clone(),
+                user_domain_name: c.user_domain_name.clone(),
+                project_id: c.project_id.clone(),
+                project_name: c.project_name.clone(),
+                project_domain_id: c.project_domain_id.clone(),
+                project_domain_name: c.project_domain_name.clone(),
+                system_scope: c.system_scope.clone(),
+                region_name: authtoken.region_name.clone().filter(|r| !r.is_empty()),
+                interface: None,
+            });
+        let session = openstack::Session::new(session_settings(options), service)
+            .map_err(|e| StartError::new(format!("drivers: {e}")))?;
+        let manila = endpoint(&options.manila_client);
+        let cloud = openstack::DriverCloud::new(
+            lookup,
+            session,
+            openstack::DriverCloudSettings {
+                app_credentials: openstack::AppCredentialSettings {
+                    auth_url: authtoken
+                        .www_authenticate_uri
+                        .clone()
+                        .or_else(|| authtoken.credentials.auth_url.clone())
+                        .unwrap_or_default(),
+                    roles: options.capi.app_credential_roles.clone(),
+                },
+                nova: endpoint(&options.nova_client),
+                neutron: endpoint(&options.neutron_client),
+                octavia: endpoint(&options.octavia_client),
+                cinder: endpoint(&options.cinder_client),
+                manila,
+            },
+        )
+        .map_err(|e| StartError::new(format!("drivers: {e}")))?;
+        Some(Arc::new(cloud) as Arc<dyn driver_host::OpenStackAccess>)
     };
     Ok(HostServices {
+        cloud: Some(Arc::new(crate::cloud::ConfiguredCloud::from_options(
+            options,
+        ))),
         kube: client.map(|c| {
             crate::management::ManagementCluster::new(c) as Arc<dyn driver_host::KubeAccess>
         }),
+        openstack,
+        secrets: Some(Arc::new(certs::DriverSecrets::new(certificates))),
         ..HostServices::default()
     })
 }
@@ -477,6 +602,9 @@ pub fn conductor_settings(options: &Options) -> conductor::Settings {
         max_limit: options.api.max_limit,
         status_fault_limit: u32::try_from(options.drivers.status_fault_limit.max(1))
             .unwrap_or(u32::MAX),
+        max_snapshot_bytes: usize::try_from(options.drivers.max_snapshot_kb.max(1))
+            .unwrap_or(usize::MAX / 1024)
+            .saturating_mul(1024),
     }
 }
 
@@ -512,33 +640,40 @@ pub fn notifier_settings(options: &Options) -> NotifierSettings {
     }
 }
 
+/// The OpenStack session's TLS and timeout settings, from `[keystone_auth]`.
+fn session_settings(options: &Options) -> openstack::SessionSettings {
+    let k = &options.keystone_auth;
+    openstack::SessionSettings {
+        timeout: k
+            .timeout
+            .filter(|t| *t > 0)
+            .map(|t| Duration::from_secs(t.unsigned_abs())),
+        cafile: k.cafile.as_ref().map(PathBuf::from),
+        certfile: k.certfile.as_ref().map(PathBuf::from),
+        keyfile: k.keyfile.as_ref().map(PathBuf::from),
+        insecure: k.insecure,
+        user_agent: None,
+    }
+}
+
+/// Where a `[<service>_client]` group says a service is found in the
+/// catalog.
+fn endpoint(c: &crate::options::Client) -> openstack::EndpointSettings {
+    openstack::EndpointSettings {
+        region_name: c.region_name.clone(),
+        endpoint_type: c.endpoint_type.clone(),
+        endpoint: None,
+    }
+}
+
 /// Glance, Nova and Neutron: the built-in data in all-in-one, else the
 /// services of the caller's catalog with the `[*_client]` options.
 pub fn lookup(options: &Options, mode: Mode) -> Result<Arc<dyn Lookup>, StartError> {
     if mode == Mode::AllInOne {
         return Ok(Arc::new(openstack::Static::new(true)));
     }
-    let k = &options.keystone_auth;
-    let session = openstack::Session::new(
-        openstack::SessionSettings {
-            timeout: k
-                .timeout
-                .filter(|t| *t > 0)
-                .map(|t| Duration::from_secs(t.unsigned_abs())),
-            cafile: k.cafile.as_ref().map(PathBuf::from),
-            certfile: k.certfile.as_ref().map(PathBuf::from),
-            keyfile: k.keyfile.as_ref().map(PathBuf::from),
-            insecure: k.insecure,
-            user_agent: None,
-        },
-        None,
-    )
-    .map_err(StartError::new)?;
-    let endpoint = |c: &crate::options::Client| openstack::EndpointSettings {
-        region_name: c.region_name.clone(),
-        endpoint_type: c.endpoint_type.clone(),
-        endpoint: None,
-    };
+    let session =
+        openstack::Session::new(session_settings(options), None).map_err(StartError::new)?;
     let clients = openstack::Clients::new(
         session,
         openstack::ClientsSettings {
@@ -585,8 +720,13 @@ pub async fn certificate_store(
 }
 
 /// The conductor of a server process: every part built from the options.
+/// The certificate store and the lookups are built once: the conductor
+/// keeps the clusters' certificates in the store and drivers read them
+/// there; both resolve OpenStack names through the same lookups.
 pub async fn conductor(options: &Options, mode: Mode, db: Db) -> Result<Conductor, StartError> {
-    let services = driver_services(options, mode).await?;
+    let lookup = lookup(options, mode)?;
+    let store = certificate_store(options, &db).await?;
+    let services = driver_services(options, mode, lookup.clone(), store.clone()).await?;
     let drivers = Arc::new(start_drivers_with(options, services).await?);
     let threads =
         std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1));
@@ -598,14 +738,14 @@ pub async fn conductor(options: &Options, mode: Mode, db: Db) -> Result<Conducto
         .map_err(|e| StartError::new(format!("notifications: {e}")))?;
     Ok(Conductor::new(conductor::Parts {
         certificates: conductor::Certificates {
-            store: certificate_store(options, &db).await?,
+            store,
             keys,
             x509: x509_options(options),
         },
         db,
         template_drivers: drivers.clone(),
         drivers,
-        lookup: lookup(options, mode)?,
+        lookup,
         notifier,
         settings: conductor_settings(options),
         clock: conductor::wall_clock(),

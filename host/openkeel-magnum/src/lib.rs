@@ -13,6 +13,7 @@ pub mod app;
 pub mod auth;
 pub mod certs;
 pub mod cli;
+pub mod cloud;
 pub mod conductor;
 pub mod db;
 #[cfg(any(test, feature = "fuzzing"))]
@@ -25,6 +26,7 @@ pub mod options;
 pub mod policy;
 pub mod reconcile;
 pub mod telemetry;
+pub mod watch;
 
 #[cfg(test)]
 pub(crate) mod testing;

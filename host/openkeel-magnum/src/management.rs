@@ -41,7 +41,7 @@ impl ManagementCluster {
 
     /// The served resource of `api_version`/`kind`, or `None` when the
     /// server does not serve it.
-    async fn served(&self, api_version: &str, kind: &str) -> Result<Option<Served>, HostError> {
+    async fn discover(&self, api_version: &str, kind: &str) -> Result<Option<Served>, HostError> {
         let key = (api_version.to_owned(), kind.to_owned());
         if let Some(s) = lock(&self.kinds).get(&key) {
             return Ok(Some(s.clone()));
@@ -75,7 +75,7 @@ impl ManagementCluster {
         kind: &str,
         namespace: Option<&str>,
     ) -> Result<Option<Api<DynamicObject>>, HostError> {
-        let Some(s) = self.served(api_version, kind).await? else {
+        let Some(s) = self.discover(api_version, kind).await? else {
             return Ok(None);
         };
         match (s.namespaced, namespace) {
@@ -92,6 +92,20 @@ impl ManagementCluster {
                 "{api_version}/{kind} is cluster-scoped: no namespace may be given"
             ))),
         }
+    }
+}
+
+impl ManagementCluster {
+    /// The API of `api_version`/`kind` in `namespace` for a watch, or
+    /// `None` when the server does not serve the kind. Discovery is bounded
+    /// like every call; the watch itself is not (it lasts).
+    pub(crate) async fn watch_api(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+    ) -> Result<Option<Api<DynamicObject>>, HostError> {
+        bounded("discover", self.api(api_version, kind, namespace)).await
     }
 }
 
@@ -135,7 +149,7 @@ async fn bounded<T>(
 
 /// `obj` as the host's object, with the envelope the driver asked about
 /// (a list's items carry no apiVersion or kind of their own).
-fn to_object(
+pub(crate) fn to_object(
     api_version: &str,
     kind: &str,
     mut obj: DynamicObject,
@@ -232,6 +246,16 @@ impl KubeAccess for ManagementCluster {
                 Err(kube::Error::Api(s)) if s.is_not_found() => Ok(false),
                 Err(e) => Err(host_error("delete", av, kind, e)),
             }
+        }))
+    }
+
+    fn served<'a>(
+        &'a self,
+        api_version: &'a str,
+        kind: &'a str,
+    ) -> HostFuture<'a, Result<bool, HostError>> {
+        Box::pin(bounded("discover", async move {
+            Ok(self.discover(api_version, kind).await?.is_some())
         }))
     }
 }

@@ -1,9 +1,10 @@
 """Write an openkeel-magnum cluster driver in Python.
 
 A driver is a WebAssembly component implementing the
-``openkeel:magnum-driver@1.0.0`` contract, built from Python with
-componentize-py. This package (whose version follows the contract's) is the
-Python counterpart of the Rust SDK:
+``openkeel:magnum-driver`` contract (1.0.0 or 1.1.0: the bindings
+componentize-py generated from the WIT files the driver is built with
+decide), built from Python with componentize-py. This package is the Python
+counterpart of the Rust SDK:
 
 - :class:`ClusterDriver`, whose every method but ``describe`` answers what
   Magnum's base driver answers (400 ``NotSupported`` for an operation);
@@ -12,7 +13,15 @@ Python counterpart of the Rust SDK:
 - errors (:func:`client`, :func:`invalid`, :func:`not_supported`,
   :func:`failed`), label readers with the same messages as the Rust SDK
   (:class:`Labels`), logging (:func:`log`), and the host's imports
-  (``kube``, ``config``, ``state``) re-exported from the bindings.
+  (``kube``, ``config``, ``state``, and ``cloud`` in 1.1) re-exported from
+  the bindings.
+
+Contract 1.1 adds, when the driver is built with its WIT files:
+``validate_nodegroup``, :meth:`ClusterDriver.derive` (``derive-status`` over
+a snapshot: each selector's objects with ``synced`` and ``served``),
+:meth:`ClusterDriver.poll`, :meth:`ClusterDriver.apply_effects` (the side
+effects a status answer asks for, :func:`status_answer`), ``ctx.now``,
+:func:`failed_after`, and the ``cloud`` import.
 
 A fresh instance of the subclass serves every call: keep nothing in module
 globals between calls; what must survive goes in ``state``.
@@ -34,6 +43,13 @@ from wit_world.imports import config, kube, state, types
 from wit_world.imports import log as _log
 from wit_world.exports.driver import EntryPoint
 
+try:  # contract 1.1
+    from wit_world.imports import cloud
+    from wit_world.exports import status as _status
+except ImportError:  # a driver built for 1.0
+    cloud = None
+    _status = None
+
 from .labels import Labels, LabelError
 
 __all__ = [
@@ -48,6 +64,8 @@ __all__ = [
     "invalid",
     "not_supported",
     "failed",
+    "failed_after",
+    "status_answer",
     "validate_master_size",
     "log",
     "export",
@@ -55,10 +73,12 @@ __all__ = [
     "kube",
     "state",
     "types",
+    "cloud",
 ]
 
-#: The version of the contract this package builds drivers for.
-WIT_VERSION = "1.0.0"
+#: The version of the contract the driver's bindings are for.
+WIT_VERSION = "1.1.0" if hasattr(types, "DriverError_FailedAfter") else "1.0.0"
+_V1_1 = WIT_VERSION == "1.1.0"
 
 Target = types.Target
 #: Magnum's statuses (``ClusterStatus.CREATE_IN_PROGRESS``...). Not named
@@ -87,6 +107,30 @@ def failed(reason):
     """The operation failed: the rows go ``*_FAILED`` with this text as
     ``status_reason``."""
     return Err(types.DriverError_Failed(reason))
+
+
+def failed_after(reason, update):
+    """The operation failed after it made something that must be kept (a
+    ``stack_id``, a nodegroup): the rows go ``*_FAILED`` with ``reason`` and
+    what ``update`` holds is saved with them. A driver built for 1.0 fails
+    with the reason alone."""
+    if not _V1_1:
+        return failed(reason)
+    return Err(types.DriverError_FailedAfter(types.Failure(reason, update)))
+
+
+def _no_update():
+    return types.Update(None, [], [])
+
+
+def status_answer(update=None, effects=()):
+    """A status answer (contract 1.1): the rows' new state (``None``:
+    nothing changed) and the side effects, ``(name, detail)`` pairs, that
+    :meth:`ClusterDriver.apply_effects` runs before it is saved."""
+    return _status.StatusAnswer(
+        update if update is not None else _no_update(),
+        [_status.Effect(name, detail) for name, detail in effects],
+    )
 
 
 def validate_master_size(count):
@@ -130,6 +174,13 @@ def _host_error_text(e):
     return (prefix or "") + str(e.value)
 
 
+_DRIVER_ERRORS = tuple(
+    getattr(types, n)
+    for n in ("DriverError_Client", "DriverError_Failed", "DriverError_FailedAfter")
+    if hasattr(types, n)
+)
+
+
 def _driver_error(exc):
     """What a call raised, as the contract's error: a raised driver error
     as it is, a host refusal as ``failed`` (a client error from the host
@@ -137,7 +188,7 @@ def _driver_error(exc):
     its type and message (logged with its traceback)."""
     if isinstance(exc, Err):
         v = exc.value
-        if isinstance(v, (types.DriverError_Client, types.DriverError_Failed)):
+        if isinstance(v, _DRIVER_ERRORS):
             return exc
         if isinstance(v, types.HostError_Client):
             return Err(types.DriverError_Client(v.value))
@@ -176,6 +227,11 @@ class ClusterDriver:
         return None
 
     def validate_upgrade(self, ctx, state, template):
+        return None
+
+    def validate_nodegroup(self, ctx, state, ng):
+        """Contract 1.1: the driver's checks of a nodegroup about to be
+        created, as 400s, before its row is written."""
         return None
 
     def can_rotate_ca(self, ctx, state):
@@ -218,7 +274,32 @@ class ClusterDriver:
         raise not_supported("derive_status")
 
     def poll_status(self, ctx, state):
-        return types.Update(None, [], [])
+        return _no_update()
+
+    def derive(self, ctx, state, snapshot):
+        """Contract 1.1's ``derive-status``: the rows' new state from what
+        the host holds of each selector of :meth:`watches` (``selector``,
+        ``served``, ``synced``, ``objects``), as :func:`status_answer`. Pure:
+        the same rows, snapshot and ``ctx.now`` give the same answer.
+        Default: nothing until every selector is synced, then
+        :meth:`derive_status` over the objects."""
+        if any(not o.synced for o in snapshot):
+            return status_answer()
+        objects = [obj for o in snapshot for obj in o.objects]
+        return status_answer(self.derive_status(ctx, state, objects))
+
+    def poll(self, ctx, state):
+        """Contract 1.1's ``poll-status``, as :func:`status_answer`.
+        Default: :meth:`poll_status` without effects."""
+        return status_answer(self.poll_status(ctx, state))
+
+    def apply_effects(self, ctx, state, effects):
+        """Contract 1.1: runs the side effects a status answer asked for
+        (each has ``name`` and ``detail``) before its update is saved.
+        Default: nothing to run; effects asked for and not run fail."""
+        if effects:
+            names = ", ".join(e.name for e in effects)
+            raise failed(f"the driver asked for effects it does not apply: {names}")
 
 
 def _call(cls, name, *args):
@@ -237,22 +318,27 @@ def export(cls):
         return lambda self, *args: _call(cls, name, *args)
 
     def klass(export_name, names):
-        return type(export_name, (), {n: method(n) for n in names})
+        # Each export's name, and the method of ClusterDriver it calls.
+        return type(export_name, (), {n: method(m) for n, m in names})
+
+    def same(*names):
+        return [(n, n) for n in names]
 
     driver = klass(
         "Driver",
-        [
+        same(
             "describe",
             "validate_master_size",
             "validate_master_resize",
             "validate_create",
             "validate_upgrade",
             "can_rotate_ca",
-        ],
+        )
+        + (same("validate_nodegroup") if _V1_1 else []),
     )
     lifecycle = klass(
         "Lifecycle",
-        [
+        same(
             "create_cluster",
             "update_cluster",
             "delete_cluster",
@@ -263,7 +349,16 @@ def export(cls):
             "delete_nodegroup",
             "rotate_ca",
             "rotate_credential",
-        ],
+        ),
     )
-    status = klass("Status", ["watches", "derive_status", "poll_status"])
+    if _V1_1:
+        status_names = [
+            ("watches", "watches"),
+            ("derive_status", "derive"),
+            ("poll_status", "poll"),
+            ("apply_effects", "apply_effects"),
+        ]
+    else:
+        status_names = same("watches", "derive_status", "poll_status")
+    status = klass("Status", status_names)
     return driver, lifecycle, status

@@ -24,6 +24,15 @@ pub enum DriverError {
     /// The operation failed: the rows go `*_FAILED` with the text as
     /// `status_reason`.
     Failed(String),
+    /// The operation failed after it had changed something that must be
+    /// kept (a `stack_id`, a nodegroup created before the failure): the
+    /// rows go `*_FAILED` with `reason`, and what `update` holds is saved
+    /// with them. Contract 1.1; a driver built for 1.0 answers `Failed`
+    /// with the reason (the update is lost).
+    FailedAfter {
+        reason: String,
+        update: Box<crate::Update>,
+    },
 }
 
 impl DriverError {
@@ -64,6 +73,15 @@ impl DriverError {
         DriverError::Failed(reason.into())
     }
 
+    /// The operation failed after `update` was done: see
+    /// [`DriverError::FailedAfter`].
+    pub fn failed_after(reason: impl Into<String>, update: crate::Update) -> DriverError {
+        DriverError::FailedAfter {
+            reason: reason.into(),
+            update: Box::new(update),
+        }
+    }
+
     /// Whether this is a `NotSupported` client error.
     pub fn is_not_supported(&self) -> bool {
         matches!(self, DriverError::Client(m) if m.kind == "NotSupported")
@@ -74,7 +92,7 @@ impl fmt::Display for DriverError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DriverError::Client(m) => write!(f, "{} ({} {})", m.message, m.status, m.kind),
-            DriverError::Failed(s) => f.write_str(s),
+            DriverError::Failed(s) | DriverError::FailedAfter { reason: s, .. } => f.write_str(s),
         }
     }
 }
@@ -101,6 +119,15 @@ impl From<DriverError> for wt::DriverError {
                 message: m.message,
             }),
             DriverError::Failed(s) => wt::DriverError::Failed(s),
+            #[cfg(feature = "contract-1-1")]
+            DriverError::FailedAfter { reason, update } => {
+                wt::DriverError::FailedAfter(wt::Failure {
+                    reason,
+                    update: (*update).into(),
+                })
+            }
+            #[cfg(not(feature = "contract-1-1"))]
+            DriverError::FailedAfter { reason, .. } => wt::DriverError::Failed(reason),
         }
     }
 }

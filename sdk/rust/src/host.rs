@@ -1,7 +1,8 @@
 //! The host's imports with the SDK's types: the management cluster
 //! ([`kube`]), OpenStack ([`openstack`]), the cluster's certificates
-//! ([`secrets`]), the driver's options ([`config`]) and its per-cluster
-//! store ([`state`]). Every call may be refused with a [`HostError`]
+//! ([`secrets`]), the driver's options ([`config`]), its per-cluster
+//! cache ([`state`]) and, in contract 1.1, the cloud's configuration
+//! ([`cloud`]). Every call may be refused with a [`HostError`]
 //! (never a trap); `?` turns it into a [`DriverError`](crate::DriverError).
 
 #[cfg(target_family = "wasm")]
@@ -45,6 +46,13 @@ pub mod kube {
     pub fn delete(r: &ObjectRef) -> Result<bool, HostError> {
         w::kube::delete(&r.clone().into()).map_err(HostError::from)
     }
+
+    /// Whether the management cluster serves `kind` of `api_version`
+    /// (contract 1.1): an older provider, or one not installed, does not.
+    #[cfg(feature = "contract-1-1")]
+    pub fn served(api_version: &str, kind: &str) -> Result<bool, HostError> {
+        w::kube::served(api_version, kind).map_err(HostError::from)
+    }
 }
 
 /// The driver's options (manifest defaults overridden by the operator's
@@ -84,10 +92,12 @@ pub mod config {
     }
 }
 
-/// A small key-value store the host keeps for the driver and the call's
-/// cluster. It lives in the host process: it is lost on a restart, so a
-/// driver recovers from the rows when a key is missing. Calls about no
-/// cluster see it empty and may not write.
+/// A small key-value cache the host keeps for the driver and the call's
+/// cluster. It lives in one host process: it is lost on a restart and not
+/// shared between the processes of a deployment (what a create wrote in
+/// `api` is not there when `reconciler` polls), so a driver keeps what must
+/// last in the rows or the objects it manages, and recovers from them when
+/// a key is missing. Calls about no cluster see it empty and may not write.
 pub mod state {
     use super::*;
 
@@ -120,8 +130,10 @@ pub mod secrets {
 
     use super::*;
 
-    /// A certificate and its private key (PKCS#8 PEM encrypted with
-    /// `passphrase`). `Debug` never shows the key or the passphrase.
+    /// A certificate and its private key: PKCS#8 PEM encrypted with
+    /// `passphrase` in a driver built for contract 1.0; decrypted, with an
+    /// empty `passphrase`, in one built for 1.1. `Debug` never shows the key
+    /// or the passphrase.
     #[derive(Clone, PartialEq, Eq, Default)]
     pub struct KeyPair {
         pub cert_pem: String,
@@ -152,7 +164,10 @@ pub mod secrets {
         KeyPair {
             cert_pem: k.cert_pem,
             key_pem: k.key_pem,
+            #[cfg(not(feature = "contract-1-1"))]
             passphrase: k.passphrase,
+            #[cfg(feature = "contract-1-1")]
+            passphrase: String::new(),
         }
     }
 
@@ -222,6 +237,27 @@ pub mod openstack {
     pub struct VolumeType {
         pub name: String,
         pub is_default: bool,
+    }
+
+    /// A Nova flavor with its extra specs (contract 1.1).
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct Flavor {
+        pub id: String,
+        pub name: String,
+        pub vcpus: u32,
+        pub ram_mb: u32,
+        pub disk_gb: u32,
+        /// As Nova keeps them (`resources:VGPU`, `pci_passthrough:alias`…).
+        pub extra_specs: crate::Labels,
+    }
+
+    /// A Manila share type (contract 1.1).
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct ShareType {
+        pub id: String,
+        pub name: String,
+        pub is_default: bool,
+        pub driver_handles_share_servers: Option<bool>,
     }
 
     type R<T> = Result<T, HostError>;
@@ -332,5 +368,82 @@ pub mod openstack {
                 })
             })
             .map_err(HostError::from)
+    }
+
+    /// Grant `resolve`: the Nova flavor of a name or id, with its extra
+    /// specs (contract 1.1).
+    #[cfg(feature = "contract-1-1")]
+    pub fn flavor_details(reference: &str) -> R<Flavor> {
+        w::openstack::flavor_details(reference)
+            .map(|f| Flavor {
+                id: f.id,
+                name: f.name,
+                vcpus: f.vcpus,
+                ram_mb: f.ram_mb,
+                disk_gb: f.disk_gb,
+                extra_specs: f.extra_specs.into_iter().collect(),
+            })
+            .map_err(HostError::from)
+    }
+
+    /// Grant `share-types`: the Manila share types the caller sees; `None`
+    /// when the cloud has no shared-file-system service (contract 1.1).
+    #[cfg(feature = "contract-1-1")]
+    pub fn share_types() -> R<Option<Vec<ShareType>>> {
+        w::openstack::share_types()
+            .map(|l| {
+                l.map(|l| {
+                    l.into_iter()
+                        .map(|t| ShareType {
+                            id: t.id,
+                            name: t.name,
+                            is_default: t.is_default,
+                            driver_handles_share_servers: t.driver_handles_share_servers,
+                        })
+                        .collect()
+                })
+            })
+            .map_err(HostError::from)
+    }
+}
+
+/// The cloud the host works in, as its operator configured it (contract
+/// 1.1): what a driver writes into a cluster's `clouds.yaml` or cloud
+/// provider configuration. Read at every call, so that a CA file the
+/// operator replaced reaches the next call.
+#[cfg(feature = "contract-1-1")]
+pub mod cloud {
+    use super::*;
+
+    /// The cloud's endpoints and trust.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct CloudInfo {
+        /// Keystone's public URL.
+        pub keystone_url: String,
+        pub region: Option<String>,
+        /// The endpoint interface a cluster uses (`public`, `internal`).
+        pub endpoint_interface: String,
+        /// The CA bundle (PEM) that verifies the cloud's APIs.
+        pub ca_bundle: Option<String>,
+        /// Whether the cloud's certificates are verified.
+        pub verify: bool,
+        /// The CA bundle (PEM) installed in every cluster's nodes.
+        pub cluster_ca_bundle: Option<String>,
+        /// Whether the cluster's nodes verify the cloud's certificates.
+        pub cluster_verify_ca: bool,
+    }
+
+    /// The cloud, as configured now.
+    pub fn info() -> CloudInfo {
+        let c = w::cloud::info();
+        CloudInfo {
+            keystone_url: c.keystone_url,
+            region: c.region,
+            endpoint_interface: c.endpoint_interface,
+            ca_bundle: c.ca_bundle,
+            verify: c.verify,
+            cluster_ca_bundle: c.cluster_ca_bundle,
+            cluster_verify_ca: c.cluster_verify_ca,
+        }
     }
 }

@@ -52,8 +52,17 @@
 
 #[doc(hidden)]
 pub mod bindings {
+    #[cfg(not(feature = "contract-1-1"))]
     wit_bindgen::generate!({
         path: "../../wit/magnum-driver@1.0.0",
+        world: "cluster-driver",
+        pub_export_macro: true,
+        export_macro_name: "export_cluster_driver",
+        default_bindings_module: "openkeel_magnum_driver::bindings",
+    });
+    #[cfg(feature = "contract-1-1")]
+    wit_bindgen::generate!({
+        path: "../../wit/magnum-driver@1.1.0",
         world: "cluster-driver",
         pub_export_macro: true,
         export_macro_name: "export_cluster_driver",
@@ -77,12 +86,15 @@ pub use error::{
     DriverError, HostError, MagnumError, ca_rotation_not_supported,
     credential_rotation_not_supported, master_resize_not_supported, validate_master_size,
 };
+#[cfg(feature = "contract-1-1")]
+pub use host::cloud;
 pub use host::{config, kube, openstack, secrets, state};
 #[cfg(feature = "k8s")]
 pub use json::k8s;
 pub use types::{
-    CallContext, Caller, Cluster, ClusterState, ClusterTemplate, EntryPoint, K8sObject, Labels,
-    NodeGroup, ObjectRef, Resize, Selector, Status, StringMap, Target, Timestamp, Update, Upgrade,
+    CallContext, Caller, Cluster, ClusterState, ClusterTemplate, Effect, EntryPoint, K8sObject,
+    Labels, NodeGroup, ObjectRef, Observation, Resize, Selector, Status, StatusAnswer, StringMap,
+    Target, Timestamp, Update, Upgrade,
 };
 
 /// The `log` crate, whose macros reach the host's log (feature `log`).
@@ -92,15 +104,20 @@ pub use log;
 #[cfg(feature = "tracing")]
 pub use tracing;
 
-/// The version of the contract this SDK builds drivers for.
-pub const WIT_VERSION: &str = "1.0.0";
+/// The version of the contract this build of the SDK builds drivers for:
+/// 1.0.0, or 1.1.0 with the feature `contract-1-1`.
+pub const WIT_VERSION: &str = if cfg!(feature = "contract-1-1") {
+    "1.1.0"
+} else {
+    "1.0.0"
+};
 
 /// What most drivers import.
 pub mod prelude {
     pub use crate::{
-        CallContext, Cluster, ClusterState, ClusterTemplate, Driver, DriverError, EntryPoint,
-        HostError, K8sObject, Labels, NodeGroup, ObjectRef, Resize, Selector, Status, Target,
-        Update, Upgrade, register_driver,
+        CallContext, Cluster, ClusterState, ClusterTemplate, Driver, DriverError, Effect,
+        EntryPoint, HostError, K8sObject, Labels, NodeGroup, ObjectRef, Observation, Resize,
+        Selector, Status, StatusAnswer, Target, Update, Upgrade, register_driver,
     };
 }
 
@@ -146,6 +163,19 @@ pub trait Driver {
         template: &ClusterTemplate,
     ) -> Result<(), DriverError> {
         let _ = (ctx, state, template);
+        Ok(())
+    }
+
+    /// The driver's checks of a nodegroup about to be created (flavor,
+    /// labels, counts), as 400s, before the host writes its row (contract
+    /// 1.1; a driver built for 1.0 is not asked). Default: none.
+    fn validate_nodegroup(
+        &self,
+        ctx: &CallContext,
+        state: &ClusterState,
+        ng: &NodeGroup,
+    ) -> Result<(), DriverError> {
+        let _ = (ctx, state, ng);
         Ok(())
     }
 
@@ -268,8 +298,10 @@ pub trait Driver {
         Vec::new()
     }
 
-    /// The rows' new state from the observed objects. Must be pure: the
-    /// same snapshot gives the same answer.
+    /// The rows' new state from the observed objects (every object of
+    /// every selector of [`Driver::watches`]). Must be pure: the same
+    /// objects give the same answer. A driver built for contract 1.1 may
+    /// implement [`Driver::derive`] instead.
     fn derive_status(
         &self,
         ctx: &CallContext,
@@ -280,12 +312,64 @@ pub trait Driver {
         Err(DriverError::not_supported("derive_status"))
     }
 
+    /// Contract 1.1's `derive-status`: the rows' new state from what the
+    /// host holds of each selector of [`Driver::watches`], in their order,
+    /// and the side effects to run before it is saved. Pure: the `kube`,
+    /// `openstack` and `secrets` imports are refused during it, and the
+    /// same rows, snapshot and `ctx.now` must give the same answer.
+    ///
+    /// Default: nothing changes until every selector is synced (a half
+    /// filled copy must never read as objects gone), then
+    /// [`Driver::derive_status`] over the objects, without effects.
+    fn derive(
+        &self,
+        ctx: &CallContext,
+        state: ClusterState,
+        snapshot: Vec<Observation>,
+    ) -> Result<StatusAnswer, DriverError> {
+        if snapshot.iter().any(|o| !o.synced) {
+            return Ok(StatusAnswer::none());
+        }
+        let objects = snapshot.into_iter().flat_map(|o| o.objects).collect();
+        self.derive_status(ctx, state, objects)
+            .map(StatusAnswer::from)
+    }
+
     /// What changed since the rows were written (Magnum's
     /// `update_cluster_status` and health monitor). Default: nothing, as
     /// Magnum's base driver.
     fn poll_status(&self, ctx: &CallContext, state: ClusterState) -> Result<Update, DriverError> {
         let _ = (ctx, state);
         Ok(Update::none())
+    }
+
+    /// Contract 1.1's `poll-status`: [`Driver::poll_status`] with side
+    /// effects. Default: [`Driver::poll_status`], without effects.
+    fn poll(&self, ctx: &CallContext, state: ClusterState) -> Result<StatusAnswer, DriverError> {
+        self.poll_status(ctx, state).map(StatusAnswer::from)
+    }
+
+    /// Runs the side effects a status answer asked for, with every import
+    /// the driver is granted, before the host saves that answer's update
+    /// (contract 1.1). `state` is the rows as the status call read them.
+    /// When it fails nothing of the answer is saved, and the next status
+    /// call asks again. Default: nothing to run; effects the driver asked
+    /// for but does not run fail the call.
+    fn apply_effects(
+        &self,
+        ctx: &CallContext,
+        state: &ClusterState,
+        effects: Vec<Effect>,
+    ) -> Result<(), DriverError> {
+        let _ = (ctx, state);
+        if effects.is_empty() {
+            return Ok(());
+        }
+        let names: Vec<String> = effects.into_iter().map(|e| e.name).collect();
+        Err(DriverError::failed(format!(
+            "the driver asked for effects it does not apply: {}",
+            names.join(", ")
+        )))
     }
 }
 
@@ -333,6 +417,7 @@ macro_rules! register_driver {
                 fn can_rotate_ca(c: __p::wt::CallContext, s: __p::wt::ClusterState) -> __p::Unit {
                     __p::can_rotate_ca(&__okm_driver(), c, s)
                 }
+                $crate::__okm_driver_items!();
             }
 
             impl __p::LifecycleGuest for __OkmDriverExport {
@@ -399,16 +484,7 @@ macro_rules! register_driver {
                 ) -> __p::Vec<__p::wt::Selector> {
                     __p::watches(&__okm_driver(), c, s)
                 }
-                fn derive_status(
-                    c: __p::wt::CallContext,
-                    s: __p::wt::ClusterState,
-                    o: __p::Vec<__p::wt::K8sObject>,
-                ) -> __p::Upd {
-                    __p::derive_status(&__okm_driver(), c, s, o)
-                }
-                fn poll_status(c: __p::wt::CallContext, s: __p::wt::ClusterState) -> __p::Upd {
-                    __p::poll_status(&__okm_driver(), c, s)
-                }
+                $crate::__okm_status_items!();
             }
 
             $crate::bindings::export_cluster_driver!(__OkmDriverExport with_types_in $crate::bindings);
@@ -416,9 +492,82 @@ macro_rules! register_driver {
     };
 }
 
+/// The functions of the `driver` interface that only contract 1.1 has,
+/// inside [`register_driver!`]'s implementation (none in a 1.0 build).
+#[doc(hidden)]
+#[cfg(not(feature = "contract-1-1"))]
+#[macro_export]
+macro_rules! __okm_driver_items {
+    () => {};
+}
+
+#[doc(hidden)]
+#[cfg(feature = "contract-1-1")]
+#[macro_export]
+macro_rules! __okm_driver_items {
+    () => {
+        fn validate_nodegroup(
+            c: __p::wt::CallContext,
+            s: __p::wt::ClusterState,
+            n: __p::wt::Nodegroup,
+        ) -> __p::Unit {
+            __p::validate_nodegroup(&__okm_driver(), c, s, n)
+        }
+    };
+}
+
+/// The functions of the `status` interface as the contract the SDK is built
+/// for has them (`watches` is the same in both), inside
+/// [`register_driver!`]'s implementation.
+#[doc(hidden)]
+#[cfg(not(feature = "contract-1-1"))]
+#[macro_export]
+macro_rules! __okm_status_items {
+    () => {
+        fn derive_status(
+            c: __p::wt::CallContext,
+            s: __p::wt::ClusterState,
+            o: __p::Vec<__p::wt::K8sObject>,
+        ) -> __p::Upd {
+            __p::derive_status(&__okm_driver(), c, s, o)
+        }
+        fn poll_status(c: __p::wt::CallContext, s: __p::wt::ClusterState) -> __p::Upd {
+            __p::poll_status(&__okm_driver(), c, s)
+        }
+    };
+}
+
+#[doc(hidden)]
+#[cfg(feature = "contract-1-1")]
+#[macro_export]
+macro_rules! __okm_status_items {
+    () => {
+        fn derive_status(
+            c: __p::wt::CallContext,
+            s: __p::wt::ClusterState,
+            o: __p::Vec<__p::ws::Observation>,
+        ) -> __p::Answer {
+            __p::derive_status(&__okm_driver(), c, s, o)
+        }
+        fn poll_status(c: __p::wt::CallContext, s: __p::wt::ClusterState) -> __p::Answer {
+            __p::poll_status(&__okm_driver(), c, s)
+        }
+        fn apply_effects(
+            c: __p::wt::CallContext,
+            s: __p::wt::ClusterState,
+            e: __p::Vec<__p::ws::Effect>,
+        ) -> __p::Unit {
+            __p::apply_effects(&__okm_driver(), c, s, e)
+        }
+    };
+}
+
 /// What [`register_driver!`] expands to calls: the conversions between
 /// the bindings and the SDK's types around each method of [`Driver`].
 #[doc(hidden)]
+// The contract's error carries the rows a failed operation keeps: its size
+// is the bindings', not a choice of this module.
+#[allow(clippy::result_large_err)]
 pub mod __private {
     pub use std::string::String;
     pub use std::vec::Vec;
@@ -532,6 +681,7 @@ pub mod __private {
             .map(wt::Selector::from)
             .collect()
     }
+    #[cfg(not(feature = "contract-1-1"))]
     pub fn derive_status<D: Driver>(
         d: &D,
         c: wt::CallContext,
@@ -544,7 +694,62 @@ pub mod __private {
             o.into_iter().map(crate::K8sObject::from).collect(),
         ))
     }
+    #[cfg(not(feature = "contract-1-1"))]
     pub fn poll_status<D: Driver>(d: &D, c: wt::CallContext, s: wt::ClusterState) -> Upd {
         upd(d.poll_status(&c.into(), s.into()))
+    }
+
+    #[cfg(feature = "contract-1-1")]
+    pub use v1_1::*;
+
+    /// Contract 1.1's functions.
+    #[cfg(feature = "contract-1-1")]
+    mod v1_1 {
+        pub use crate::bindings::exports::openkeel::magnum_driver::status as ws;
+
+        use super::{Unit, unit, wt};
+        use crate::Driver;
+
+        pub type Answer = Result<ws::StatusAnswer, wt::DriverError>;
+
+        fn answer(r: Result<crate::StatusAnswer, crate::DriverError>) -> Answer {
+            r.map(ws::StatusAnswer::from).map_err(wt::DriverError::from)
+        }
+
+        pub fn validate_nodegroup<D: Driver>(
+            d: &D,
+            c: wt::CallContext,
+            s: wt::ClusterState,
+            n: wt::Nodegroup,
+        ) -> Unit {
+            unit(d.validate_nodegroup(&c.into(), &s.into(), &n.into()))
+        }
+        pub fn derive_status<D: Driver>(
+            d: &D,
+            c: wt::CallContext,
+            s: wt::ClusterState,
+            o: Vec<ws::Observation>,
+        ) -> Answer {
+            answer(d.derive(
+                &c.into(),
+                s.into(),
+                o.into_iter().map(crate::Observation::from).collect(),
+            ))
+        }
+        pub fn poll_status<D: Driver>(d: &D, c: wt::CallContext, s: wt::ClusterState) -> Answer {
+            answer(d.poll(&c.into(), s.into()))
+        }
+        pub fn apply_effects<D: Driver>(
+            d: &D,
+            c: wt::CallContext,
+            s: wt::ClusterState,
+            e: Vec<ws::Effect>,
+        ) -> Unit {
+            unit(d.apply_effects(
+                &c.into(),
+                &s.into(),
+                e.into_iter().map(crate::Effect::from).collect(),
+            ))
+        }
     }
 }

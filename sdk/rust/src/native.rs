@@ -34,6 +34,11 @@ pub mod kube {
     pub fn delete(r: &ObjectRef) -> Result<bool, HostError> {
         Ok(t::delete(&r.clone().into()))
     }
+
+    #[cfg(feature = "contract-1-1")]
+    pub fn served(api_version: &str, kind: &str) -> Result<bool, HostError> {
+        Ok(t::served(api_version, kind))
+    }
 }
 
 pub mod config {
@@ -150,6 +155,34 @@ pub mod openstack {
 
     pub fn volume_types() -> R<Option<Vec<VolumeType>>> {
         none()
+    }
+
+    #[cfg(feature = "contract-1-1")]
+    pub fn flavor_details(_reference: &str) -> R<b::openstack::Flavor> {
+        none()
+    }
+
+    #[cfg(feature = "contract-1-1")]
+    pub fn share_types() -> R<Option<Vec<b::openstack::ShareType>>> {
+        none()
+    }
+}
+
+#[cfg(feature = "contract-1-1")]
+pub mod cloud {
+    use super::*;
+
+    pub fn info() -> b::cloud::CloudInfo {
+        let c = t::cloud();
+        b::cloud::CloudInfo {
+            keystone_url: c.keystone_url,
+            region: c.region,
+            endpoint_interface: c.endpoint_interface,
+            ca_bundle: c.ca_bundle,
+            verify: c.verify,
+            cluster_ca_bundle: c.cluster_ca_bundle,
+            cluster_verify_ca: c.cluster_verify_ca,
+        }
     }
 }
 

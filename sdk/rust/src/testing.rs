@@ -36,6 +36,11 @@ struct World {
     objects: BTreeMap<ObjectRef, K8sObject>,
     logs: Vec<LogRecord>,
     max_level: Option<Level>,
+    /// Kinds the in-memory Kubernetes does not serve, as
+    /// `api-version/kind`.
+    unserved: Vec<String>,
+    #[cfg(feature = "contract-1-1")]
+    cloud: Option<crate::host::cloud::CloudInfo>,
 }
 
 thread_local! {
@@ -79,6 +84,71 @@ pub fn state() -> BTreeMap<String, String> {
 /// The records logged so far: level, message and fields.
 pub fn logs() -> Vec<LogRecord> {
     with(|w| w.logs.clone())
+}
+
+/// Stops serving `kind` of `api_version`, as a management cluster
+/// without that provider: `kube::served` answers `false` and
+/// [`snapshot`] observes it unserved.
+pub fn unserve(api_version: &str, kind: &str) {
+    with(|w| w.unserved.push(format!("{api_version}/{kind}")));
+}
+
+/// What the host would hand `derive` for `selectors`: each one's objects
+/// in the in-memory Kubernetes (sorted by namespace and name), served
+/// unless [`unserve`]d, and synced.
+pub fn snapshot(selectors: &[crate::types::Selector]) -> Vec<crate::types::Observation> {
+    selectors
+        .iter()
+        .map(|sel| {
+            let served = served(&sel.api_version, &sel.kind);
+            let labels: Vec<(String, String)> = sel
+                .labels
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            let objects = if served {
+                list(
+                    &sel.api_version,
+                    &sel.kind,
+                    sel.namespace.as_deref(),
+                    &labels,
+                )
+            } else {
+                Vec::new()
+            };
+            crate::types::Observation {
+                selector: sel.clone(),
+                served,
+                synced: true,
+                objects,
+            }
+        })
+        .collect()
+}
+
+/// The cloud's configuration `cloud::info` answers (contract 1.1; by
+/// default Keystone on an example address, region `RegionOne`, the public
+/// interface, TLS verified, no CA bundle).
+#[cfg(feature = "contract-1-1")]
+pub fn set_cloud(info: crate::host::cloud::CloudInfo) {
+    with(|w| w.cloud = Some(info));
+}
+
+#[cfg(feature = "contract-1-1")]
+pub(crate) fn cloud() -> crate::host::cloud::CloudInfo {
+    with(|w| w.cloud.clone()).unwrap_or_else(|| crate::host::cloud::CloudInfo {
+        keystone_url: "https://keystone.example.test:5000/v3".into(),
+        region: Some("RegionOne".into()),
+        endpoint_interface: "public".into(),
+        ca_bundle: None,
+        verify: true,
+        cluster_ca_bundle: None,
+        cluster_verify_ca: true,
+    })
+}
+
+pub(crate) fn served(api_version: &str, kind: &str) -> bool {
+    with(|w| !w.unserved.contains(&format!("{api_version}/{kind}")))
 }
 
 /// The most verbose level kept (default: every level).
@@ -271,5 +341,86 @@ mod tests {
         // `?` in a driver turns it into a failure with the host's text.
         let e = crate::DriverError::from(crate::HostError::Unavailable(msg));
         assert!(e.to_string().contains("unavailable"), "{e}");
+    }
+
+    /// What the host hands `derive`, natively: each selector's objects,
+    /// served unless unserved, synced; and the default `derive` waits for
+    /// every selector to be synced.
+    #[test]
+    fn snapshots_and_the_default_derive() {
+        use crate::types::{CallContext, ClusterState, Observation, Update};
+        use crate::{Driver, DriverError, EntryPoint};
+
+        struct D;
+        impl Driver for D {
+            fn describe(&self) -> Vec<EntryPoint> {
+                Vec::new()
+            }
+            fn derive_status(
+                &self,
+                _ctx: &CallContext,
+                st: ClusterState,
+                observed: Vec<K8sObject>,
+            ) -> Result<Update, DriverError> {
+                let mut cl = st.cluster;
+                cl.status_reason = Some(format!("{} objects", observed.len()));
+                Ok(Update::cluster(cl))
+            }
+        }
+
+        reset();
+        put_object(cm("a", "1"));
+        put_object(cm("b", "1"));
+        put_object(cm("c", "2"));
+        let sel = |c: &str| Selector {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespace: Some("ns".into()),
+            labels: Labels::new().with("c", c),
+        };
+        let snap = snapshot(&[sel("1"), sel("2")]);
+        let names: Vec<Vec<String>> = snap
+            .iter()
+            .map(|o| o.objects.iter().map(|o| o.name.clone()).collect())
+            .collect();
+        assert_eq!(names, [vec!["a", "b"], vec!["c"]]);
+        assert!(snap.iter().all(|o| o.served && o.synced));
+        unserve("v1", "ConfigMap");
+        assert!(
+            snapshot(&[sel("1")])
+                .iter()
+                .all(|o| !o.served && o.objects.is_empty())
+        );
+
+        let derived = |snap: Vec<Observation>| {
+            D.derive(&CallContext::default(), ClusterState::default(), snap)
+                .map(|a| a.update.cluster.and_then(|c| c.status_reason))
+        };
+        assert_eq!(derived(snap.clone()), Ok(Some("3 objects".to_string())));
+        let mut unsynced = snap;
+        unsynced[1].synced = false;
+        assert_eq!(
+            derived(unsynced),
+            Ok(None),
+            "a copy still filling says nothing"
+        );
+        reset();
+    }
+
+    #[cfg(feature = "contract-1-1")]
+    #[test]
+    fn the_cloud_and_served_kinds_answer_from_the_threads_world() {
+        use crate::host::{cloud, kube};
+        reset();
+        assert!(cloud::info().verify);
+        set_cloud(cloud::CloudInfo {
+            keystone_url: "https://keystone.test/v3".into(),
+            ..cloud::CloudInfo::default()
+        });
+        assert_eq!(cloud::info().keystone_url, "https://keystone.test/v3");
+        assert_eq!(kube::served("v1", "ConfigMap"), Ok(true));
+        unserve("v1", "ConfigMap");
+        assert_eq!(kube::served("v1", "ConfigMap"), Ok(false));
+        reset();
     }
 }

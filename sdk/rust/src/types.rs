@@ -157,6 +157,43 @@ impl Status {
     }
 }
 
+impl Status {
+    /// Every status, in Magnum's order.
+    pub const ALL: [Status; 18] = [
+        Status::CreateInProgress,
+        Status::CreateFailed,
+        Status::CreateComplete,
+        Status::UpdateInProgress,
+        Status::UpdateFailed,
+        Status::UpdateComplete,
+        Status::DeleteInProgress,
+        Status::DeleteFailed,
+        Status::DeleteComplete,
+        Status::ResumeComplete,
+        Status::ResumeFailed,
+        Status::RestoreComplete,
+        Status::RollbackInProgress,
+        Status::RollbackFailed,
+        Status::RollbackComplete,
+        Status::SnapshotComplete,
+        Status::CheckComplete,
+        Status::AdoptComplete,
+    ];
+}
+
+/// Magnum's spelling (`CREATE_COMPLETE`); anything else is an error naming
+/// the text.
+impl std::str::FromStr for Status {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Status, String> {
+        Status::ALL
+            .into_iter()
+            .find(|st| st.as_str() == s)
+            .ok_or_else(|| format!("{s:?} is not a Magnum status"))
+    }
+}
+
 impl fmt::Display for Status {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -480,6 +517,11 @@ pub struct CallContext {
     pub caller: Caller,
     /// The API request id (`req-…`), empty for background work.
     pub request_id: String,
+    /// The time of the call, the same throughout it (contract 1.1; `None`
+    /// in a driver built for 1.0). Compare deadlines with it, never with a
+    /// clock of the driver's own: the same rows, snapshot and `now` then
+    /// always derive the same status.
+    pub now: Option<Timestamp>,
 }
 
 /// POST /v1/clusters/{id}/actions/resize.
@@ -546,6 +588,72 @@ pub struct Selector {
     pub kind: String,
     pub namespace: Option<String>,
     pub labels: Labels,
+}
+
+/// What the host holds of one selector of [`Driver::watches`](crate::Driver::watches),
+/// handed to [`Driver::derive`](crate::Driver::derive) (contract 1.1).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Observation {
+    pub selector: Selector,
+    /// Whether the management cluster serves the selector's kind (a kind
+    /// it does not serve has no objects).
+    pub served: bool,
+    /// Whether the host's copy is complete. Until it is, `objects` may
+    /// lack objects that exist: never read a missing object of an
+    /// unsynced observation as deleted.
+    pub synced: bool,
+    /// The objects, without `metadata.managedFields`, sorted by namespace
+    /// and name.
+    pub objects: Vec<K8sObject>,
+}
+
+/// A side effect a status answer asks for, run by
+/// [`Driver::apply_effects`](crate::Driver::apply_effects) before the
+/// answer's update is saved: a name and a detail of the driver's choosing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Effect {
+    pub name: String,
+    pub detail: String,
+}
+
+impl Effect {
+    /// The effect `name` with `detail`.
+    pub fn new(name: impl Into<String>, detail: impl Into<String>) -> Effect {
+        Effect {
+            name: name.into(),
+            detail: detail.into(),
+        }
+    }
+}
+
+/// What a status call answers (contract 1.1): the rows' new state, and the
+/// side effects to run before it is saved.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StatusAnswer {
+    pub update: Update,
+    pub effects: Vec<Effect>,
+}
+
+impl StatusAnswer {
+    /// Nothing changed, nothing to do.
+    pub fn none() -> StatusAnswer {
+        StatusAnswer::default()
+    }
+
+    /// Adds a side effect to run before the update is saved.
+    pub fn with_effect(mut self, effect: Effect) -> StatusAnswer {
+        self.effects.push(effect);
+        self
+    }
+}
+
+impl From<Update> for StatusAnswer {
+    fn from(update: Update) -> StatusAnswer {
+        StatusAnswer {
+            update,
+            effects: Vec::new(),
+        }
+    }
 }
 
 // Conversions from and to the bindings.
@@ -812,6 +920,10 @@ impl From<wt::CallContext> for CallContext {
                 admin: c.caller.admin,
             },
             request_id: c.request_id,
+            #[cfg(feature = "contract-1-1")]
+            now: Some(c.now),
+            #[cfg(not(feature = "contract-1-1"))]
+            now: None,
         }
     }
 }
@@ -903,6 +1015,61 @@ impl From<K8sObject> for wt::K8sObject {
     }
 }
 
+impl From<wt::Selector> for Selector {
+    fn from(s: wt::Selector) -> Self {
+        Selector {
+            api_version: s.api_version,
+            kind: s.kind,
+            namespace: s.namespace,
+            labels: Labels::from_wire(s.labels),
+        }
+    }
+}
+
+#[cfg(feature = "contract-1-1")]
+mod v1_1 {
+    use super::*;
+    use crate::bindings::exports::openkeel::magnum_driver::status as ws;
+
+    impl From<ws::Observation> for Observation {
+        fn from(o: ws::Observation) -> Self {
+            Observation {
+                selector: o.selector.into(),
+                served: o.served,
+                synced: o.synced,
+                objects: o.objects.into_iter().map(K8sObject::from).collect(),
+            }
+        }
+    }
+
+    impl From<ws::Effect> for Effect {
+        fn from(e: ws::Effect) -> Self {
+            Effect {
+                name: e.name,
+                detail: e.detail,
+            }
+        }
+    }
+
+    impl From<Effect> for ws::Effect {
+        fn from(e: Effect) -> Self {
+            ws::Effect {
+                name: e.name,
+                detail: e.detail,
+            }
+        }
+    }
+
+    impl From<StatusAnswer> for ws::StatusAnswer {
+        fn from(a: StatusAnswer) -> Self {
+            ws::StatusAnswer {
+                update: a.update.into(),
+                effects: a.effects.into_iter().map(ws::Effect::from).collect(),
+            }
+        }
+    }
+}
+
 impl From<Selector> for wt::Selector {
     fn from(s: Selector) -> Self {
         wt::Selector {
@@ -956,5 +1123,9 @@ mod tests {
         for s in [Status::RollbackFailed, Status::CheckComplete] {
             assert_eq!(Status::from(wt::Status::from(s)), s);
         }
+        for s in Status::ALL {
+            assert_eq!(s.as_str().parse(), Ok(s));
+        }
+        assert!("create_complete".parse::<Status>().is_err());
     }
 }

@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use driver_host::{CallError, ClusterState, Driver, Update};
+use driver_host::{CallError, ClusterState, Driver, StatusAnswer, Update};
 use magnum_domain::Status;
 
 use crate::Kit;
@@ -182,7 +182,7 @@ struct Run<'a> {
 
 type Answer = Result<Update, CallError>;
 
-fn same(a: &Answer, b: &Answer) -> bool {
+fn same<T: PartialEq>(a: &Result<T, CallError>, b: &Result<T, CallError>) -> bool {
     match (a, b) {
         (Ok(x), Ok(y)) => x == y,
         (Err(x), Err(y)) => x.to_string() == y.to_string(),
@@ -206,6 +206,18 @@ fn brief(a: &Answer) -> String {
         }
         Err(e) => format!("error {e}"),
     }
+}
+
+/// A status answer in brief: its update, and the effects it asks for.
+fn brief_status(a: &Result<StatusAnswer, CallError>) -> String {
+    let mut s = brief(&a.clone().map(|s| s.update));
+    if let Ok(a) = a
+        && !a.effects.is_empty()
+    {
+        let names: Vec<&str> = a.effects.iter().map(|e| e.name.as_str()).collect();
+        s += &format!(" asking for {}", names.join(", "));
+    }
+    s
 }
 
 fn is_not_supported(e: &CallError) -> bool {
@@ -290,7 +302,8 @@ impl Run<'_> {
         self.record("describe-matches-manifest", outcome);
     }
 
-    /// Every export once on fresh rows: no fault; the unsupported ones
+    /// Every export once on fresh rows (`describe` is the
+    /// `describe-matches-manifest` check's): no fault; the unsupported ones
     /// answer `NotSupported` and write nothing.
     async fn contract(&mut self) {
         let d = self.driver;
@@ -329,6 +342,7 @@ impl Run<'_> {
             };
         let unit = |r: Result<(), CallError>| r;
         let upd = |r: Result<Update, CallError>| r.map(|_| ());
+        let status = |r: Result<StatusAnswer, CallError>| r.map(|_| ());
 
         let st = self.cluster(&BTreeMap::new());
         let w = || self.kit.kube().writes().len();
@@ -373,6 +387,13 @@ impl Run<'_> {
         extra.uuid = format!("{}-x", &st.cluster.uuid[..8]);
         extra.name = "extra".into();
         extra.is_default = Some(false);
+        let b = w();
+        note(
+            "validate-nodegroup",
+            unit(d.validate_nodegroup(&user, &st, &extra).await),
+            b,
+            w(),
+        );
         let resize = driver_host::Resize {
             nodegroup_uuid: ng.uuid.clone(),
             node_count: 3,
@@ -390,6 +411,9 @@ impl Run<'_> {
                 note($name, r, b, w());
             }};
         }
+        call!("create-cluster", d.create_cluster(&user, &st, 60));
+        call!("update-cluster", d.update_cluster(&user, &st));
+        call!("delete-cluster", d.delete_cluster(&user, &st));
         call!("rotate-ca", d.rotate_ca(&user, &st));
         call!("rotate-credential", d.rotate_credential(&user, &st));
         call!("resize-cluster", d.resize_cluster(&user, &st, &resize));
@@ -397,11 +421,21 @@ impl Run<'_> {
         call!("create-nodegroup", d.create_nodegroup(&user, &st, &extra));
         call!("update-nodegroup", d.update_nodegroup(&user, &st, &ng));
         call!("delete-nodegroup", d.delete_nodegroup(&user, &st, &extra));
-        call!(
-            "derive-status",
-            d.derive_status(&fixtures::admin(), &st, &[])
-        );
-        call!("poll-status", d.poll_status(&fixtures::admin(), &st));
+        let b = w();
+        let r = status(d.derive_status(&fixtures::admin(), &st, &[]).await);
+        note("derive-status", r, b, w());
+        let b = w();
+        let r = status(d.poll_status(&fixtures::admin(), &st).await);
+        note("poll-status", r, b, w());
+        // An effect the driver never asked for: it may refuse it, not
+        // fault on it.
+        let b = w();
+        let probe = [driver_host::Effect {
+            name: "conformance-probe".into(),
+            detail: String::new(),
+        }];
+        let r = d.apply_effects(&fixtures::admin(), &st, &probe).await;
+        note("apply-effects", r, b, w());
         let b = w();
         let r = d.watches(&fixtures::admin(), &st).await.map(|_| ());
         note("watches", r, b, w());
@@ -513,29 +547,7 @@ impl Run<'_> {
         // derive-status over what its watches select.
         let watches = d.watches(&admin, &st).await.unwrap_or_default();
         if !watches.is_empty() {
-            let mut observed = Vec::new();
-            for sel in watches {
-                observed.extend(
-                    self.kit
-                        .kube()
-                        .objects()
-                        .into_iter()
-                        .filter(|o| {
-                            o.api_version == sel.api_version
-                                && o.kind == sel.kind
-                                && o.namespace == sel.namespace
-                        })
-                        .filter(|o| {
-                            let v: serde_json::Value =
-                                serde_json::from_str(&o.json).unwrap_or_default();
-                            sel.labels.iter().all(|(k, val)| {
-                                v.pointer(&format!("/metadata/labels/{}", k.replace('/', "~1")))
-                                    .and_then(|x| x.as_str())
-                                    == Some(val.as_str())
-                            })
-                        }),
-                );
-            }
+            let observed = self.kit.kube().snapshot_of(&watches);
             let before = self.kit.kube().writes().len();
             let a = d.derive_status(&admin, &st, &observed).await;
             let b = d.derive_status(&admin, &st, &observed).await;
@@ -545,8 +557,8 @@ impl Run<'_> {
                 if !same(&a, &b) {
                     problems.push(format!(
                         "derive-status on the same snapshot answered {} then {}",
-                        brief(&a),
-                        brief(&b)
+                        brief_status(&a),
+                        brief_status(&b)
                     ));
                 }
                 if after != before {
@@ -564,8 +576,8 @@ impl Run<'_> {
             if !same(&a, &b) {
                 problems.push(format!(
                     "poll-status on the same rows answered {} then {}",
-                    brief(&a),
-                    brief(&b)
+                    brief_status(&a),
+                    brief_status(&b)
                 ));
             }
         }

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use chrono::{DateTime, NaiveDateTime};
 use driver_host::access::memory::MemoryOpenStack;
-use driver_host::{CallContext, ClusterState, Credentials, Image, Target, Update};
+use driver_host::{CallContext, CloudInfo, ClusterState, Credentials, Image, Target, Update};
 use magnum_domain::Status;
 use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup};
 
@@ -44,6 +44,7 @@ pub fn user() -> CallContext {
             admin: false,
         },
         request_id: "req-5e0c6d1a-8f7b-4c3d-9e2a-1b0f4d6c8a9e".into(),
+        now: None,
     }
 }
 
@@ -52,10 +53,26 @@ pub fn admin() -> CallContext {
     CallContext {
         credentials: Credentials::admin(),
         request_id: String::new(),
+        now: None,
     }
 }
 
 /// A cloud that knows the fixtures' image, flavors and network.
+/// The cloud's configuration a kit's drivers see, unless its options say
+/// otherwise: Keystone on the documentation's address, region `RegionOne`,
+/// the public interface, TLS verified, and no CA bundle.
+pub fn cloud_info() -> CloudInfo {
+    CloudInfo {
+        keystone_url: "https://keystone.example.test:5000/v3".into(),
+        region: Some("RegionOne".into()),
+        endpoint_interface: "public".into(),
+        ca_bundle: None,
+        verify: true,
+        cluster_ca_bundle: None,
+        cluster_verify_ca: true,
+    }
+}
+
 pub fn cloud() -> MemoryOpenStack {
     let mut c = MemoryOpenStack::new();
     for f in ["m1.small", "m1.medium"] {

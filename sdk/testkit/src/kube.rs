@@ -8,7 +8,9 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use driver_host::{HostError, HostFuture, KubeAccess, KubeObject, ObjectRef, Selector};
+use driver_host::{
+    HostError, HostFuture, KubeAccess, KubeObject, ObjectRef, Observation, Selector,
+};
 use serde_json::{Map, Value};
 
 /// The `creationTimestamp` and `deletionTimestamp` of every object: the
@@ -40,6 +42,8 @@ struct Inner {
     uids: u64,
     /// Every write: (verb, reference, field manager).
     writes: Vec<(String, ObjectRef, String)>,
+    /// Kinds the server does not serve, as `api-version/kind`.
+    unserved: Vec<String>,
 }
 
 /// The management cluster of the test kit. Cheap to share (`Arc`).
@@ -296,6 +300,66 @@ impl ApiServer {
             .collect()
     }
 
+    /// The objects `selector` selects, as the server shows them, sorted by
+    /// namespace and name.
+    pub fn select(&self, selector: &Selector) -> Vec<KubeObject> {
+        lock(&self.inner)
+            .objects
+            .iter()
+            .filter(|(r, _)| {
+                r.api_version == selector.api_version
+                    && r.kind == selector.kind
+                    && r.namespace == selector.namespace
+            })
+            .map(|(r, s)| (r, s.render()))
+            .filter(|(_, v)| {
+                let labels = labels_of(v);
+                selector
+                    .labels
+                    .iter()
+                    .all(|(k, v)| labels.get(k) == Some(v))
+            })
+            .map(|(r, v)| to_object(r, &v))
+            .collect()
+    }
+
+    /// What the host hands `derive-status` for `selectors`, in their
+    /// order: each one's objects without `metadata.managedFields`, whether
+    /// its kind is served, and synced (the kit's copy is always complete).
+    pub fn snapshot_of(&self, selectors: &[Selector]) -> Vec<Observation> {
+        let unserved = lock(&self.inner).unserved.clone();
+        selectors
+            .iter()
+            .map(|sel| {
+                let served = !unserved.contains(&format!("{}/{}", sel.api_version, sel.kind));
+                let objects = if served {
+                    self.select(sel)
+                        .into_iter()
+                        .map(|mut o| {
+                            if let Ok(mut v) = serde_json::from_str::<Value>(&o.json) {
+                                if let Some(m) =
+                                    v.get_mut("metadata").and_then(Value::as_object_mut)
+                                {
+                                    m.remove("managedFields");
+                                }
+                                o.json = v.to_string();
+                            }
+                            o
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                Observation {
+                    selector: sel.clone(),
+                    served,
+                    synced: true,
+                    objects,
+                }
+            })
+            .collect()
+    }
+
     /// The stored object.
     pub fn object(&self, r: &ObjectRef) -> Option<Value> {
         lock(&self.inner).objects.get(r).map(Stored::render)
@@ -314,6 +378,14 @@ impl ApiServer {
     /// Every write so far: (verb, reference, field manager).
     pub fn writes(&self) -> Vec<(String, ObjectRef, String)> {
         lock(&self.inner).writes.clone()
+    }
+
+    /// Stops serving `kind` of `api_version`, as a cluster without the
+    /// CRD installed: [`KubeAccess::served`] answers `false`.
+    pub fn unserve(&self, api_version: &str, kind: &str) {
+        lock(&self.inner)
+            .unserved
+            .push(format!("{api_version}/{kind}"));
     }
 
     /// The field managers of an object.
@@ -345,26 +417,7 @@ impl KubeAccess for ApiServer {
     }
 
     fn list(&self, selector: Selector) -> HostFuture<'_, Result<Vec<KubeObject>, HostError>> {
-        Box::pin(async move {
-            Ok(lock(&self.inner)
-                .objects
-                .iter()
-                .filter(|(r, _)| {
-                    r.api_version == selector.api_version
-                        && r.kind == selector.kind
-                        && r.namespace == selector.namespace
-                })
-                .map(|(r, s)| (r, s.render()))
-                .filter(|(_, v)| {
-                    let labels = labels_of(v);
-                    selector
-                        .labels
-                        .iter()
-                        .all(|(k, v)| labels.get(k) == Some(v))
-                })
-                .map(|(r, v)| to_object(r, &v))
-                .collect())
-        })
+        Box::pin(async move { Ok(self.select(&selector)) })
     }
 
     fn delete(&self, reference: ObjectRef) -> HostFuture<'_, Result<bool, HostError>> {
@@ -389,6 +442,15 @@ impl KubeAccess for ApiServer {
             }
             Ok(true)
         })
+    }
+
+    fn served<'a>(
+        &'a self,
+        api_version: &'a str,
+        kind: &'a str,
+    ) -> HostFuture<'a, Result<bool, HostError>> {
+        let key = format!("{api_version}/{kind}");
+        Box::pin(async move { Ok(!lock(&self.inner).unserved.contains(&key)) })
     }
 }
 

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use driver_host::access::memory::{MemoryOpenStack, MemorySecrets};
+use driver_host::access::memory::{MemoryCloud, MemoryOpenStack, MemorySecrets};
 use driver_host::clock::ManualClock;
 use driver_host::manifest::Manifest;
 use driver_host::{
@@ -34,9 +34,10 @@ pub mod conformance;
 pub mod fixtures;
 pub mod kube;
 
+pub use driver_host::access::memory::MemoryCloud as Cloud;
 pub use driver_host::{
-    CallContext, CallError, ClusterState, Driver, DriverFault, FaultKind, Resize, Target, Update,
-    Upgrade,
+    CallContext, CallError, CloudInfo, ClusterState, Driver, DriverFault, Effect, FaultKind,
+    Observation, Resize, Selector, StatusAnswer, Target, Update, Upgrade,
 };
 pub use magnum_domain::Status;
 pub use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup};
@@ -118,6 +119,9 @@ pub struct Options {
     pub driver_options: BTreeMap<String, String>,
     /// The OpenStack cloud the driver sees.
     pub openstack: MemoryOpenStack,
+    /// The cloud's configuration the driver reads (contract 1.1's
+    /// `cloud.info`); [`Kit::cloud`] changes it during a test.
+    pub cloud: CloudInfo,
     /// Where the compiled component is kept between test runs (`None`:
     /// compiled by every load).
     pub precompiled_cache_dir: Option<PathBuf>,
@@ -128,6 +132,7 @@ impl Default for Options {
         Options {
             driver_options: BTreeMap::new(),
             openstack: fixtures::cloud(),
+            cloud: fixtures::cloud_info(),
             precompiled_cache_dir: None,
         }
     }
@@ -139,6 +144,7 @@ pub struct Kit {
     manifest: Manifest,
     kube: Arc<kube::ApiServer>,
     openstack: Arc<MemoryOpenStack>,
+    cloud: Arc<MemoryCloud>,
     clock: Arc<ManualClock>,
 }
 
@@ -174,10 +180,12 @@ impl Kit {
         let kube = Arc::new(kube::ApiServer::new());
         let openstack = Arc::new(opts.openstack);
         let clock = ManualClock::new(fixtures::start_time());
+        let cloud = Arc::new(MemoryCloud::new(opts.cloud));
         let services = HostServices {
             kube: Some(kube.clone()),
             openstack: Some(openstack.clone()),
             secrets: Some(Arc::new(MemorySecrets::default())),
+            cloud: Some(cloud.clone()),
             clock: clock.clone(),
         };
         let host = DriverHost::start_with(settings, services, vec![pkg.source()])
@@ -191,6 +199,7 @@ impl Kit {
             manifest,
             kube,
             openstack,
+            cloud,
             clock,
         })
     }
@@ -226,6 +235,12 @@ impl Kit {
     /// The cloud, with the calls made.
     pub fn openstack(&self) -> &MemoryOpenStack {
         &self.openstack
+    }
+
+    /// The cloud's configuration; [`Cloud::set`] changes what the
+    /// driver's next call reads, as an operator's edited CA file.
+    pub fn cloud(&self) -> &Cloud {
+        &self.cloud
     }
 
     /// The host's clock (drivers read it through WASI).

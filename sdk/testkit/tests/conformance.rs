@@ -1,5 +1,5 @@
-//! The conformance kit on the built-in fake driver (which must pass it), on
-//! drivers broken on purpose (each must fail the check it breaks, by
+//! The conformance kit on the built-in fake driver and the contract 1.1
+//! test driver (which must pass it), on drivers broken on purpose (each must fail the check it breaks, by
 //! name), and on the drivers other toolchains build (the Python driver,
 //! the example driver outside the workspace) when their packages are
 //! given.
@@ -90,6 +90,65 @@ async fn the_fake_driver_passes() {
     }
 }
 
+/// The contract 1.1 test driver: its status by watch, a snapshot per
+/// selector, effects, the cloud's configuration.
+fn watcher() -> Package {
+    let component = match std::fs::read(driver_host::test_components::WATCHER) {
+        Ok(b) => b,
+        Err(e) => panic!("the watcher test component: {e}"),
+    };
+    Package {
+        manifest: driver_host::test_components::WATCHER_MANIFEST.to_string(),
+        component,
+        dir: None,
+    }
+}
+
+#[tokio::test]
+async fn a_1_1_driver_passes_and_reads_the_cloud_as_configured_at_each_call() {
+    let kit = load(watcher(), None).await;
+    let report = conformance::run(&kit, &conformance::Options::default()).await;
+    report.assert_passed();
+    // Its status comes from its watches: the purity check derived twice
+    // from the same snapshot.
+    assert_eq!(
+        report.outcome("status-pure"),
+        Some(&Outcome::Passed),
+        "{report}"
+    );
+
+    // The cloud's CA as configured at each call, through the kit.
+    let d = kit.driver("watcher").unwrap_or_else(|e| panic!("{e}"));
+    let ca_of = |uuid: &str| {
+        kit.kube()
+            .objects()
+            .into_iter()
+            .find(|o| o.name == format!("watch-{uuid}"))
+            .and_then(|o| {
+                let v: serde_json::Value = serde_json::from_str(&o.json).ok()?;
+                v.pointer("/data/ca")
+                    .and_then(|c| c.as_str().map(str::to_string))
+            })
+    };
+    let mut st = openkeel_magnum_driver_testkit::fixtures::new_cluster(
+        "watcher",
+        &openkeel_magnum_driver_testkit::Target::new("vm", "watcher", "kubernetes"),
+        &Default::default(),
+    );
+    st.cluster.uuid = "0000000a-0000-4000-8000-00000000ca01".into();
+    let user = openkeel_magnum_driver_testkit::fixtures::user();
+    assert!(d.create_cluster(&user, &st, 60).await.is_ok());
+    assert_eq!(ca_of(&st.cluster.uuid).as_deref(), Some("none"));
+    kit.cloud().set(openkeel_magnum_driver_testkit::CloudInfo {
+        ca_bundle: Some("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".into()),
+        ..openkeel_magnum_driver_testkit::fixtures::cloud_info()
+    });
+    st.cluster.uuid = "0000000a-0000-4000-8000-00000000ca02".into();
+    assert!(d.create_cluster(&user, &st, 60).await.is_ok());
+    let ca = ca_of(&st.cluster.uuid).unwrap_or_default();
+    assert!(ca.len() == 8 && ca != "none", "{ca}");
+}
+
 #[tokio::test]
 async fn a_conforming_driver_passes_every_check() {
     let kit = load(conformance_driver(), Some("good")).await;
@@ -100,13 +159,14 @@ async fn a_conforming_driver_passes_every_check() {
         report.checks.iter().all(|c| c.outcome == Outcome::Passed),
         "{report}"
     );
-    // It did its work in the in-memory API server, under the host's
-    // field manager.
+    // It did its work in the in-memory API server, under its own field
+    // manager.
     let writes = kit.kube().writes();
+    let manager = driver_host::field_manager(&kit.manifest().driver.name);
     assert!(
-        writes.iter().any(|(verb, r, m)| verb == "apply"
-            && r.kind == "ConfigMap"
-            && m == driver_host::FIELD_MANAGER),
+        writes
+            .iter()
+            .any(|(verb, r, m)| verb == "apply" && r.kind == "ConfigMap" && *m == manager),
         "{writes:?}"
     );
 }

@@ -1,9 +1,11 @@
 //! Test doubles of the OpenStack services openkeel-magnum calls: Glance v2
-//! (image show and list), Nova v2.1 (flavor show and list, keypair show,
-//! server groups), Neutron v2.0 (network and subnet show and list, floating
-//! IPs), Octavia v2 (load balancers, cascade delete), Cinder v3 (volume
-//! types) and the bit of Keystone that service credentials need (password
-//! authentication answered with a token whose catalog points here).
+//! (image show and list), Nova v2.1 (flavor show and list, flavor extra
+//! specs, keypair show, server groups), Neutron v2.0 (network and subnet
+//! show and list, floating IPs), Octavia v2 (load balancers, cascade
+//! delete), Cinder v3 (volume types), Manila v2 (share types) and the bit of
+//! Keystone that service credentials and drivers need (password
+//! authentication answered with a token whose catalog points here, user
+//! token validation, application credentials).
 //!
 //! No production code may use this crate: it is a dev-dependency of the
 //! binary crate, and the `okm-osfake` binary serves the same double for the
@@ -30,13 +32,16 @@
 //! {url}/network                  Neutron root (clients append /v2.0)
 //! {url}/load-balancer            Octavia root (clients append /v2)
 //! {url}/volume/v3                Cinder v3 (a project id may follow)
-//! {url}/identity/v3              Keystone: POST auth/tokens (password)
+//! {url}/share/v2                 Manila v2, catalog type sharev2 (a
+//!                                project id may follow)
+//! {url}/identity/v3              Keystone: POST auth/tokens (password),
+//!                                users/{id}/application_credentials
 //! {url}/internal/…, {url}/admin/…  the same for the other interfaces
 //! {url}/_osfake/calls|faults|reset|seed  the control API of the binary
 //! ```
 //!
 //! Tokens: the read-only services (Glance, Nova flavors and keypairs, Neutron
-//! networks and subnets, Cinder) accept any token unless
+//! networks and subnets, Cinder, Manila) accept any token unless
 //! [`OsFake::require_token`] names one. The read-write ones (server groups,
 //! load balancers, floating IPs) need a token that maps to a project
 //! ([`OsFake::add_token`], [`Seed::tokens`]); [`SERVICE_TOKEN`], which the
@@ -44,12 +49,15 @@
 //! sees every project. The user tokens of [`Seed::user_tokens`] are validated
 //! by the Keystone part (`GET /v3/auth/tokens`, as keystonemiddleware asks)
 //! with their identity and the double's catalog, so that a service can run
-//! with `[keystone_authtoken]` pointing here.
+//! with `[keystone_authtoken]` pointing here; they are also the users who
+//! create application credentials (Keystone's own rules: a user creates
+//! only its own, with roles it has; the owner or an admin deletes them).
 
 mod cinder;
 mod glance;
 mod identity;
 pub mod keystone;
+mod manila;
 mod neutron;
 mod nova;
 mod octavia;
@@ -72,8 +80,8 @@ use serde_json::{Value, json};
 use tokio::sync::{oneshot, watch};
 
 pub use seed::{
-    Flavor, FloatingIp, Image, Keypair, LoadBalancer, Network, Seed, ServerGroup, Subnet,
-    UserToken, VolumeType,
+    ApplicationCredential, Flavor, FloatingIp, Image, Keypair, LoadBalancer, Network, Seed,
+    ServerGroup, ShareType, Subnet, UserToken, VolumeType,
 };
 
 /// The token the Keystone part issues on password authentication: an admin
@@ -95,17 +103,21 @@ pub enum Service {
     Network,
     LoadBalancer,
     BlockStorage,
+    /// Manila, listed as `sharev2`.
+    #[serde(rename = "sharev2")]
+    SharedFileSystem,
     Identity,
 }
 
 impl Service {
     /// Every service, in catalog order.
-    pub const ALL: [Service; 6] = [
+    pub const ALL: [Service; 7] = [
         Service::Image,
         Service::Compute,
         Service::Network,
         Service::LoadBalancer,
         Service::BlockStorage,
+        Service::SharedFileSystem,
         Service::Identity,
     ];
 
@@ -117,6 +129,7 @@ impl Service {
             Service::Network => "network",
             Service::LoadBalancer => "load-balancer",
             Service::BlockStorage => "block-storage",
+            Service::SharedFileSystem => "sharev2",
             Service::Identity => "identity",
         }
     }
@@ -129,6 +142,7 @@ impl Service {
             Service::Network => "neutron",
             Service::LoadBalancer => "octavia",
             Service::BlockStorage => "cinderv3",
+            Service::SharedFileSystem => "manilav2",
             Service::Identity => "keystone",
         }
     }
@@ -141,6 +155,7 @@ impl Service {
             Service::Network => "/network",
             Service::LoadBalancer => "/load-balancer",
             Service::BlockStorage => "/volume",
+            Service::SharedFileSystem => "/share",
             Service::Identity => "/identity",
         }
     }
@@ -149,6 +164,7 @@ impl Service {
     fn listed_version(self) -> &'static str {
         match self {
             Service::Compute => "/v2.1",
+            Service::SharedFileSystem => "/v2",
             Service::BlockStorage | Service::Identity => "/v3",
             _ => "",
         }
@@ -247,7 +263,8 @@ fn escape_component(s: &str) -> String {
         .replace("%20", "+")
 }
 
-/// One request the double received (Keystone's excluded).
+/// One request the double received (Keystone's token requests excluded;
+/// its application-credential requests are recorded).
 #[derive(Clone, Debug)]
 pub struct Call {
     pub service: Service,
@@ -354,6 +371,8 @@ pub(crate) struct State {
     pub(crate) pending: BTreeMap<String, i64>,
     /// The sequence of created server groups.
     pub(crate) seq: u64,
+    /// The sequence of created application credentials.
+    pub(crate) credential_seq: u64,
     /// Password authentications answered.
     authentications: usize,
 }
@@ -442,6 +461,7 @@ impl OsFake {
                 delete_delay: 0,
                 pending: BTreeMap::new(),
                 seq: 0,
+                credential_seq: 0,
                 authentications: 0,
             }),
             closing: watch::Sender::new(false),
@@ -624,6 +644,31 @@ impl OsFake {
     /// 404).
     pub fn set_default_volume_type(&self, name: Option<&str>) {
         self.shared.lock().seed.default_volume_type = name.map(str::to_owned);
+    }
+
+    /// The extra specs of the flavor `id` from now on.
+    pub fn set_flavor_extra_specs(&self, id: &str, specs: BTreeMap<String, String>) {
+        self.shared
+            .lock()
+            .seed
+            .flavor_extra_specs
+            .insert(id.to_owned(), specs);
+    }
+
+    /// Adds a share type.
+    pub fn add_share_type(&self, share_type: ShareType) {
+        self.shared.lock().seed.share_types.push(share_type);
+    }
+
+    /// Names Manila's default share type (`None`: `GET /types/default` is
+    /// 404).
+    pub fn set_default_share_type(&self, name: Option<&str>) {
+        self.shared.lock().seed.default_share_type = name.map(str::to_owned);
+    }
+
+    /// The application credentials Keystone holds, in creation order.
+    pub fn application_credentials(&self) -> Vec<ApplicationCredential> {
+        self.shared.lock().seed.application_credentials.clone()
     }
 
     /// What the binary prints: the base URL, the public endpoint of each
@@ -833,7 +878,7 @@ async fn handle(AxumState(shared): AxumState<Arc<Shared>>, req: Request) -> Resp
         };
         format!("{}{iface_prefix}{}", shared.url, service.prefix())
     };
-    if service == Service::Identity {
+    if service == Service::Identity && !identity::is_application_credentials(&rest) {
         let mut st = shared.lock();
         if parts.method == Method::POST {
             st.authentications += 1;
@@ -867,6 +912,10 @@ async fn handle(AxumState(shared): AxumState<Arc<Shared>>, req: Request) -> Resp
     }
 
     let mut st = shared.lock();
+    if service == Service::Identity {
+        // Keystone checks the token itself.
+        return identity::serve_application_credentials(&mut st, &shared.url, &call, &body);
+    }
     if let Some(required) = &st.required_token
         && call.token.as_deref() != Some(required.as_str())
     {
@@ -889,6 +938,7 @@ async fn handle(AxumState(shared): AxumState<Arc<Shared>>, req: Request) -> Resp
         Service::Image => glance::serve(&st, &call),
         Service::Compute => nova::serve(&st, &call, &base),
         Service::Network => neutron::serve(&st, &call, &base),
+        Service::SharedFileSystem => manila::serve(&st, &call),
         _ => cinder::serve(&st, &call),
     }
 }

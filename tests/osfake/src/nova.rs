@@ -1,4 +1,4 @@
-//! Nova v2.1: flavor show and list, keypair show.
+//! Nova v2.1: flavor show and list, flavor extra specs, keypair show.
 
 use axum::response::Response;
 use serde_json::{Value, json};
@@ -42,6 +42,19 @@ pub(crate) fn serve(st: &State, call: &Call, base: &str) -> Response {
         return list_flavors(st, call, base);
     }
     let slashes = path.matches('/').count();
+    if let Some(id) = path
+        .strip_prefix("/v2.1/flavors/")
+        .and_then(|rest| rest.strip_suffix("/os-extra_specs"))
+        && slashes == 4
+    {
+        return match st.seed.flavors.iter().find(|f| f.id == id) {
+            Some(f) => json_response(
+                200,
+                json!({"extra_specs": st.seed.flavor_extra_specs.get(&f.id).cloned().unwrap_or_default()}),
+            ),
+            None => not_found(&format!("Flavor {id} could not be found.")),
+        };
+    }
     if let Some(id) = path.strip_prefix("/v2.1/flavors/")
         && slashes == 3
     {

@@ -119,6 +119,32 @@ pub struct VolumeType {
     pub name: String,
 }
 
+/// A Manila share type.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ShareType {
+    pub id: String,
+    pub name: String,
+    /// The `driver_handles_share_servers` extra spec (`"True"` or
+    /// `"False"` in the body); left out when `None`.
+    pub driver_handles_share_servers: Option<bool>,
+}
+
+/// A Keystone application credential. The secret is never served again
+/// after its creation, as in Keystone.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ApplicationCredential {
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    pub user_id: String,
+    pub project_id: String,
+    /// The role names granted.
+    pub roles: Vec<String>,
+    pub unrestricted: bool,
+}
+
 /// The identity behind a user token that the Keystone part validates
 /// (`GET /v3/auth/tokens`): a project-scoped token of `user_id` in
 /// `project_id` with `roles`.
@@ -160,6 +186,15 @@ pub struct Seed {
     /// The name of Cinder's default volume type (`GET /types/default`
     /// answers 404 when unset).
     pub default_volume_type: Option<String>,
+    /// The extra specs of flavors, by flavor id (`GET
+    /// /flavors/{id}/os-extra_specs`; a flavor without an entry has none).
+    pub flavor_extra_specs: BTreeMap<String, BTreeMap<String, String>>,
+    pub share_types: Vec<ShareType>,
+    /// The name of Manila's default share type (`GET /types/default`
+    /// answers 404 when unset).
+    pub default_share_type: Option<String>,
+    /// The application credentials Keystone holds.
+    pub application_credentials: Vec<ApplicationCredential>,
     /// User tokens of the read-write services (server groups, load
     /// balancers, floating IPs), mapped to their project.
     pub tokens: BTreeMap<String, String>,

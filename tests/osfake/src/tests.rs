@@ -190,6 +190,24 @@ async fn nova_shows_flavors_and_keypairs() {
     );
 }
 
+#[tokio::test]
+async fn nova_shows_the_extra_specs_of_a_flavor() {
+    let s = start(seed()).await;
+    s.set_flavor_extra_specs("2", BTreeMap::from([("resources:VGPU".into(), "1".into())]));
+    let base = s.endpoint(Service::Compute, "public");
+    let (st, specs) = get(&format!("{base}/flavors/2/os-extra_specs")).await;
+    assert_eq!(st, 200);
+    assert_eq!(specs, json!({"extra_specs": {"resources:VGPU": "1"}}));
+    let (st, none) = get(&format!("{base}/flavors/1/os-extra_specs")).await;
+    assert_eq!((st, none), (200, json!({"extra_specs": {}})));
+    let (st, nf) = get(&format!("{base}/flavors/9/os-extra_specs")).await;
+    assert_eq!(st, 404);
+    assert_eq!(
+        nf["itemNotFound"]["message"],
+        json!("Flavor 9 could not be found.")
+    );
+}
+
 // Go: TestNeutron.
 #[tokio::test]
 async fn neutron_filters_networks_and_subnets() {
@@ -317,12 +335,13 @@ async fn catalog_lists_every_service_interface_and_region() {
             "block-storage internal RegionOne",
             format!("{url}/internal/volume/v3"),
         ),
+        ("sharev2 admin RegionOne", format!("{url}/admin/share/v2")),
         ("identity public RegionOne", format!("{url}/identity/v3")),
     ] {
         assert_eq!(got.get(k), Some(&want), "{k}");
     }
-    // Six services, three interfaces, two regions.
-    assert_eq!(got.len(), 36);
+    // Seven services, three interfaces, two regions.
+    assert_eq!(got.len(), 42);
     let without: Value =
         serde_json::from_slice(&s.catalog_without(&[Service::LoadBalancer])).unwrap_or(Value::Null);
     let types: Vec<&str> = without
@@ -333,7 +352,14 @@ async fn catalog_lists_every_service_interface_and_region() {
         .collect();
     assert_eq!(
         types,
-        ["image", "compute", "network", "block-storage", "identity"]
+        [
+            "image",
+            "compute",
+            "network",
+            "block-storage",
+            "sharev2",
+            "identity"
+        ]
     );
     // A region other than RegionOne is not served.
     assert_eq!(
@@ -507,6 +533,132 @@ async fn cinder_lists_volume_types_and_the_default() {
     s.set_default_volume_type(Some("ssd"));
     let (_, def) = get(&format!("{base}/types/default")).await;
     assert_eq!(def["volume_type"]["id"], json!("2"));
+}
+
+#[tokio::test]
+async fn manila_lists_share_types_and_the_default() {
+    let s = start(Seed::default()).await;
+    s.add_share_type(ShareType {
+        id: "st-1".into(),
+        name: "default".into(),
+        driver_handles_share_servers: Some(false),
+    });
+    s.add_share_type(ShareType {
+        id: "st-2".into(),
+        name: "cephfs".into(),
+        driver_handles_share_servers: None,
+    });
+    let base = s.endpoint(Service::SharedFileSystem, "public");
+    assert_eq!(base, format!("{}/share/v2", s.url()));
+    for prefix in [base.clone(), format!("{base}/p1")] {
+        let (st, list) = get(&format!("{prefix}/types")).await;
+        assert_eq!(st, 200, "{prefix}");
+        assert_eq!(list["share_types"][0]["id"], json!("st-1"));
+        assert_eq!(
+            list["share_types"][0]["extra_specs"],
+            json!({"driver_handles_share_servers": "False"})
+        );
+        assert_eq!(list["share_types"][1]["extra_specs"], json!({}));
+        assert_eq!(list["volume_types"], list["share_types"]);
+    }
+    assert_eq!(get(&format!("{base}/types/default")).await.0, 404);
+    s.set_default_share_type(Some("cephfs"));
+    let (_, def) = get(&format!("{base}/types/default")).await;
+    assert_eq!(def["share_type"]["id"], json!("st-2"));
+    assert_eq!(get(&format!("{base}/types/st-1")).await.0, 200);
+    assert_eq!(get(&format!("{base}/types/st-9")).await.0, 404);
+    assert!(
+        s.calls()
+            .iter()
+            .all(|c| c.service == Service::SharedFileSystem)
+    );
+}
+
+#[tokio::test]
+async fn identity_keeps_the_application_credentials_of_users() {
+    let mut seed = Seed::default();
+    for (token, user) in [("u1-tok", "u1"), ("u2-tok", "u2")] {
+        seed.user_tokens.insert(
+            token.into(),
+            UserToken {
+                user_id: user.into(),
+                project_id: "p1".into(),
+                roles: vec!["member".into(), "reader".into()],
+                ..Default::default()
+            },
+        );
+    }
+    let s = start(seed).await;
+    let creds = |user: &str| {
+        format!(
+            "{}/users/{user}/application_credentials",
+            s.identity_endpoint()
+        )
+    };
+    let create = |roles: Value| json!({"application_credential": {"name": "c1", "roles": roles}});
+    let (st, created) = send(
+        Method::POST,
+        &creds("u1"),
+        "u1-tok",
+        Some(create(json!([{"name": "member"}]))),
+    )
+    .await;
+    assert_eq!(st, 201, "{created}");
+    let ac = &created["application_credential"];
+    assert_eq!(
+        (&ac["user_id"], &ac["project_id"], &ac["roles"][0]["name"]),
+        (&json!("u1"), &json!("p1"), &json!("member"))
+    );
+    let id = ac["id"].as_str().unwrap_or_default().to_owned();
+    assert!(ac["secret"].as_str().is_some_and(|s| !s.is_empty()));
+    // The same name again, a role the user lacks, another user's path, an
+    // unknown token.
+    let again = create(json!([]));
+    assert_eq!(
+        send(Method::POST, &creds("u1"), "u1-tok", Some(again))
+            .await
+            .0,
+        409
+    );
+    let admin = json!({"application_credential": {"name": "c2", "roles": [{"name": "admin"}]}});
+    assert_eq!(
+        send(Method::POST, &creds("u1"), "u1-tok", Some(admin))
+            .await
+            .0,
+        404
+    );
+    let theirs = json!({"application_credential": {"name": "c3"}});
+    assert_eq!(
+        send(Method::POST, &creds("u1"), "u2-tok", Some(theirs.clone()))
+            .await
+            .0,
+        403
+    );
+    assert_eq!(
+        send(Method::POST, &creds("u1"), "nobody", Some(theirs))
+            .await
+            .0,
+        401
+    );
+    let one = format!("{}/{id}", creds("u1"));
+    let (st, shown) = send(Method::GET, &one, "u1-tok", None).await;
+    assert_eq!(st, 200);
+    assert!(
+        shown["application_credential"].get("secret").is_none(),
+        "the secret is shown once"
+    );
+    assert_eq!(send(Method::DELETE, &one, "u2-tok", None).await.0, 403);
+    assert_eq!(send(Method::DELETE, &one, SERVICE_TOKEN, None).await.0, 204);
+    assert_eq!(send(Method::DELETE, &one, SERVICE_TOKEN, None).await.0, 404);
+    assert!(s.application_credentials().is_empty());
+    // Recorded, with the token used; the token requests are not.
+    let calls: Vec<String> = s.calls().iter().map(ToString::to_string).collect();
+    assert_eq!(calls.len(), 9, "{calls:?}");
+    assert_eq!(
+        calls[0],
+        "POST identity /v3/users/u1/application_credentials"
+    );
+    assert_eq!(s.calls()[8].token.as_deref(), Some(SERVICE_TOKEN));
 }
 
 #[tokio::test]

@@ -1,6 +1,6 @@
 //! In-memory implementations of the host traits, for tests (and the
 //! testkit later): a Kubernetes object store, an OpenStack cloud of fixed
-//! answers, and a certificate store.
+//! answers, a certificate store, and the cloud's configuration.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -8,8 +8,9 @@ use std::sync::Mutex;
 use magnum_domain::models::Cluster;
 
 use super::{
-    ApplicationCredential, ClusterCas, Credentials, HostError, HostFuture, Image, KubeAccess,
-    KubeObject, LoadBalancer, ObjectRef, OpenStackAccess, SecretsAccess, Selector, VolumeType,
+    ApplicationCredential, CloudAccess, CloudInfo, ClusterCas, Credentials, Flavor, HostError,
+    HostFuture, Image, KubeAccess, KubeObject, LoadBalancer, ObjectRef, OpenStackAccess,
+    SecretsAccess, Selector, ShareType, VolumeType,
 };
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -19,11 +20,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// A Kubernetes API that stores objects in a map. Apply replaces the whole
-/// object (no field merging); every apply's field manager is recorded.
+/// object (no field merging); every apply's field manager is recorded. It
+/// serves every kind but those listed in `unserved` (`api-version/kind`).
 #[derive(Default)]
 pub struct MemoryKube {
     objects: Mutex<BTreeMap<ObjectRef, KubeObject>>,
     managers: Mutex<Vec<String>>,
+    /// Kinds the server does not serve, as `api-version/kind`.
+    pub unserved: Vec<String>,
 }
 
 impl MemoryKube {
@@ -41,20 +45,6 @@ impl MemoryKube {
     pub fn field_managers(&self) -> Vec<String> {
         lock(&self.managers).clone()
     }
-}
-
-fn labels_of(json: &str) -> BTreeMap<String, String> {
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(json) else {
-        return BTreeMap::new();
-    };
-    v.pointer("/metadata/labels")
-        .and_then(serde_json::Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 impl KubeAccess for MemoryKube {
@@ -84,7 +74,7 @@ impl KubeAccess for MemoryKube {
                         && o.namespace == selector.namespace
                 })
                 .filter(|o| {
-                    let labels = labels_of(&o.json);
+                    let labels = o.labels();
                     selector
                         .labels
                         .iter()
@@ -97,6 +87,15 @@ impl KubeAccess for MemoryKube {
 
     fn delete(&self, reference: ObjectRef) -> HostFuture<'_, Result<bool, HostError>> {
         Box::pin(async move { Ok(lock(&self.objects).remove(&reference).is_some()) })
+    }
+
+    fn served<'a>(
+        &'a self,
+        api_version: &'a str,
+        kind: &'a str,
+    ) -> HostFuture<'a, Result<bool, HostError>> {
+        let key = format!("{api_version}/{kind}");
+        Box::pin(async move { Ok(!self.unserved.contains(&key)) })
     }
 }
 
@@ -117,6 +116,10 @@ pub struct MemoryOpenStack {
     pub load_balancers: Option<Vec<LoadBalancer>>,
     /// `None`: the cloud has no block-storage service.
     pub volume_types: Option<Vec<VolumeType>>,
+    /// Flavor reference → flavor with its extra specs.
+    pub flavor_details: BTreeMap<String, Flavor>,
+    /// `None`: the cloud has no shared-file-system service.
+    pub share_types: Option<Vec<ShareType>>,
     server_groups: Mutex<BTreeMap<String, String>>,
     credentials: Mutex<BTreeMap<String, ApplicationCredential>>,
     calls: Mutex<Vec<(String, bool)>>,
@@ -300,6 +303,27 @@ impl OpenStackAccess for MemoryOpenStack {
             Ok(self.volume_types.clone())
         })
     }
+
+    fn flavor<'a>(
+        &'a self,
+        cred: &'a Credentials,
+        reference: &'a str,
+    ) -> HostFuture<'a, Result<Flavor, HostError>> {
+        Box::pin(async move {
+            self.record("flavor", Some(cred));
+            resolve(&self.flavor_details, "flavor", reference)
+        })
+    }
+
+    fn share_types<'a>(
+        &'a self,
+        cred: &'a Credentials,
+    ) -> HostFuture<'a, Result<Option<Vec<ShareType>>, HostError>> {
+        Box::pin(async move {
+            self.record("share_types", Some(cred));
+            Ok(self.share_types.clone())
+        })
+    }
 }
 
 /// Certificates by cluster uuid.
@@ -318,5 +342,33 @@ impl SecretsAccess for MemorySecrets {
                 HostError::NotFound(format!("certificates of cluster {}", cluster.uuid))
             })
         })
+    }
+}
+
+/// The cloud's configuration, changed by [`MemoryCloud::set`] as an
+/// operator changes a file: the next call sees the change.
+#[derive(Default)]
+pub struct MemoryCloud {
+    info: Mutex<CloudInfo>,
+}
+
+impl MemoryCloud {
+    /// A cloud configured as `info`.
+    pub fn new(info: CloudInfo) -> Self {
+        MemoryCloud {
+            info: Mutex::new(info),
+        }
+    }
+
+    /// Configures the cloud as `info` from now on.
+    pub fn set(&self, info: CloudInfo) {
+        *lock(&self.info) = info;
+    }
+}
+
+impl CloudAccess for MemoryCloud {
+    fn info(&self) -> HostFuture<'_, CloudInfo> {
+        let info = lock(&self.info).clone();
+        Box::pin(async move { info })
     }
 }

@@ -60,7 +60,9 @@ pub struct Credentials {
     pub project_id: String,
     /// The token's service catalog (JSON).
     pub service_catalog: Option<Vec<u8>>,
-    /// True for an admin context without a token.
+    /// True for an admin context without a token: the service's own
+    /// credentials, acting in `project_id`, which the host sets to the
+    /// project of the call's cluster.
     pub admin: bool,
 }
 
@@ -129,6 +131,22 @@ impl KubeObject {
             name: self.name.clone(),
         }
     }
+
+    /// The labels of its `metadata`, with string values; none when the
+    /// JSON does not parse.
+    pub fn labels(&self) -> std::collections::BTreeMap<String, String> {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&self.json) else {
+            return Default::default();
+        };
+        v.pointer("/metadata/labels")
+            .and_then(serde_json::Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
 }
 
 /// Objects of one kind in one namespace carrying every label of `labels`.
@@ -155,8 +173,15 @@ pub trait KubeAccess: Send + Sync {
     /// The objects matching `selector`; a kind the server does not serve
     /// lists as empty.
     fn list(&self, selector: Selector) -> HostFuture<'_, Result<Vec<KubeObject>, HostError>>;
-    /// Deletes with background propagation; `false` when already gone.
+    /// Deletes with background propagation; `false` when already gone or
+    /// when the kind is not served.
     fn delete(&self, reference: ObjectRef) -> HostFuture<'_, Result<bool, HostError>>;
+    /// Whether the server serves `kind` of `api_version`.
+    fn served<'a>(
+        &'a self,
+        api_version: &'a str,
+        kind: &'a str,
+    ) -> HostFuture<'a, Result<bool, HostError>>;
 }
 
 /// A Glance image.
@@ -204,6 +229,46 @@ pub struct LoadBalancer {
 pub struct VolumeType {
     pub name: String,
     pub is_default: bool,
+}
+
+/// A Nova flavor with its extra specs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Flavor {
+    pub id: String,
+    pub name: String,
+    pub vcpus: u32,
+    pub ram_mb: u32,
+    pub disk_gb: u32,
+    pub extra_specs: Vec<(String, String)>,
+}
+
+/// A Manila share type.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ShareType {
+    pub id: String,
+    pub name: String,
+    pub is_default: bool,
+    pub driver_handles_share_servers: Option<bool>,
+}
+
+/// The cloud the host works in, as its operator configured it (contract
+/// 1.1's `cloud-info`). Holds no secret.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CloudInfo {
+    pub keystone_url: String,
+    pub region: Option<String>,
+    pub endpoint_interface: String,
+    pub ca_bundle: Option<String>,
+    pub verify: bool,
+    pub cluster_ca_bundle: Option<String>,
+    pub cluster_verify_ca: bool,
+}
+
+/// Where the cloud's configuration comes from: read at every call, so
+/// that a changed CA file reaches drivers at their next call.
+pub trait CloudAccess: Send + Sync {
+    /// The cloud as configured now.
+    fn info(&self) -> HostFuture<'_, CloudInfo>;
 }
 
 /// The OpenStack calls a driver may be granted. Each acts with `cred`: the
@@ -278,6 +343,18 @@ pub trait OpenStackAccess: Send + Sync {
         &'a self,
         cred: &'a Credentials,
     ) -> HostFuture<'a, Result<Option<Vec<VolumeType>>, HostError>>;
+    /// The Nova flavor of a name or id, with its extra specs.
+    fn flavor<'a>(
+        &'a self,
+        cred: &'a Credentials,
+        reference: &'a str,
+    ) -> HostFuture<'a, Result<Flavor, HostError>>;
+    /// The Manila share types the caller sees; `None` without Manila in
+    /// the catalog.
+    fn share_types<'a>(
+        &'a self,
+        cred: &'a Credentials,
+    ) -> HostFuture<'a, Result<Option<Vec<ShareType>>, HostError>>;
 }
 
 /// A certificate and its encrypted private key.

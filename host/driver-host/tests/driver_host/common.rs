@@ -82,6 +82,7 @@ pub fn user() -> CallContext {
             admin: false,
         },
         request_id: "req-1".into(),
+        now: None,
     }
 }
 

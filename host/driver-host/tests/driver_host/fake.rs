@@ -72,7 +72,8 @@ impl World {
         let r = self
             .drv()
             .poll_status(&CallContext::admin(), &self.st)
-            .await;
+            .await
+            .map(|a| a.update);
         self.must(r)
     }
 
@@ -993,7 +994,7 @@ async fn lifecycle(host: &DriverHost, clock: &ManualClock, i: usize) -> Result<(
                 .poll_status(&CallContext::admin(), st)
                 .await
                 .map_err(|e| format!("cluster {i} poll after {name}: {e}"))?;
-            apply(st, &upd);
+            apply(st, &upd.update);
             if s(&st.cluster.status) == want {
                 return Ok(());
             }

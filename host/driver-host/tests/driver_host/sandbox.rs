@@ -108,7 +108,7 @@ fn traffic(
                 .poll_status(&CallContext::admin(), &st)
                 .await
                 .map_err(|e| e.to_string())?;
-            apply(&mut st, &upd);
+            apply(&mut st, &upd.update);
             d.validate_master_size(3).await.map_err(|e| e.to_string())?;
             count.fetch_add(1, Ordering::Relaxed);
             tokio::task::yield_now().await;
@@ -383,11 +383,11 @@ async fn kube_apply_outside_the_granted_namespace_or_kind_is_denied() {
             s.cluster.labels = labels(pairs);
             s
         };
-        // Granted: stored, with the host's field manager.
+        // Granted: stored, with the field manager of its driver.
         let upd = d.create_cluster(&user(), &with(&[("name", "cm1")]), 0).await;
         assert_eq!(upd.map(|u| u.deleted_nodegroups), Ok(vec!["cm1".to_string()]));
         assert_eq!(k.objects().len(), 1);
-        assert_eq!(k.field_managers(), vec![driver_host::FIELD_MANAGER.to_string()]);
+        assert_eq!(k.field_managers(), vec![driver_host::field_manager("sb-kube")]);
         // Another namespace.
         let r = d.create_cluster(&user(), &with(&[("namespace", "kube-system")]), 0).await;
         assert_eq!(
@@ -469,7 +469,7 @@ async fn openstack_and_secrets_act_for_the_caller() {
     assert_eq!(
         d.poll_status(&CallContext::admin(), &s)
             .await
-            .map(|u| u.deleted_nodegroups),
+            .map(|u| u.update.deleted_nodegroups),
         Ok(vec!["small".to_string()])
     );
     assert_eq!(
@@ -542,7 +542,7 @@ provides = [{ server-type = "vm", os = "ubuntu", coe = "kubernetes" }]
     let h = host(&[], vec![src.clone()], HostServices::default()).await;
     assert_eq!(
         h.refused()[0].reason,
-        "driver v2 is built for openkeel:magnum-driver@2.0.0; this host supports >=1.0.0, <2.0.0 (implements 1.0.0)"
+        "driver v2 is built for openkeel:magnum-driver@2.0.0; this host supports >=1.0.0, <2.0.0 (implements 1.0.0 and 1.1.0)"
     );
     // Its manifest saying so is refused before anything is compiled.
     let src = PackageSource {
@@ -552,7 +552,7 @@ provides = [{ server-type = "vm", os = "ubuntu", coe = "kubernetes" }]
     let h = host(&[], vec![src], HostServices::default()).await;
     assert_eq!(
         h.refused()[0].reason,
-        "driver v2 requires openkeel:magnum-driver ^2.0; this host supports >=1.0.0, <2.0.0 (implements 1.0.0)"
+        "driver v2 requires openkeel:magnum-driver ^2.0; this host supports >=1.0.0, <2.0.0 (implements 1.0.0 and 1.1.0)"
     );
 }
 

@@ -249,6 +249,12 @@ pub async fn management_client(kubeconfig: &str) -> Result<Client, String> {
             .await
             .map_err(|e| format!("[capi]/kubeconfig {kubeconfig}: {e}"))?
     };
+    let mut config = config;
+    // Named in the API server's audit log.
+    config.headers.push((
+        http::header::USER_AGENT,
+        http::HeaderValue::from_static(concat!("openkeel-magnum/", env!("CARGO_PKG_VERSION"))),
+    ));
     Client::try_from(config).map_err(|e| format!("Kubernetes client: {e}"))
 }
 

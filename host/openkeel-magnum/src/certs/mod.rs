@@ -4,13 +4,16 @@
 //! The certificates themselves (the three CAs and the admin certificate,
 //! CSR signing with the `[x509]` filters, encrypted PKCS#8 keys) are pure
 //! computation in the `magnum-x509` crate, re-exported here; this module adds
-//! where they are kept ([`Store`], `[certificates]/cert_manager_type`) and
-//! the low-priority thread that generates keys ([`KeyGenerator`]).
+//! where they are kept ([`Store`], `[certificates]/cert_manager_type`), the
+//! low-priority thread that generates keys ([`KeyGenerator`]), and what
+//! drivers read of them ([`DriverSecrets`]).
 
+mod driver_secrets;
 mod keygen;
 mod kube_store;
 mod store;
 
+pub use driver_secrets::DriverSecrets;
 #[cfg(test)]
 pub(crate) use keygen::AskHook;
 pub use keygen::{KeyGenError, KeyGenerator, LOW_PRIORITY_NICE};

@@ -15,7 +15,11 @@ pub(super) async fn run(
 ) -> Result<(), Failure> {
     let host = app::start_drivers(options).await?;
     let (text, code) = match command {
-        DriverCommand::List { details } => (host.list_table(details).render(), 0),
+        DriverCommand::List { details } => {
+            // What each driver would watch, against its grants.
+            host.probe_watches().await;
+            (host.list_table(details).render(), 0)
+        }
         DriverCommand::Inspect { file } => {
             let r = host.inspect(Path::new(&file)).await;
             (r.render(), r.exit_code())

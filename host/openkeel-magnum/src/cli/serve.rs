@@ -33,9 +33,8 @@ pub(super) async fn all_in_one(options: Options) -> Result<(), Failure> {
     let heartbeat = app::heartbeat(&options, conductor.clone());
     heartbeat.beat().await;
     let heartbeat = tokio::spawn(heartbeat.run(until_stop(stopped.clone())));
-    let reconciler = tokio::spawn(
-        app::reconciler(&options, app::Mode::AllInOne, conductor.clone()).run(until_stop(stopped)),
-    );
+    let reconciler = app::reconciler(&options, app::Mode::AllInOne, conductor.clone()).await?;
+    let reconciler = tokio::spawn(reconciler.run(until_stop(stopped)));
     let served = serve(&options, conductor).await;
     let _ = stop.send(true);
     let _ = heartbeat.await;
@@ -62,8 +61,8 @@ pub(super) async fn reconciler(options: Options) -> Result<(), Failure> {
         let _ = rx.wait_for(|s| *s).await;
     };
     let beat = tokio::spawn(heartbeat.run(until_stop(stopped.clone())));
-    let status =
-        tokio::spawn(app::reconciler(&options, app::Mode::Api, conductor).run(until_stop(stopped)));
+    let status = app::reconciler(&options, app::Mode::Api, conductor).await?;
+    let status = tokio::spawn(status.run(until_stop(stopped)));
     app::shutdown_signal().await;
     let _ = stop.send(true);
     let _ = beat.await;

@@ -267,6 +267,11 @@ impl Conductor {
             });
         }
         let drv = self.driver_of(&st.template)?;
+        // The driver's own checks of the upgrade (a version it cannot move
+        // to): its client error is the caller's 400, and nothing changes.
+        drv.validate_upgrade(&call_ctx(ctx), &st, &input.template)
+            .await
+            .map_err(|e| call_error(&drv, e))?;
         self.notifier().cluster_event(
             ctx,
             &st.cluster,
@@ -289,6 +294,7 @@ impl Conductor {
             Err(e) => {
                 let reason = e.status_reason();
                 tracing::error!(cluster_uuid = %uuid, error = %reason, "cluster upgrade failed");
+                self.keep_after_failure(&st, &e).await;
                 if let Some((cl, ngs)) = self.mark_failed(uuid, Status::UpdateFailed, &reason).await
                 {
                     self.notifier()

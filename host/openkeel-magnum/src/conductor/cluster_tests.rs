@@ -551,7 +551,7 @@ async fn finish_deletes_only_unchanged_rows() {
 async fn poll_pass_keeps_later_changes() {
     let env = Env::new(Dialect::Sqlite).await;
     let cl = env.create("p1").await;
-    let pass = env.c().start_poll_pass().await.expect("pass");
+    let pass = env.c().start_poll_pass(false).await.expect("pass");
     assert_eq!(
         pass.clusters.iter().map(|c| &c.uuid).collect::<Vec<_>>(),
         vec![&cl.uuid]
@@ -567,7 +567,7 @@ async fn poll_pass_keeps_later_changes() {
         .expect("poll");
     let row = env.row(&cl.uuid).await.expect("row");
     assert_eq!(row.status, Some(Status::DeleteInProgress), "kept");
-    let pass = env.c().start_poll_pass().await.expect("pass");
+    let pass = env.c().start_poll_pass(false).await.expect("pass");
     assert_eq!(pass.clusters.len(), 1);
     let polled = env
         .c()

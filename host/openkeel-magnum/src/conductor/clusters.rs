@@ -145,6 +145,7 @@ pub(crate) fn call_ctx(ctx: &RequestContext) -> CallContext {
     CallContext {
         credentials: Credentials::from_request(ctx),
         request_id: ctx.request_id.clone(),
+        now: None,
     }
 }
 
@@ -155,7 +156,9 @@ pub(crate) fn call_ctx(ctx: &RequestContext) -> CallContext {
 pub(crate) fn call_error(drv: &Driver, e: CallError) -> Error {
     match e {
         CallError::Client(e) => Error::Client(e),
-        CallError::Failed(s) => MagnumError::driver_failed(drv.package(), &s).into(),
+        CallError::Failed(s) | CallError::FailedAfter { reason: s, .. } => {
+            MagnumError::driver_failed(drv.package(), &s).into()
+        }
         CallError::Fault(f) => f.client_error().into(),
     }
 }
@@ -667,11 +670,12 @@ impl Conductor {
             .map_err(|e| call_error(&driver, e))
     }
 
-    /// The validation of a create after the quota check, in Magnum's
-    /// order: hidden template (403), flavors' root disk (400), OpenStack
-    /// resources, master_count against master_lb_enabled (400). It sets
-    /// the cluster's identity (uuid, project, user, generated name).
-    async fn validate_create(
+    /// The conductor's own checks of a create after the quota check, in
+    /// Magnum's order: hidden template (403), flavors' root disk (400),
+    /// OpenStack resources, master_count against master_lb_enabled (400).
+    /// It sets the cluster's identity (uuid, project, user, generated
+    /// name).
+    async fn check_create(
         &self,
         l: &mut Lookups<'_>,
         ctx: &RequestContext,
@@ -730,7 +734,7 @@ impl Conductor {
         // then comes first, as in Magnum, and an accepted create counts
         // once.
         if let Err(e) = self
-            .validate_create(&mut l, ctx, t, &mut cl, input.master_count)
+            .check_create(&mut l, ctx, t, &mut cl, input.master_count)
             .await
         {
             self.check_cluster_quota(ctx).await?;
@@ -743,6 +747,18 @@ impl Conductor {
             default_nodegroups(t, &cl, input.master_count, input.node_count);
         master.uuid = self.new_uuid();
         worker.uuid = self.new_uuid();
+        // Then the driver's own checks of the rows about to be written (a
+        // label it cannot use): its client error is the caller's 400, and
+        // no row is written.
+        let st = ClusterState {
+            cluster: cl.clone(),
+            template: t.clone(),
+            nodegroups: vec![master.clone(), worker.clone()],
+        };
+        if let Err(e) = self.driver_validate_create(ctx, &st).await {
+            self.check_cluster_quota(ctx).await?;
+            return Err(e);
+        }
         self.ensure_lock_row().await?;
         // From before the row is visible until its create job ends, the
         // status poller of this process leaves the new cluster alone.
@@ -773,6 +789,14 @@ impl Conductor {
         self.start_create_job(ctx.clone(), row.uuid.clone(), busy)
             .await;
         Ok(row)
+    }
+
+    /// The driver's `validate-create` of the rows `st` about to be written.
+    async fn driver_validate_create(&self, ctx: &RequestContext, st: &ClusterState) -> Result<()> {
+        let drv = self.driver_of(&st.template)?;
+        drv.validate_create(&call_ctx(ctx), st)
+            .await
+            .map_err(|e| call_error(&drv, e))
     }
 
     /// The root-disk check of a cluster PATCH (spec `api/patch.md` §3 step
@@ -935,6 +959,7 @@ impl Conductor {
             Err(e) => {
                 let reason = e.status_reason();
                 tracing::error!(cluster_uuid = %uuid, error = %reason, "driver operation failed");
+                self.keep_after_failure(&st, &e).await;
                 self.restore_node_count(
                     uuid,
                     ng_uuid,
@@ -1065,6 +1090,7 @@ impl Conductor {
             Err(e) => {
                 let reason = e.status_reason();
                 tracing::error!(cluster_uuid = %uuid, error = %reason, "driver delete failed");
+                self.keep_after_failure(&st, &e).await;
                 self.notifier().cluster_event(
                     ctx,
                     &st.cluster,

@@ -118,8 +118,7 @@ impl Conductor {
         read: &ClusterState,
         answer: Result<Update, CallError>,
     ) -> Result<Checked, CallError> {
-        let upd = answer?;
-        check(call, read, upd, &mut || self.new_uuid()).map_err(|rule| {
+        let refuse = |rule: Broken| {
             drv.refuse_answer(
                 call.function,
                 format!(
@@ -128,7 +127,38 @@ impl Conductor {
                     read.cluster.uuid
                 ),
             )
-        })
+        };
+        let upd = match answer {
+            Ok(upd) => upd,
+            // What a failed operation keeps is checked like any answer
+            // (its statuses as the operation's own; the failure moves
+            // them to *_FAILED afterwards).
+            Err(CallError::FailedAfter { reason, update }) => {
+                return match check(call, read, *update, &mut || self.new_uuid()) {
+                    Ok(kept) => Err(CallError::FailedAfter {
+                        reason,
+                        update: Box::new(kept.0),
+                    }),
+                    Err(rule) => Err(refuse(rule)),
+                };
+            }
+            Err(e) => return Err(e),
+        };
+        check(call, read, upd, &mut || self.new_uuid()).map_err(refuse)
+    }
+
+    /// Saves what a failed operation asked to keep (contract 1.1's
+    /// `failed-after`, already through the gate), before its rows are
+    /// failed: the identifiers a later delete needs. A failure to save is
+    /// logged.
+    pub(crate) async fn keep_after_failure(&self, read: &ClusterState, e: &CallError) {
+        let CallError::FailedAfter { update, .. } = e else {
+            return;
+        };
+        let kept = Checked((**update).clone()).without_unchanged_cluster(&read.cluster);
+        if let Err(e) = self.save_update(&kept, read).await {
+            tracing::error!(cluster_uuid = %read.cluster.uuid, error = %e, "save what a failed operation kept");
+        }
     }
 }
 

@@ -491,8 +491,14 @@ impl Conductor {
             Ok(drv) => {
                 let answer = drv.create_cluster(&cctx, &st, timeout).await;
                 let call = Call::new(Operation::CreateCluster, "create-cluster");
-                self.gate(&drv, call, &st, answer)
-                    .map_err(|e| e.status_reason())
+                match self.gate(&drv, call, &st, answer) {
+                    Ok(upd) => Ok(upd),
+                    Err(e) => {
+                        // A failure that made something keeps its ids.
+                        self.keep_after_failure(&st, &e).await;
+                        Err(e.status_reason())
+                    }
+                }
             }
             Err(e) => Err(e.to_string()),
         };

@@ -43,7 +43,7 @@ pub use error::{Error, Result};
 pub use federations::{FederationCreate, federation_doc};
 pub use jobs::CREATE_ORPHAN_AGE;
 pub use nodegroups::NODEGROUP_PATCH_COLUMNS;
-pub use poll::PollPass;
+pub use poll::{HEALTH_POLLED, POLLED, PollPass, Source};
 pub use quota::{LOCK_SERVICE_BINARY, LOCK_SERVICE_HOST, is_lock_row};
 pub use services::Heartbeat;
 pub use stats::Stats;
@@ -87,6 +87,9 @@ pub struct Settings {
     /// time, answered what the gate refused, or is shut off) before the
     /// operation is failed with the last fault as its reason.
     pub status_fault_limit: u32,
+    /// `[drivers]/max_snapshot_kb` in bytes: the largest snapshot of
+    /// watched objects `derive-status` is given.
+    pub max_snapshot_bytes: usize,
 }
 
 impl Default for Settings {
@@ -99,6 +102,7 @@ impl Default for Settings {
             service_down_time: Duration::from_secs(180),
             max_limit: 1000,
             status_fault_limit: 5,
+            max_snapshot_bytes: 4096 << 10,
         }
     }
 }

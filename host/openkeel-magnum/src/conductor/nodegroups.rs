@@ -13,7 +13,7 @@ use magnum_domain::transitions::Operation;
 use magnum_domain::{MagnumError, RequestContext, Status};
 
 use super::Conductor;
-use super::clusters::{call_ctx, detached};
+use super::clusters::{call_ctx, call_error, detached};
 use super::driver_answers::Call;
 use super::error::{Error, Result};
 use super::lookup::{self, Ident, Kind};
@@ -205,6 +205,16 @@ impl Conductor {
             let s = ng.status.unwrap_or(Status::CreateFailed);
             return Err(state_conflict("nodegroup_create", s).into());
         }
+        // The driver's own checks of the new nodegroup (contract 1.1's
+        // `validate-nodegroup`): its client error is the caller's 400, and
+        // nothing is written. Without a driver for the template there is
+        // nothing to ask; the create fails in its job, as before.
+        let st = self.cluster_state(&cl.uuid).await?;
+        if let Ok(drv) = self.driver_of(&st.template) {
+            drv.validate_nodegroup(&call_ctx(ctx), &st, &ng)
+                .await
+                .map_err(|e| call_error(&drv, e))?;
+        }
         let (cluster_uuid, cluster_name) = (cl.uuid.as_str(), cl.name.as_str());
         let row: NodeGroup = self
             .db()
@@ -358,7 +368,10 @@ impl Conductor {
                     c.save_answer(&st, upd).await;
                     Ok(())
                 }
-                Err(e) => Err(Error::Internal(anyhow::anyhow!(e.status_reason()))),
+                Err(e) => {
+                    c.keep_after_failure(&st, &e).await;
+                    Err(Error::Internal(anyhow::anyhow!(e.status_reason())))
+                }
             }
         })
         .await;

@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use driver_host::{CallContext, CallError, ClusterState};
+use driver_host::{CallContext, CallError, ClusterState, Observation, Update};
 use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup};
 use magnum_domain::transitions::Operation;
 use magnum_domain::{RequestContext, Status};
@@ -21,7 +21,7 @@ use crate::notify::{Action, Outcome};
 /// The statuses the poller follows (magnum/service/periodic.py:166), plus
 /// DELETE_COMPLETE: a deleted cluster whose rows could not be removed is
 /// retried.
-const POLLED: &[Status] = &[
+pub const POLLED: &[Status] = &[
     Status::CreateInProgress,
     Status::UpdateInProgress,
     Status::DeleteInProgress,
@@ -29,8 +29,24 @@ const POLLED: &[Status] = &[
     Status::DeleteComplete,
 ];
 
+/// The statuses whose health the poller refreshes every
+/// `[kubernetes]/health_polling_interval` (magnum/service/periodic.py,
+/// `sync_cluster_health_status`; its in-progress statuses are polled at
+/// every pass anyway).
+pub const HEALTH_POLLED: &[Status] = &[Status::CreateComplete, Status::UpdateComplete];
+
 /// The create timeout when a cluster has none (Magnum's default, minutes).
 const DEFAULT_CREATE_TIMEOUT: i64 = 60;
+
+/// Where the status of a cluster comes from: the driver's `poll-status`,
+/// or its `derive-status` over what the host's watches hold.
+#[derive(Clone, Debug)]
+pub enum Source {
+    Poll,
+    /// The snapshot of the cluster's selectors, and the bytes of its
+    /// objects.
+    Snapshot(Vec<Observation>, usize),
+}
 
 /// The admin context of the periodic tasks (Magnum's
 /// `make_admin_context(all_tenants=True)`): no user, no project.
@@ -54,6 +70,16 @@ pub struct PollPass {
 }
 
 impl PollPass {
+    /// The rows of `cl` as the pass read them, when it found its template.
+    pub fn state(&self, cl: &Cluster) -> Option<ClusterState> {
+        let t = self.templates.get(&cl.cluster_template_id)?;
+        Some(ClusterState {
+            cluster: cl.clone(),
+            template: t.clone(),
+            nodegroups: self.nodegroups.get(&cl.uuid).cloned().unwrap_or_default(),
+        })
+    }
+
     /// What bounds the concurrency of a cluster's poll: the package of its
     /// template's driver (`""` when it has none; its poll fails at once).
     pub fn driver_package(&self, c: &Conductor, cl: &Cluster) -> String {
@@ -94,10 +120,15 @@ fn merged_nodegroups(
 }
 
 impl Conductor {
-    /// The clusters of every project the poller follows, by id.
-    pub async fn clusters_in_progress(&self) -> Result<Vec<Cluster>> {
+    /// The clusters of every project the poller follows, by id; with
+    /// `health`, also the complete ones whose health it refreshes.
+    pub async fn clusters_to_poll(&self, health: bool) -> Result<Vec<Cluster>> {
+        let mut statuses = POLLED.to_vec();
+        if health {
+            statuses.extend_from_slice(HEALTH_POLLED);
+        }
         let f = ClusterFilter {
-            statuses: POLLED.to_vec(),
+            statuses,
             ..ClusterFilter::scope(Scope::ALL_PROJECTS)
         };
         Ok(self
@@ -107,10 +138,27 @@ impl Conductor {
             .await?)
     }
 
-    /// Reads the clusters in progress, their templates (any project) and
-    /// their nodegroups.
-    pub async fn start_poll_pass(&self) -> Result<PollPass> {
-        let clusters = self.clusters_in_progress().await?;
+    /// Reads the clusters in progress (with `health`, the complete ones
+    /// too), their templates (any project) and their nodegroups.
+    pub async fn start_poll_pass(&self, health: bool) -> Result<PollPass> {
+        let clusters = self.clusters_to_poll(health).await?;
+        self.pass_of(clusters).await
+    }
+
+    /// Reads every cluster, whatever its status, with its template and
+    /// nodegroups: the pass of a reconciler that watches (a cluster of a
+    /// watching driver is registered whatever its status).
+    pub async fn start_full_pass(&self) -> Result<PollPass> {
+        let f = ClusterFilter::scope(Scope::ALL_PROJECTS);
+        let clusters = self
+            .db()
+            .q()
+            .list_clusters(&f, &ListOptions::default())
+            .await?;
+        self.pass_of(clusters).await
+    }
+
+    async fn pass_of(&self, clusters: Vec<Cluster>) -> Result<PollPass> {
         if clusters.is_empty() {
             return Ok(PollPass::default());
         }
@@ -152,36 +200,97 @@ impl Conductor {
     /// answer is saved only if the rows are unchanged since). A cluster
     /// whose template the pass did not find is read again.
     pub async fn poll_in_pass(&self, pass: &PollPass, cl: &Cluster) -> Result<Option<Cluster>> {
-        let Some(t) = pass.templates.get(&cl.cluster_template_id) else {
-            return self.poll_cluster(&cl.uuid).await;
+        self.status_in_pass(pass, cl, Source::Poll).await
+    }
+
+    /// The status of a cluster of the pass from `source`, saved as
+    /// [`Conductor::poll_in_pass`] saves a poll's.
+    pub async fn status_in_pass(
+        &self,
+        pass: &PollPass,
+        cl: &Cluster,
+        source: Source,
+    ) -> Result<Option<Cluster>> {
+        let Some(st) = pass.state(cl) else {
+            return self.derive_cluster(&cl.uuid, source).await;
         };
         if self.is_busy(&cl.uuid) {
             return Ok(None);
         }
-        let st = ClusterState {
-            cluster: cl.clone(),
-            template: t.clone(),
-            nodegroups: pass.nodegroups.get(&cl.uuid).cloned().unwrap_or_default(),
-        };
-        self.poll(st).await.map(Some)
+        self.settle(st, source).await.map(Some)
+    }
+
+    /// The status of a cluster from `source`, on its rows read now: what a
+    /// watched object's change asks for. `None` while an operation of this
+    /// process is in flight for it (its result is saved by the operation).
+    pub async fn derive_cluster(&self, uuid: &str, source: Source) -> Result<Option<Cluster>> {
+        if self.is_busy(uuid) {
+            return Ok(None);
+        }
+        let st = self.cluster_state(uuid).await?;
+        self.settle(st, source).await.map(Some)
     }
 
     async fn poll(&self, st: ClusterState) -> Result<Cluster> {
+        self.settle(st, Source::Poll).await
+    }
+
+    /// Asks the driver for the cluster's status (`poll-status`, or
+    /// `derive-status` over a snapshot within `[drivers]/max_snapshot_kb`;
+    /// a larger one is refused as the driver's fault and the cluster
+    /// polled instead), runs the side effects the answer asks for, and
+    /// saves it.
+    async fn settle(&self, st: ClusterState, source: Source) -> Result<Cluster> {
         let uuid = st.cluster.uuid.clone();
         if st.cluster.status == Some(Status::DeleteComplete) {
             // Reported before, its rows not removed yet: remove them now.
             return Ok(st.cluster);
         }
         let drv = self.driver_of(&st.template)?;
-        let answer = drv.poll_status(&CallContext::admin(), &st).await;
-        let call = Call::new(Operation::Status, "poll-status");
-        let checked = match self.gate(&drv, call, &st, answer) {
-            Ok(c) => {
-                self.status_answered(&uuid);
-                c
+        let cctx = CallContext::admin().at(self.now());
+        let limit = self.settings().max_snapshot_bytes;
+        let (function, answer) = match source {
+            Source::Snapshot(_, bytes) if bytes > limit => {
+                // Counted against the driver's breaker; the poll still
+                // answers for the cluster.
+                let _ = drv.refuse_answer(
+                    "derive-status",
+                    format!(
+                        "the snapshot of cluster {uuid} is {} KiB, above [drivers]/max_snapshot_kb ({} KiB): polled instead",
+                        bytes.div_ceil(1024),
+                        limit / 1024
+                    ),
+                );
+                ("poll-status", drv.poll_status(&cctx, &st).await)
             }
+            Source::Snapshot(snapshot, _) => (
+                "derive-status",
+                drv.derive_status(&cctx, &st, &snapshot).await,
+            ),
+            Source::Poll => ("poll-status", drv.poll_status(&cctx, &st).await),
+        };
+        let (answer, effects) = match answer {
+            Ok(a) => (Ok(a.update), a.effects),
+            Err(e) => (Err(e), Vec::new()),
+        };
+        let call = Call::new(Operation::Status, function);
+        let checked = match self.gate(&drv, call, &st, answer) {
+            Ok(c) => c,
             Err(e) => return self.status_failed(&st, e).await,
         };
+        // The side effects the answer asks for run before it is saved; when
+        // they fail, nothing of it is, and the next status call (an object's
+        // change, or the next pass) asks for them again: a service down for
+        // a while delays the transition, and the operation's deadline bounds
+        // the retries.
+        if let Err(e) = drv.apply_effects(&cctx, &st, &effects).await {
+            let names: Vec<&str> = effects.iter().map(|e| e.name.as_str()).collect();
+            return Err(internal(format!(
+                "cluster {uuid}: the effects {} failed, to be run again: {e}",
+                names.join(", ")
+            )));
+        }
+        self.status_answered(&uuid);
         let upd = checked.update();
         if let Some(cl) = &upd.cluster
             && cl.status == Some(Status::DeleteComplete)
@@ -192,6 +301,9 @@ impl Conductor {
             let mut row = st.cluster.clone();
             row.status = Some(Status::DeleteComplete);
             row.status_reason = cl.status_reason.clone();
+            return Ok(row);
+        }
+        if let Some(row) = self.save_health_only(&st, upd).await? {
             return Ok(row);
         }
         let saved = match self.save_update(&checked, &st).await? {
@@ -212,6 +324,41 @@ impl Conductor {
                 .cluster_status_event(&admin_context(), &saved, &ngs);
         }
         Ok(saved)
+    }
+
+    /// The health refresh of a cluster not in progress, when the answer
+    /// changes its health and nothing else: only those two columns are
+    /// written, while the status is as polled, and not `updated_at`, so that
+    /// a refresh never makes the answer of an operation another process
+    /// just started stale (its compare-and-swap reads `updated_at`). `None`
+    /// when the answer is not a health refresh.
+    ///
+    /// Deviation: Magnum's health monitor saves the two fields through the
+    /// cluster object, which also moves `updated_at`.
+    async fn save_health_only(&self, st: &ClusterState, upd: &Update) -> Result<Option<Cluster>> {
+        let read = &st.cluster;
+        let Some(status) = read.status.filter(|s| !s.is_in_progress()) else {
+            return Ok(None);
+        };
+        let Some(answer) = &upd.cluster else {
+            return Ok(None);
+        };
+        let mut same = answer.clone();
+        same.health_status = read.health_status.clone();
+        same.health_status_reason = read.health_status_reason.clone();
+        if same != *read || !upd.nodegroups.is_empty() || !upd.deleted_nodegroups.is_empty() {
+            return Ok(None);
+        }
+        self.db()
+            .q()
+            .set_cluster_health(
+                &read.uuid,
+                status,
+                answer.health_status.as_deref(),
+                &answer.health_status_reason,
+            )
+            .await?;
+        Ok(Some(answer.clone()))
     }
 
     /// A status poll that answered: the cluster's count of faults in a row
@@ -238,8 +385,9 @@ impl Conductor {
     /// progress until its deadline.
     async fn status_failed(&self, st: &ClusterState, e: CallError) -> Result<Cluster> {
         let uuid = st.cluster.uuid.as_str();
+        self.keep_after_failure(st, &e).await;
         let reason = match &e {
-            CallError::Failed(r) => r.clone(),
+            CallError::Failed(r) | CallError::FailedAfter { reason: r, .. } => r.clone(),
             CallError::Client(m) => m.message.clone(),
             CallError::Fault(f) => {
                 let faults = {

@@ -275,6 +275,35 @@ impl Queries<'_> {
         Ok(())
     }
 
+    /// Sets the health of the cluster with `uuid` while its status is
+    /// `status`, in one statement, and nothing else (not `updated_at`):
+    /// whether a row was changed.
+    pub async fn set_cluster_health(
+        &mut self,
+        uuid: &str,
+        status: Status,
+        health: Option<&str>,
+        reason: &Option<magnum_domain::models::StringMap>,
+    ) -> Result<bool> {
+        let sql = format!(
+            "UPDATE {} SET {} = ?, {} = ? WHERE uuid = ? AND {} = ?",
+            quote("cluster"),
+            quote("health_status"),
+            quote("health_status_reason"),
+            quote("status")
+        );
+        let args = vec![
+            health.map_or(Arg::Null(Kind::Text), Arg::from),
+            c::json_map(reason),
+            Arg::from(uuid),
+            Arg::from(status.as_str()),
+        ];
+        let done = self
+            .write("update cluster health".into(), &sql, args)
+            .await?;
+        Ok(done.rows_affected > 0)
+    }
+
     /// Deletes the cluster with `uuid` (its nodegroups stay; see
     /// [`Queries::delete_cluster_cascade`]).
     pub async fn delete_cluster(&mut self, uuid: &str) -> Result<()> {

@@ -8,12 +8,13 @@ use super::clients::{Api, Clients, Link, MAX_PAGES, is_path_safe, next_link, pat
 use super::error::{ErrorKind, LookupError, OpenStackError};
 use super::{Flavor, Keypair};
 
+/// A flavor as Nova answers it.
 #[derive(Clone, Deserialize)]
-struct NovaFlavor {
+pub(super) struct NovaFlavor {
     #[serde(default)]
-    id: String,
+    pub(super) id: String,
     #[serde(default)]
-    name: String,
+    pub(super) name: String,
     #[serde(default)]
     vcpus: i64,
     #[serde(default)]

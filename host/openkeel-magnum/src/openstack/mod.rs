@@ -13,6 +13,10 @@
 //!   load balancers and their floating IPs ([`LoadBalancers`]), Cinder
 //!   volume types ([`VolumeTypes`]). They act as a [`Caller`]: the user's
 //!   token, or the service credentials where no user token exists.
+//! - What drivers read besides: Nova flavors with their extra specs
+//!   ([`FlavorDetails`]) and Manila share types ([`ShareTypes`]).
+//! - [`DriverCloud`]: all of the above as the drivers' `openstack` import
+//!   ([`driver_host::OpenStackAccess`]).
 //!
 //! Every client shares one [`Session`]: the connection pool with the TLS
 //! settings, the timeout that bounds every call, and the service
@@ -27,13 +31,16 @@ mod app_credentials;
 mod builtin;
 mod catalog;
 mod clients;
+mod driver_access;
 mod error;
+mod flavor_details;
 mod flavors;
 mod images;
 mod load_balancers;
 mod networks;
 mod server_groups;
 mod session;
+mod share_types;
 mod volume_types;
 
 #[cfg(test)]
@@ -42,6 +49,8 @@ mod app_credentials_tests;
 mod catalog_tests;
 #[cfg(test)]
 mod clients_tests;
+#[cfg(test)]
+mod driver_access_tests;
 #[cfg(test)]
 mod lookup_tests;
 #[cfg(test)]
@@ -62,12 +71,15 @@ pub use builtin::{
     STATIC_PRIVATE_SUBNET_ID, STATIC_PUBLIC_NETWORK_ID, Static,
 };
 pub use clients::{Clients, ClientsSettings, EndpointSettings};
+pub use driver_access::{DriverCloud, DriverCloudSettings};
 pub use error::{ErrorKind, LookupError, OpenStackError, SettingsError};
+pub use flavor_details::{FlavorDetail, FlavorDetails};
 pub use load_balancers::{FloatingIp, LoadBalancer, LoadBalancers};
 pub use server_groups::ServerGroups;
 pub use session::{
     Caller, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, ServiceCredentials, Session, SessionSettings,
 };
+pub use share_types::{ShareType, ShareTypes};
 pub use volume_types::{VolumeType, VolumeTypes};
 
 /// What the API needs of a Glance image.

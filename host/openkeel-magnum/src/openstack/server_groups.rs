@@ -71,16 +71,31 @@ impl ServerGroups {
             #[serde(default)]
             server_groups: Vec<Group>,
         }
+        // Microversion 2.13: the groups carry their project, which the
+        // service's listing of every project filters on.
+        let mut headers = http::HeaderMap::new();
+        headers.insert(
+            "X-OpenStack-Nova-API-Version",
+            http::HeaderValue::from_static("2.13"),
+        );
         let list: List = self
             .session
-            .send(&target.who, Method::GET, &url, None, CONTEXT)
+            .send_with(&target.who, Method::GET, &url, None, &headers, CONTEXT)
             .await?
             .expect(&[200], CONTEXT)?
             .json(CONTEXT)?;
+        let service = matches!(target.who, Who::Service);
         Ok(list.server_groups.into_iter().find(|g| {
             let p = g.project_id.as_deref().unwrap_or_default();
-            g.name.as_deref() == Some(name)
-                && (project_id.is_empty() || p.is_empty() || p == project_id)
+            let in_project = if service {
+                // Every project's groups: only one shown to be the
+                // project's is.
+                project_id.is_empty() || p == project_id
+            } else {
+                // The caller's own groups.
+                project_id.is_empty() || p.is_empty() || p == project_id
+            };
+            g.name.as_deref() == Some(name) && in_project
         }))
     }
 

@@ -415,19 +415,35 @@ impl Session {
         body: Option<&Value>,
         context: &str,
     ) -> Result<Reply, OpenStackError> {
-        let none = HeaderMap::new();
+        self.send_with(who, method, url, body, &HeaderMap::new(), context)
+            .await
+    }
+
+    /// [`Session::send`] with further request headers (a microversion).
+    pub(crate) async fn send_with(
+        &self,
+        who: &Who,
+        method: Method,
+        url: &str,
+        body: Option<&Value>,
+        headers: &HeaderMap,
+        context: &str,
+    ) -> Result<Reply, OpenStackError> {
         match who {
-            Who::User(token) => self.request(method, url, token, body, &none, context).await,
+            Who::User(token) => {
+                self.request(method, url, token, body, headers, context)
+                    .await
+            }
             Who::Service => {
                 let token = self.service_token(false).await?;
                 let reply = self
-                    .request(method.clone(), url, &token.token, body, &none, context)
+                    .request(method.clone(), url, &token.token, body, headers, context)
                     .await?;
                 if reply.status != 401 {
                     return Ok(reply);
                 }
                 let token = self.service_token(true).await?;
-                self.request(method, url, &token.token, body, &none, context)
+                self.request(method, url, &token.token, body, headers, context)
                     .await
             }
         }

@@ -113,6 +113,17 @@ pub fn load_with_environment(
 }
 
 /// Loads already parsed files (for tests and tools).
+/// The options of one in-memory file, which must load (for the tests of
+/// the modules built from options).
+#[cfg(test)]
+pub(crate) fn from_text(text: &str) -> Options {
+    let file = oslo_config::ini::parse("test.conf", text.as_bytes())
+        .unwrap_or_else(|e| panic!("parse: {e}"));
+    from_files(vec![file])
+        .unwrap_or_else(|e| panic!("{e}"))
+        .options
+}
+
 fn from_files(files: Vec<oslo_config::ini::File>) -> Result<Loaded, ConfigError> {
     let (config, warnings) = Config::from_files(Arc::new(schema::schema()), files)
         .map_err(|errors| ConfigError(LoadError::Invalid(errors)))?;
@@ -212,8 +223,15 @@ pub struct Options {
     pub barbican_client: Client,
     /// `[magnum_client]`.
     pub magnum_client: Client,
-    /// `[octavia_client]`, the only client group with TLS options.
+    /// `[octavia_client]`, the only client group of Magnum with TLS options.
     pub octavia_client: Client,
+    /// `[capi_client]` (magnum-cluster-api's): the endpoint interface and
+    /// TLS trust with which a cluster reaches the cloud's APIs, given to
+    /// drivers as the `cloud` import.
+    pub capi_client: Client,
+    /// `[manila_client]` (magnum-cluster-api's): how drivers reach Manila
+    /// (`share-types`).
+    pub manila_client: Client,
     /// The configuration files read, in load order. oslo.config resolves
     /// relative paths such as `[oslo_policy]/policy_file` against their
     /// directories.
@@ -529,6 +547,9 @@ pub struct Drivers {
     pub status_concurrency: i64,
     /// `status_fault_limit` (ours).
     pub status_fault_limit: i64,
+    /// `max_snapshot_kb` (ours): the largest snapshot `derive-status` is
+    /// given.
+    pub max_snapshot_kb: i64,
 }
 
 /// One key of a `[driver:<package>]` group: its value and where it was set.
@@ -1155,6 +1176,7 @@ impl<'a> Reader<'a> {
                 max_state_kb: self.int("drivers", "max_state_kb"),
                 status_concurrency: self.int("drivers", "status_concurrency"),
                 status_fault_limit: self.int("drivers", "status_fault_limit"),
+                max_snapshot_kb: self.int("drivers", "max_snapshot_kb"),
             },
             certificates: Certificates {
                 cert_manager_type: self.string("certificates", "cert_manager_type"),
@@ -1226,6 +1248,8 @@ impl<'a> Reader<'a> {
             barbican_client: self.client("barbican_client"),
             magnum_client: self.client("magnum_client"),
             octavia_client: self.client("octavia_client"),
+            capi_client: self.client("capi_client"),
+            manila_client: self.client("manila_client"),
             files: raw.files().map(PathBuf::from).collect(),
             raw,
             overrides: Vec::new(),

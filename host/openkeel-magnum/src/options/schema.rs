@@ -123,8 +123,10 @@ pub(super) fn credentials(group: &str, namespace: &str) -> Vec<Opt> {
 }
 
 /// The client groups, and whether the group has the TLS options (Magnum
-/// 23.0.0 registers them for [octavia_client] only).
-pub(super) const CLIENT_GROUPS: [(&str, bool); 7] = [
+/// 23.0.0 registers them for [octavia_client] only; [capi_client] and
+/// [manila_client] are magnum-cluster-api's: how a cluster reaches the
+/// cloud's APIs, and how drivers reach Manila).
+pub(super) const CLIENT_GROUPS: [(&str, bool); 9] = [
     ("glance_client", false),
     ("nova_client", false),
     ("neutron_client", false),
@@ -132,6 +134,8 @@ pub(super) const CLIENT_GROUPS: [(&str, bool); 7] = [
     ("barbican_client", false),
     ("magnum_client", false),
     ("octavia_client", true),
+    ("capi_client", true),
+    ("manila_client", true),
 ];
 
 /// The options of one [<service>_client] group.
@@ -560,6 +564,10 @@ pub(super) fn modelled() -> Vec<Opt> {
             .default("5")
             .namespace(OURS)
             .help("Status polls of a cluster in progress that may fault in a row (the driver trapped, ran out of time, answered what the host refuses, or is shut off) before the operation is failed with the last fault as its reason."),
+        Opt::new("drivers", "max_snapshot_kb", int(Some(1), None))
+            .default("4096")
+            .namespace(OURS)
+            .help("The largest snapshot of watched objects handed to a driver's derive-status, in KiB; a cluster whose snapshot is larger is polled instead, and the driver's fault counted."),
         Opt::new("certificates", "cert_manager_type", OptType::string())
             .default("barbican")
             .namespace(MAGNUM)

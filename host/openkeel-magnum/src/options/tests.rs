@@ -740,8 +740,13 @@ fn every_modelled_option_is_a_field() {
     assert!(extra.is_empty(), "read but not modelled: {extra:?}");
     // Port of the Go table's size: 126 options plus the two credential and
     // seven client templates, and the driver host's six; then the driver
-    // host's maxima and status-loop bounds (eight).
-    assert_eq!(schema::modelled().len(), 126 + 2 * 16 + 6 * 2 + 6 + 6 + 8);
+    // host's maxima and status-loop bounds (eight), magnum-cluster-api's
+    // [capi_client] and [manila_client] (client groups with the TLS
+    // options, six each), and the bound of a watched cluster's snapshot.
+    assert_eq!(
+        schema::modelled().len(),
+        126 + 2 * 16 + 6 * 2 + 6 + 6 + 8 + 6 + 6 + 1
+    );
 }
 
 #[test]

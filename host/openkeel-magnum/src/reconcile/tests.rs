@@ -309,7 +309,7 @@ async fn idle_clusters_are_not_polled() {
     }
     assert_eq!(
         env.c()
-            .start_poll_pass()
+            .start_poll_pass(false)
             .await
             .expect("pass")
             .clusters
@@ -326,7 +326,7 @@ async fn idle_clusters_are_not_polled() {
         }
         rows
     };
-    let pass = env.c().start_poll_pass().await.expect("pass");
+    let pass = env.c().start_poll_pass(false).await.expect("pass");
     assert!(
         pass.clusters.is_empty(),
         "{} idle clusters polled",
@@ -350,4 +350,59 @@ async fn idle_clusters_are_not_polled() {
         "an idle pass sent {} notifications",
         sent.len()
     );
+}
+
+// Magnum's health monitor: with a health interval, a pass also polls the
+// complete clusters and saves the health their driver reports, in the
+// health columns only (`updated_at` stays, so that no operation's answer
+// becomes stale); without one, a complete cluster is left alone.
+#[tokio::test]
+async fn complete_clusters_have_their_health_refreshed() {
+    let env = Env::new(Dialect::Sqlite).await;
+    let r = reconciler(&env, "a");
+    let cl = create(&env, &[]).await;
+    r.tick().await.expect("tick");
+    let done = env.row(&cl.uuid).await.expect("row");
+    assert_eq!(done.status, Some(Status::CreateComplete));
+    assert_eq!(done.health_status.as_deref(), Some("HEALTHY"));
+    // The health is lost, as after a failed check.
+    env.c()
+        .db()
+        .q()
+        .set_cluster_health(&cl.uuid, Status::CreateComplete, Some("UNKNOWN"), &None)
+        .await
+        .expect("health");
+    r.tick().await.expect("tick");
+    let row = env.row(&cl.uuid).await.expect("row");
+    assert_eq!(
+        row.health_status.as_deref(),
+        Some("UNKNOWN"),
+        "polled without a health interval"
+    );
+    let r = Reconciler::new(
+        env.c().clone(),
+        Settings {
+            interval: Duration::from_secs(10),
+            health_interval: Some(Duration::from_secs(60)),
+            ..Settings::new("a")
+        },
+    );
+    r.tick().await.expect("tick");
+    let row = env.row(&cl.uuid).await.expect("row");
+    assert_eq!(row.health_status.as_deref(), Some("HEALTHY"));
+    assert_eq!(row.health_status_reason, done.health_status_reason);
+    assert_eq!(
+        row.updated_at, done.updated_at,
+        "a health refresh moved updated_at"
+    );
+    // Not again before the interval has passed.
+    env.c()
+        .db()
+        .q()
+        .set_cluster_health(&cl.uuid, Status::CreateComplete, Some("UNKNOWN"), &None)
+        .await
+        .expect("health");
+    r.tick().await.expect("tick");
+    let row = env.row(&cl.uuid).await.expect("row");
+    assert_eq!(row.health_status.as_deref(), Some("UNKNOWN"));
 }

@@ -13,6 +13,9 @@
 //! - `panic`: panics (`panic-describe` panics in `describe` too);
 //! - `big`: answers a `status_reason` of `big_bytes` bytes (default 8 MiB);
 //! - `big-error`: answers a client error of `big_bytes` bytes;
+//! - `refuse`: answers a 400 naming the cluster's label `refused` when it
+//!   has one, refuses every `validate-upgrade`, and answers nothing
+//!   otherwise;
 //! - `kube`: applies the object the cluster's labels describe (`kind`,
 //!   `api_version`, `namespace`, `name`, `body_name`) and answers the
 //!   host's refusal as `failed`;
@@ -80,7 +83,7 @@ fn big_bytes() -> usize {
 /// driver's answer.
 fn call(function: &str, st: Option<&ClusterState>) -> Result<Update, DriverError> {
     if misbehaves(function) {
-        behave(st)
+        behave(function, st)
     } else {
         Ok(st.map(|st| plain(function, st)).unwrap_or_else(empty))
     }
@@ -123,7 +126,7 @@ fn victim(cl: &Cluster, key: &str) -> String {
 
 /// Runs the misbehaviour of the configured mode; `Ok(update)` when the mode
 /// answers.
-fn behave(st: Option<&ClusterState>) -> Result<Update, DriverError> {
+fn behave(function: &str, st: Option<&ClusterState>) -> Result<Update, DriverError> {
     let cluster = st.map(|s| &s.cluster);
     let own = || cluster.cloned().unwrap_or_default();
     match mode().as_str() {
@@ -164,6 +167,19 @@ fn behave(st: Option<&ClusterState>) -> Result<Update, DriverError> {
             })
         }
         "big-error" => Err(DriverError::client(400, "Invalid", "x".repeat(big_bytes()))),
+        "refuse" => match cluster.and_then(|c| c.label("refused")) {
+            Some(v) => Err(DriverError::client(
+                400,
+                "InvalidParameterValue",
+                format!("sandbox component refuses the label refused={v}"),
+            )),
+            None if function == "validate-upgrade" => Err(DriverError::client(
+                400,
+                "InvalidParameterValue",
+                "sandbox component refuses every upgrade",
+            )),
+            None => Ok(empty()),
+        },
         "kube" => {
             let Some(cl) = cluster else {
                 return Ok(empty());

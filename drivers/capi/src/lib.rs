@@ -1,0 +1,32 @@
+//! The Cluster API driver: Magnum clusters built as Cluster API (CAPI)
+//! topology clusters on a management Kubernetes cluster, with the
+//! OpenStack infrastructure provider (CAPO), following the contract of
+//! magnum-cluster-api (`driver-capi.md`) so that its clusters can be
+//! adopted.
+//!
+//! This is a port of the first implementation, in Go (retired at commit
+//! 0798596, `internal/driver/capi`). So far it holds the pure builders of
+//! what every cluster of a class version shares; nothing here calls the
+//! host:
+//!
+//! - [`names`]: the namespace, the class name and the names and keys of
+//!   what the driver writes and looks up;
+//! - [`labels`]: the labels the driver reads, their defaults, the
+//!   Kubernetes version of `kube_tag` and the operating system of
+//!   `cluster_distro`;
+//! - [`classes`]: the ClusterClass `magnum-v<version>` and its four
+//!   templates, as JSON objects, with the class variables of
+//!   [`variables`] and the patches of [`patches`].
+//!
+//! The objects are written in Cluster API's v1beta2 and CAPO's v1beta1
+//! (§ 9.1). They are checked against the Go driver's goldens, compared as
+//! values, in this crate's tests.
+
+pub mod classes;
+pub mod labels;
+pub mod names;
+pub mod patches;
+pub mod variables;
+
+#[cfg(test)]
+mod golden;

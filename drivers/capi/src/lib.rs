@@ -5,9 +5,10 @@
 //! adopted.
 //!
 //! This is a port of the first implementation, in Go (retired at commit
-//! 0798596, `internal/driver/capi`). So far it holds the pure builders of
-//! what every cluster of a class version shares; nothing here calls the
-//! host:
+//! 0798596, `internal/driver/capi`). So far it holds pure code only, the
+//! builders of what every cluster of a class version shares and the status
+//! rules; nothing here calls the host, and the crate is not yet a driver
+//! the host loads:
 //!
 //! - [`names`]: the namespace, the class name and the names and keys of
 //!   what the driver writes and looks up;
@@ -16,7 +17,10 @@
 //!   `cluster_distro`;
 //! - [`classes`]: the ClusterClass `magnum-v<version>` and its four
 //!   templates, as JSON objects, with the class variables of
-//!   [`variables`] and the patches of [`patches`].
+//!   [`variables`] and the patches of [`patches`];
+//! - [`status`]: the status rules, Magnum's rows from the Cluster API
+//!   objects of one cluster (pure, for `derive-status`), with the API
+//!   server's timestamps read by [`time`].
 //!
 //! The objects are written in Cluster API's v1beta2 and CAPO's v1beta1
 //! (§ 9.1). They are checked against the Go driver's goldens, compared as
@@ -26,6 +30,8 @@ pub mod classes;
 pub mod labels;
 pub mod names;
 pub mod patches;
+pub mod status;
+pub mod time;
 pub mod variables;
 
 #[cfg(test)]

@@ -6,9 +6,9 @@
 //!
 //! This is a port of the first implementation, in Go (retired at commit
 //! 0798596, `internal/driver/capi`). So far it holds pure code only, the
-//! builders of what every cluster of a class version shares and the status
-//! rules; nothing here calls the host, and the crate is not yet a driver
-//! the host loads:
+//! builders of what every cluster of a class version shares, the builder
+//! of each cluster's Cluster and the status rules; nothing here calls the
+//! host, and the crate is not yet a driver the host loads:
 //!
 //! - [`names`]: the namespace, the class name and the names and keys of
 //!   what the driver writes and looks up;
@@ -18,6 +18,11 @@
 //! - [`classes`]: the ClusterClass `magnum-v<version>` and its four
 //!   templates, as JSON objects, with the class variables of
 //!   [`variables`] and the patches of [`patches`];
+//! - [`cluster`]: the topology Cluster of one cluster and the autoscaler's
+//!   sizing of its MachineDeployments, from an [`input::Input`] (the
+//!   cluster's rows and what the driver looked up in OpenStack), with the
+//!   values of the class variables of [`cluster_variables`] and the node
+//!   configuration files of [`node_config`];
 //! - [`status`]: the status rules, Magnum's rows from the Cluster API
 //!   objects of one cluster (pure, for `derive-status`), with the API
 //!   server's timestamps read by [`time`].
@@ -27,12 +32,18 @@
 //! values, in this crate's tests.
 
 pub mod classes;
+pub mod cluster;
+pub mod cluster_variables;
+pub mod input;
 pub mod labels;
 pub mod names;
+pub mod node_config;
 pub mod patches;
 pub mod status;
 pub mod time;
 pub mod variables;
 
+#[cfg(test)]
+mod fixtures;
 #[cfg(test)]
 mod golden;

@@ -298,7 +298,9 @@ pub struct Rules {
 pub fn derive(st: &ClusterState, obs: &Observed, rules: &Rules) -> Update {
     let mut upd = Update::none();
     let cl = &st.cluster;
-    let auto = autoscaling(cl);
+    // A value that is not a boolean reads as false here: the create refused
+    // it already.
+    let auto = crate::cluster::autoscaling(cl).unwrap_or(false);
 
     // Nodegroups first: the cluster completes only when they have.
     let mut nodegroups = Vec::with_capacity(st.nodegroups.len());
@@ -388,15 +390,6 @@ fn create_rules(next: &mut Cluster, obs: &Observed, nodegroups: &[NodeGroup], ru
 fn complete(cl: &mut Cluster, status: Status) {
     cl.status = Some(status);
     cl.status_reason = None;
-}
-
-/// Whether the autoscaler owns the nodegroups' sizes (the label
-/// `auto_scaling_enabled`; a value that is not a boolean reads as false
-/// here, the create refused it already).
-fn autoscaling(cl: &Cluster) -> bool {
-    cl.labels()
-        .bool("auto_scaling_enabled", false)
-        .unwrap_or(false)
 }
 
 /// A nodegroup's next row, or `None` for a non-default nodegroup whose

@@ -80,11 +80,6 @@ pub fn minutes(minutes: i64) -> i64 {
     minutes.saturating_mul(60 * MICROS_PER_SECOND)
 }
 
-/// `seconds` as microseconds.
-pub fn seconds(seconds: i64) -> i64 {
-    seconds.saturating_mul(MICROS_PER_SECOND)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

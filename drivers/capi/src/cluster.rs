@@ -2,14 +2,16 @@
 //! v1beta2 (§ 4.3): a topology of the class `magnum-v<version>` with the
 //! control plane, one MachineDeployment per worker nodegroup and every
 //! class variable; and the autoscaler's sizing of the MachineDeployments
-//! (§ 8.5).
+//! (§ 8.5): their bounds and, for scale from zero, the capacity of a node.
 
 use openkeel_magnum_driver::{Cluster, ClusterState, DriverError, NodeGroup, Status};
 use serde_json::{Map, Value, json};
 
 use crate::classes::NODE_VOLUME_DETACH_TIMEOUT_SECONDS;
-use crate::cluster_variables::{cluster_variables, node_group_overrides, variable_list};
-use crate::input::Input;
+use crate::cluster_variables::{
+    boot_volume_size, cluster_variables, node_group_overrides, variable_list,
+};
+use crate::input::{Capacity, Input};
 use crate::labels::{
     AUTO_HEALING_ENABLED, AUTO_SCALING_ENABLED, AVAILABILITY_ZONE, CALICO_IPV4POOL, CALICO_TAG,
     CILIUM_IPV4POOL, DEFAULT_CALICO_TAG, DEFAULT_POD_CIDR, DEFAULT_SERVICE_CIDR,
@@ -17,8 +19,11 @@ use crate::labels::{
     SERVICE_CLUSTER_IP_RANGE,
 };
 use crate::names::{
-    ANNOTATION_AUTOSCALER_MAX, ANNOTATION_AUTOSCALER_MIN, API_VERSION_CLUSTER, LABEL_CLUSTER_UUID,
-    LABEL_CNI, LABEL_NODE_GROUP, LABEL_NODE_ROLE_PREFIX, WORKER_CLASS, class_name,
+    ANNOTATION_AUTOSCALER_MAX, ANNOTATION_AUTOSCALER_MIN, ANNOTATION_CAPACITY_CPU,
+    ANNOTATION_CAPACITY_EPHEMERAL_DISK, ANNOTATION_CAPACITY_GPU_COUNT,
+    ANNOTATION_CAPACITY_GPU_TYPE, ANNOTATION_CAPACITY_LABELS, ANNOTATION_CAPACITY_MEMORY,
+    ANNOTATION_CAPACITY_TAINTS, API_VERSION_CLUSTER, LABEL_CLUSTER_UUID, LABEL_CNI,
+    LABEL_NODE_GROUP, LABEL_NODE_ROLE_PREFIX, WORKER_CLASS, class_name,
 };
 
 /// Magnum's role of the control-plane nodegroups.
@@ -107,21 +112,76 @@ pub fn autoscaling(cluster: &Cluster) -> Result<bool, DriverError> {
 /// `min_node_count`; for a default nodegroup whose column is unset, the
 /// cluster label `min_node_count`; else 0. The maximum is
 /// `max_node_count`, else the nodegroup's label `max_node_count`, else
-/// the minimum plus one.
+/// the larger of the minimum plus one and `node_count`; a maximum of 0 is
+/// unset, as in Magnum's API.
+///
+/// A negative label, or a maximum below the minimum, is a 400.
 pub fn autoscaler_bounds(
     cluster: &Cluster,
     ng: &NodeGroup,
 ) -> Result<AutoscalerBounds, DriverError> {
     let min = match ng.min_node_count {
         Some(n) => i64::from(n),
-        None if ng.is_default() => cluster.labels().int(MIN_NODE_COUNT, 0)?,
+        None if ng.is_default() => {
+            cluster
+                .labels()
+                .int_in(MIN_NODE_COUNT, 0, 0, i64::from(i32::MAX))?
+        }
         None => 0,
     };
-    let max = match ng.max_node_count {
+    // Magnum: magnum/api/controllers/v1/nodegroup.py:157 — a
+    // max_node_count of 0 means no maximum.
+    let max = match ng.max_node_count.filter(|n| *n != 0) {
         Some(n) => i64::from(n),
-        None => ng.labels().int(MAX_NODE_COUNT, min.saturating_add(1))?,
+        None => match ng
+            .labels()
+            .int_in(MAX_NODE_COUNT, 0, 0, i64::from(i32::MAX))?
+        {
+            // Deviation: magnum-cluster-api's default is min + 1 alone,
+            // so a group asked for more nodes than that was cut down to
+            // min + 1 (§ 8.5, issue #309); the requested size is kept.
+            0 => min
+                .saturating_add(1)
+                .max(i64::from(ng.node_count.unwrap_or(0))),
+            n => n,
+        },
     };
+    if min < 0 || max < min {
+        return Err(DriverError::invalid(format!(
+            "The autoscaler bounds of nodegroup {} are invalid: min_node_count ({min}) \
+             should be less or equal to max_node_count ({max}).",
+            ng.name
+        )));
+    }
     Ok(AutoscalerBounds { min, max })
+}
+
+/// The row of an autoscaled worker nodegroup with its bounds saved in
+/// `min_node_count` and `max_node_count`; None when autoscaling is off or
+/// the row already holds them. Save it with a nodegroup being created:
+/// the default maximum follows `node_count`, which the autoscaler changes
+/// afterwards, and a saved maximum stays where the group started.
+pub fn settle_autoscaler_bounds(
+    cluster: &Cluster,
+    ng: &NodeGroup,
+) -> Result<Option<NodeGroup>, DriverError> {
+    if !autoscaling(cluster)? {
+        return Ok(None);
+    }
+    let bounds = autoscaler_bounds(cluster, ng)?;
+    let (Ok(min), Ok(max)) = (i32::try_from(bounds.min), i32::try_from(bounds.max)) else {
+        return Err(DriverError::invalid(format!(
+            "The autoscaler bounds of nodegroup {} are out of range.",
+            ng.name
+        )));
+    };
+    if ng.min_node_count == Some(min) && ng.max_node_count == Some(max) {
+        return Ok(None);
+    }
+    let mut settled = ng.clone();
+    settled.min_node_count = Some(min);
+    settled.max_node_count = Some(max);
+    Ok(Some(settled))
 }
 
 /// The topology entry of a worker nodegroup (§ 3.4, § 8.5): its node
@@ -150,7 +210,7 @@ pub fn machine_deployment_topology(
     if !taints.is_empty() {
         md["taints"] = Value::Array(taints);
     }
-    size(&input.state.cluster, ng, &mut md)?;
+    size(input, ng, &mut md)?;
     Ok(md)
 }
 
@@ -281,25 +341,118 @@ fn taints(ng: &NodeGroup) -> Vec<Value> {
 }
 
 /// Sets the size of a MachineDeployment entry: `replicas` = `node_count`,
-/// or, when the autoscaler owns the replicas, its bounds as annotations.
-/// A new autoscaled group still gets `replicas`, its `node_count` brought
-/// into the bounds: without it Cluster API's webhook would start it at
-/// the minimum (0 by default) whatever size was asked for (§ 8.5).
-fn size(cluster: &Cluster, ng: &NodeGroup, md: &mut Value) -> Result<(), DriverError> {
+/// or, when the autoscaler owns the replicas, its bounds and, when the
+/// flavor's capacity is known, what a node of the group offers, as
+/// annotations. A new autoscaled group still gets `replicas`, its
+/// `node_count` brought into the bounds: without it Cluster API's webhook
+/// would start it at the minimum (0 by default) whatever size was asked
+/// for (§ 8.5).
+fn size(input: &Input, ng: &NodeGroup, md: &mut Value) -> Result<(), DriverError> {
+    let cluster = &input.state.cluster;
     let count = i64::from(ng.node_count.unwrap_or(0));
     if !autoscaling(cluster)? {
         md["replicas"] = json!(count);
         return Ok(());
     }
     let bounds = autoscaler_bounds(cluster, ng)?;
-    md["metadata"]["annotations"] = json!({
-        ANNOTATION_AUTOSCALER_MIN: bounds.min.to_string(),
-        ANNOTATION_AUTOSCALER_MAX: bounds.max.to_string(),
-    });
+    let mut annotations = Map::new();
+    annotations.insert(
+        ANNOTATION_AUTOSCALER_MIN.into(),
+        json!(bounds.min.to_string()),
+    );
+    annotations.insert(
+        ANNOTATION_AUTOSCALER_MAX.into(),
+        json!(bounds.max.to_string()),
+    );
+    let capacity = input
+        .resolved
+        .node_groups
+        .get(&ng.name)
+        .and_then(|resolved| resolved.capacity);
+    if let Some(capacity) = capacity {
+        capacity_annotations(input, ng, capacity, &mut annotations)?;
+    }
+    md["metadata"]["annotations"] = Value::Object(annotations);
     if ng.status == Some(Status::CreateInProgress) {
         md["replicas"] = json!(bounds.clamp(count));
     }
     Ok(())
+}
+
+/// The extended resource the cluster autoscaler counts a scaled-from-zero
+/// node's GPUs in: NVIDIA's device plugin's, for passed-through GPUs and
+/// NVIDIA vGPUs alike.
+pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
+
+/// Adds the cluster autoscaler's capacity annotations of a node of `ng`
+/// (§ 8.5), which let it scale the group up from zero: vCPUs, memory in
+/// MiB, the root disk in GiB (the nodegroup's boot volume, else the
+/// flavor's disk), the GPUs when there are any, and the node labels and
+/// taints the MachineDeployment gives its nodes. A zero (unknown) size is
+/// left out.
+fn capacity_annotations(
+    input: &Input,
+    ng: &NodeGroup,
+    capacity: Capacity,
+    annotations: &mut Map<String, Value>,
+) -> Result<(), DriverError> {
+    if capacity.vcpus > 0 {
+        annotations.insert(
+            ANNOTATION_CAPACITY_CPU.into(),
+            json!(capacity.vcpus.to_string()),
+        );
+    }
+    // Deviation: magnum-cluster-api writes the memory as `ceil(MiB / 1024)`
+    // decimal gigabytes (`G`) and the disk without a unit, which the
+    // autoscaler reads as bytes; these quantities are exact.
+    if capacity.ram_mb > 0 {
+        annotations.insert(
+            ANNOTATION_CAPACITY_MEMORY.into(),
+            json!(format!("{}Mi", capacity.ram_mb)),
+        );
+    }
+    let boot_volume = boot_volume_size(ng.labels(), input)?;
+    let root_gb = if boot_volume > 0 {
+        boot_volume
+    } else {
+        i64::from(capacity.disk_gb)
+    };
+    if root_gb > 0 {
+        annotations.insert(
+            ANNOTATION_CAPACITY_EPHEMERAL_DISK.into(),
+            json!(format!("{root_gb}Gi")),
+        );
+    }
+    if capacity.gpus > 0 {
+        annotations.insert(
+            ANNOTATION_CAPACITY_GPU_COUNT.into(),
+            json!(capacity.gpus.to_string()),
+        );
+        annotations.insert(ANNOTATION_CAPACITY_GPU_TYPE.into(), json!(GPU_RESOURCE));
+    }
+    // The autoscaler does not read the node labels of a MachineDeployment's
+    // template, so they are given again (magnum-cluster-api #909).
+    let labels: Vec<String> = node_labels(ng)
+        .iter()
+        .map(|(key, value)| format!("{key}={}", value.as_str().unwrap_or("")))
+        .collect();
+    annotations.insert(ANNOTATION_CAPACITY_LABELS.into(), json!(labels.join(",")));
+    let taints: Vec<String> = taints(ng).iter().filter_map(taint_annotation).collect();
+    if !taints.is_empty() {
+        annotations.insert(ANNOTATION_CAPACITY_TAINTS.into(), json!(taints.join(",")));
+    }
+    Ok(())
+}
+
+/// A Machine taint as the autoscaler's annotation writes it,
+/// `key[=value]:Effect`; None without a key or an effect.
+fn taint_annotation(taint: &Value) -> Option<String> {
+    let key = taint.get("key")?.as_str()?;
+    let effect = taint.get("effect")?.as_str()?;
+    Some(match taint.get("value").and_then(Value::as_str) {
+        Some(value) => format!("{key}={value}:{effect}"),
+        None => format!("{key}:{effect}"),
+    })
 }
 
 #[cfg(test)]

@@ -227,7 +227,7 @@ fn audit_log(labels: &Labels) -> Result<Value, DriverError> {
 /// the type to `[cinder] default_boot_volume_type`, else Cinder's default
 /// type.
 fn boot_volume(labels: &Labels, input: &Input) -> Result<Value, DriverError> {
-    let size = labels.int(BOOT_VOLUME_SIZE, input.default_boot_volume_size)?;
+    let size = boot_volume_size(labels, input)?;
     let default_type = input
         .default_boot_volume_type
         .as_deref()
@@ -235,6 +235,13 @@ fn boot_volume(labels: &Labels, input: &Input) -> Result<Value, DriverError> {
         .unwrap_or(&input.default_volume_type);
     let kind = labels.str_or(BOOT_VOLUME_TYPE, default_type);
     Ok(json!({ "type": kind, "size": size }))
+}
+
+/// The boot volume size (GiB) of `labels` (the cluster's, or a
+/// nodegroup's): `boot_volume_size`, else `[cinder]
+/// default_boot_volume_size`; 0 boots from the image.
+pub(crate) fn boot_volume_size(labels: &Labels, input: &Input) -> Result<i64, DriverError> {
+    labels.int(BOOT_VOLUME_SIZE, input.default_boot_volume_size)
 }
 
 /// The control plane's availability zones and flavor. The zones are the

@@ -195,6 +195,7 @@ pub fn test_resolved() -> Resolved {
                 ResolvedNodeGroup {
                     flavor: "m1.medium".into(),
                     image: ubuntu,
+                    capacity: None,
                 },
             ),
             (
@@ -205,6 +206,7 @@ pub fn test_resolved() -> Resolved {
                         id: IMAGE_GPU_ID.into(),
                         disk_bus: "scsi".into(),
                     },
+                    capacity: None,
                 },
             ),
         ]
@@ -228,5 +230,6 @@ pub fn test_input() -> Input {
         default_boot_volume_size: 0,
         default_boot_volume_type: None,
         default_volume_type: "standard".into(),
+        autoscaler_image_repository: String::new(),
     }
 }

@@ -7,7 +7,8 @@
 
 use std::collections::BTreeMap;
 
-use openkeel_magnum_driver::ClusterState;
+use openkeel_magnum_driver::openstack::Flavor;
+use openkeel_magnum_driver::{ClusterState, DriverError, StringMap};
 
 /// Everything the per-cluster builders read.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -34,6 +35,11 @@ pub struct Input {
     /// Cinder's default volume type ("" when Cinder has none): the type
     /// of every volume no label or option gives a type.
     pub default_volume_type: String,
+    /// The driver option `autoscaler_image_repository` (magnum-cluster-api's
+    /// `[auto_scaling] image_repository`): where the cluster autoscaler's
+    /// image is pulled from without `container_infra_prefix`; "" for the
+    /// upstream registry.
+    pub autoscaler_image_repository: String,
 }
 
 /// What the builders need from OpenStack. Each name or ID is "" when the
@@ -75,6 +81,112 @@ pub struct ResolvedNodeGroup {
     pub flavor: String,
     /// The nodegroup's image.
     pub image: Image,
+    /// What a node of the flavor offers, from the flavor's details
+    /// (contract 1.1's `flavor-details`); None when they were not looked
+    /// up. Without it an autoscaled MachineDeployment carries no capacity
+    /// annotations and cannot scale up from zero.
+    pub capacity: Option<Capacity>,
+}
+
+/// The extra spec of a flavor's virtual GPUs (Placement's `VGPU`
+/// resource class, in the unnumbered request group).
+pub const EXTRA_SPEC_VGPU: &str = "resources:VGPU";
+/// The extra spec of a flavor's PCI devices passed through by alias.
+pub const EXTRA_SPEC_PCI_ALIAS: &str = "pci_passthrough:alias";
+
+/// What a node of a Nova flavor offers: the capacity the cluster
+/// autoscaler assumes for a node it would add to an empty group (scale
+/// from zero).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Capacity {
+    /// Virtual CPUs.
+    pub vcpus: u32,
+    /// Memory, in MiB (Nova's `ram`).
+    pub ram_mb: u32,
+    /// Root disk, in GiB (Nova's `disk`); 0 when the flavor sizes it from
+    /// the image.
+    pub disk_gb: u32,
+    /// GPUs: see [`Capacity::gpus_of`].
+    pub gpus: u32,
+}
+
+impl Capacity {
+    /// The capacity of `flavor`. A malformed GPU extra spec is a 400
+    /// naming the flavor and the spec: Nova validates extra specs when
+    /// they are set, so only a flavor Nova could not boot has one.
+    pub fn from_flavor(flavor: &Flavor) -> Result<Capacity, DriverError> {
+        let gpus = Capacity::gpus_of(&flavor.extra_specs).map_err(|spec| {
+            DriverError::invalid(format!(
+                "Flavor {} has an invalid extra spec {spec}: {:?}.",
+                flavor.name,
+                flavor.extra_specs.str_or(spec, "")
+            ))
+        })?;
+        Ok(Capacity {
+            vcpus: flavor.vcpus,
+            ram_mb: flavor.ram_mb,
+            disk_gb: flavor.disk_gb,
+            gpus,
+        })
+    }
+
+    /// The GPUs a flavor's extra specs give a server, the sum of:
+    ///
+    /// - the virtual GPUs it requests from Placement: the integer value of
+    ///   `resources:VGPU` and of every numbered or suffixed request group's
+    ///   `resources<group>:VGPU`;
+    /// - the PCI devices it passes through: `pci_passthrough:alias` is
+    ///   `<alias>:<count>[,<alias>:<count>…]`, and every device counts, so
+    ///   a flavor should pass through only GPUs by alias (an alias of a
+    ///   NIC or an FPGA would be counted as a GPU too).
+    ///
+    /// Any other extra spec is ignored. The error is the key of a
+    /// malformed value.
+    pub fn gpus_of(extra_specs: &StringMap) -> Result<u32, &str> {
+        let mut gpus: u32 = 0;
+        for (key, value) in extra_specs {
+            let count = if is_vgpu_spec(key) {
+                count(value)
+            } else if key == EXTRA_SPEC_PCI_ALIAS {
+                pci_alias_count(value)
+            } else {
+                continue;
+            };
+            gpus = count
+                .and_then(|n| gpus.checked_add(n))
+                .ok_or(key.as_str())?;
+        }
+        Ok(gpus)
+    }
+}
+
+/// Whether `key` requests VGPUs: `resources:VGPU`, or the same in a
+/// request group, `resources1:VGPU` or `resources_gpu:VGPU`.
+fn is_vgpu_spec(key: &str) -> bool {
+    key.strip_prefix("resources")
+        .and_then(|rest| rest.strip_suffix(":VGPU"))
+        .is_some_and(|group| !group.contains(':'))
+}
+
+/// The device count of a `pci_passthrough:alias` value; None when an
+/// entry is not `<alias>:<count>`.
+fn pci_alias_count(value: &str) -> Option<u32> {
+    value.split(',').try_fold(0u32, |total, entry| {
+        let (alias, n) = entry.trim().rsplit_once(':')?;
+        if alias.trim().is_empty() {
+            return None;
+        }
+        total.checked_add(count(n)?)
+    })
+}
+
+/// A count: decimal digits only.
+fn count(value: &str) -> Option<u32> {
+    let v = value.trim();
+    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    v.parse().ok()
 }
 
 /// What the driver reads back from an existing OpenStackCluster: its

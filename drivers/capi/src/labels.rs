@@ -16,6 +16,9 @@ pub const KUBE_TAG: &str = "kube_tag";
 pub const AUTO_SCALING_ENABLED: &str = "auto_scaling_enabled";
 /// Whether machine health checks remediate unhealthy machines.
 pub const AUTO_HEALING_ENABLED: &str = "auto_healing_enabled";
+/// The cluster autoscaler's image tag; by default the autoscaler release
+/// of the cluster's Kubernetes minor.
+pub const AUTOSCALER_TAG: &str = "autoscaler_tag";
 /// The autoscaler's minimum size of a nodegroup.
 pub const MIN_NODE_COUNT: &str = "min_node_count";
 /// The autoscaler's maximum size of a nodegroup.
@@ -120,6 +123,121 @@ pub const DEFAULT_CALICO_TAG: &str = "v3.32.1";
 pub const DEFAULT_NODE_CIDR: &str = "10.0.0.0/24";
 /// The server group policy without `server_group_policies`.
 pub const DEFAULT_SERVER_GROUP_POLICY: &str = "soft-anti-affinity";
+
+/// The longest image tag a registry takes (the distribution reference
+/// grammar's).
+const MAX_TAG_LEN: usize = 128;
+/// The longest image name a registry takes.
+const MAX_NAME_LEN: usize = 255;
+
+/// The registry of `container_infra_prefix`, without a trailing `/`; None
+/// when the label is unset or blank. A value that is not a registry host
+/// (with an optional port) followed by an optional path is a 400, so that
+/// an image reference built from it is always one a runtime can pull.
+pub fn image_registry(labels: &Labels) -> Result<Option<&str>, DriverError> {
+    let Some(value) = labels.get_str(CONTAINER_INFRA_PREFIX) else {
+        return Ok(None);
+    };
+    let prefix = value.trim().trim_end_matches('/');
+    if prefix.is_empty() {
+        return Ok(None);
+    }
+    if prefix.len() > MAX_NAME_LEN || !is_registry_prefix(prefix) {
+        return Err(DriverError::invalid(format!(
+            "Label {CONTAINER_INFRA_PREFIX} has an invalid value {value:?}: expected a \
+             registry host with an optional port and path, such as registry.example.com/k8s."
+        )));
+    }
+    Ok(Some(prefix))
+}
+
+/// An image tag label: None when unset or blank; a value outside the tag
+/// grammar (`[A-Za-z0-9_][A-Za-z0-9_.-]*`, at most 128 characters) is a
+/// 400.
+pub fn image_tag<'a>(labels: &'a Labels, key: &str) -> Result<Option<&'a str>, DriverError> {
+    let Some(value) = labels.get_str(key) else {
+        return Ok(None);
+    };
+    let tag = value.trim();
+    if tag.is_empty() {
+        return Ok(None);
+    }
+    if !is_tag(tag) {
+        return Err(DriverError::invalid(format!(
+            "Label {key} has an invalid value {value:?}: expected an image tag, such as v1.32.0."
+        )));
+    }
+    Ok(Some(tag))
+}
+
+/// Whether `tag` is an image tag.
+fn is_tag(tag: &str) -> bool {
+    let mut bytes = tag.bytes();
+    tag.len() <= MAX_TAG_LEN
+        && bytes
+            .next()
+            .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+/// Whether `prefix` is `host[:port][/path…]`: the host is dot-separated
+/// alphanumeric components with inner hyphens, the port digits, and each
+/// path component lower-case alphanumerics joined by `.`, `_`, `__` or
+/// hyphens.
+fn is_registry_prefix(prefix: &str) -> bool {
+    let mut parts = prefix.split('/');
+    let host = parts.next().unwrap_or("");
+    let (name, port) = match host.split_once(':') {
+        Some((name, port)) => (name, Some(port)),
+        None => (host, None),
+    };
+    let port_ok =
+        port.is_none_or(|p| !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()));
+    port_ok
+        && !name.is_empty()
+        && name.split('.').all(is_host_component)
+        && parts.all(is_path_component)
+}
+
+/// A component of a registry host name.
+fn is_host_component(c: &str) -> bool {
+    let b = c.as_bytes();
+    match (b.first(), b.last()) {
+        (Some(first), Some(last)) => {
+            first.is_ascii_alphanumeric()
+                && last.is_ascii_alphanumeric()
+                && b.iter().all(|x| x.is_ascii_alphanumeric() || *x == b'-')
+        }
+        _ => false,
+    }
+}
+
+/// A component of an image path.
+fn is_path_component(c: &str) -> bool {
+    let alnum = |x: &u8| x.is_ascii_lowercase() || x.is_ascii_digit();
+    let b = c.as_bytes();
+    if !b.first().is_some_and(alnum) || !b.last().is_some_and(alnum) {
+        return false;
+    }
+    // Between runs of alphanumerics: one `.`, one or two `_`, or hyphens.
+    let mut i = 0;
+    while i < b.len() {
+        if alnum(&b[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && !alnum(&b[i]) {
+            i += 1;
+        }
+        let sep = &c[start..i];
+        let ok = sep == "." || sep == "_" || sep == "__" || sep.bytes().all(|x| x == b'-');
+        if !ok {
+            return false;
+        }
+    }
+    true
+}
 
 /// A semantic version's `MAJOR.MINOR.PATCH`. Pre-release and build parts
 /// are accepted and ignored, so they take no part in the ordering.

@@ -6,8 +6,8 @@
 //!
 //! This is a port of the first implementation, in Go (retired at commit
 //! 0798596, `internal/driver/capi`). So far it holds pure code only, the
-//! builders of what every cluster of a class version shares, the builder
-//! of each cluster's Cluster and the status rules; nothing here calls the
+//! builders of what every cluster of a class version shares, the builders
+//! of each cluster's Cluster and autoscaler and the status rules; nothing here calls the
 //! host, and the crate is not yet a driver the host loads:
 //!
 //! - [`names`]: the namespace, the class name and the names and keys of
@@ -19,10 +19,14 @@
 //!   templates, as JSON objects, with the class variables of
 //!   [`variables`] and the patches of [`patches`];
 //! - [`cluster`]: the topology Cluster of one cluster and the autoscaler's
-//!   sizing of its MachineDeployments, from an [`input::Input`] (the
-//!   cluster's rows and what the driver looked up in OpenStack), with the
-//!   values of the class variables of [`cluster_variables`] and the node
-//!   configuration files of [`node_config`];
+//!   sizing of its MachineDeployments (bounds, and the capacity of a node
+//!   of an empty group), from an [`input::Input`] (the cluster's rows and
+//!   what the driver looked up in OpenStack), with the values of the class
+//!   variables of [`cluster_variables`] and the node configuration files
+//!   of [`node_config`];
+//! - [`autoscaler`]: the cluster autoscaler of an autoscaled cluster, its
+//!   Deployment and RBAC as plain manifests for the management cluster's
+//!   namespace, and what to delete when autoscaling ends;
 //! - [`status`]: the status rules, Magnum's rows from the Cluster API
 //!   objects of one cluster (pure, for `derive-status`), with the API
 //!   server's timestamps read by [`time`].
@@ -31,6 +35,7 @@
 //! (§ 9.1). They are checked against the Go driver's goldens, compared as
 //! values, in this crate's tests.
 
+pub mod autoscaler;
 pub mod classes;
 pub mod cluster;
 pub mod cluster_variables;

@@ -54,6 +54,29 @@ pub const ANNOTATION_AUTOSCALER_MIN: &str =
 pub const ANNOTATION_AUTOSCALER_MAX: &str =
     "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size";
 
+/// The cluster autoscaler's vCPUs of a node of an empty group (scale from
+/// zero), a quantity.
+pub const ANNOTATION_CAPACITY_CPU: &str = "capacity.cluster-autoscaler.kubernetes.io/cpu";
+/// The cluster autoscaler's memory of a node of an empty group, a
+/// quantity (`4096Mi`).
+pub const ANNOTATION_CAPACITY_MEMORY: &str = "capacity.cluster-autoscaler.kubernetes.io/memory";
+/// The cluster autoscaler's ephemeral storage of a node of an empty group,
+/// a quantity (`40Gi`).
+pub const ANNOTATION_CAPACITY_EPHEMERAL_DISK: &str =
+    "capacity.cluster-autoscaler.kubernetes.io/ephemeral-disk";
+/// The cluster autoscaler's GPU count of a node of an empty group, an
+/// integer.
+pub const ANNOTATION_CAPACITY_GPU_COUNT: &str =
+    "capacity.cluster-autoscaler.kubernetes.io/gpu-count";
+/// The extended resource the GPUs of a node of an empty group are counted
+/// in.
+pub const ANNOTATION_CAPACITY_GPU_TYPE: &str = "capacity.cluster-autoscaler.kubernetes.io/gpu-type";
+/// The labels of a node of an empty group, `key=value[,key=value…]`.
+pub const ANNOTATION_CAPACITY_LABELS: &str = "capacity.cluster-autoscaler.kubernetes.io/labels";
+/// The taints of a node of an empty group,
+/// `key=value:Effect[,key=value:Effect…]`.
+pub const ANNOTATION_CAPACITY_TAINTS: &str = "capacity.cluster-autoscaler.kubernetes.io/taints";
+
 /// The type of Cluster API's cluster certificate Secrets.
 pub const SECRET_TYPE_CLUSTER: &str = "cluster.x-k8s.io/secret";
 
@@ -115,6 +138,10 @@ pub const SUFFIX_SA: &str = "-sa";
 pub const SUFFIX_KUBECONFIG: &str = "-kubeconfig";
 /// The suffix of the identity Secret CAPO reads.
 pub const SUFFIX_CLOUD_CONFIG: &str = "-cloud-config";
+/// The suffix of the cluster autoscaler's Deployment, ServiceAccount, Role
+/// and RoleBinding (magnum-cluster-api's Helm release `<stack_id>` named
+/// them so too).
+pub const SUFFIX_AUTOSCALER: &str = "-autoscaler";
 /// The suffix of the reconciled add-on set.
 pub const SUFFIX_CLOUD_PROVIDER: &str = "-cloud-provider";
 

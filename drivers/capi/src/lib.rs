@@ -7,7 +7,8 @@
 //! This is a port of the first implementation, in Go (retired at commit
 //! 0798596, `internal/driver/capi`). So far it holds pure code only, the
 //! builders of what every cluster of a class version shares, the builder
-//! of each cluster's Cluster and the status rules; nothing here calls the
+//! of each cluster's Cluster, its Secrets and add-ons, and the status
+//! rules; nothing here calls the
 //! host, and the crate is not yet a driver the host loads:
 //!
 //! - [`names`]: the namespace, the class name and the names and keys of
@@ -25,20 +26,32 @@
 //!   configuration files of [`node_config`];
 //! - [`status`]: the status rules, Magnum's rows from the Cluster API
 //!   objects of one cluster (pure, for `derive-status`), with the API
-//!   server's timestamps read by [`time`].
+//!   server's timestamps read by [`time`];
+//! - [`secrets`]: the four CA Secrets of a cluster and its identity Secret
+//!   `<stack_id>-cloud-config` with the application credential, its name
+//!   and description, and the credential read back from a Secret;
+//! - [`addons`]: the two ClusterResourceSets of a cluster and the add-on
+//!   Secrets they apply (CNI, cloud-config, k8s-keystone-auth, cloud
+//!   controller manager, Cinder CSI and StorageClasses), from the embedded
+//!   manifests of `addons/` or the operator's, parsed and rewritten by the
+//!   private `manifests` and `images` modules.
 //!
 //! The objects are written in Cluster API's v1beta2 and CAPO's v1beta1
 //! (§ 9.1). They are checked against the Go driver's goldens, compared as
 //! values, in this crate's tests.
 
+pub mod addons;
 pub mod classes;
 pub mod cluster;
 pub mod cluster_variables;
+mod images;
 pub mod input;
 pub mod labels;
+mod manifests;
 pub mod names;
 pub mod node_config;
 pub mod patches;
+pub mod secrets;
 pub mod status;
 pub mod time;
 pub mod variables;

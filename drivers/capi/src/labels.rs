@@ -100,6 +100,33 @@ pub const SERVER_GROUP_POLICIES: &str = "server_group_policies";
 /// Whether a server group's members go to different failure domains.
 pub const DIFFERENT_FAILURE_DOMAIN: &str = "different_failure_domain";
 
+/// The cilium release whose operator manifest is installed.
+pub const CILIUM_TAG: &str = "cilium_tag";
+/// The image tag of the cloud controller manager (and, by default, of
+/// Cinder CSI and k8s-keystone-auth).
+pub const CLOUD_PROVIDER_TAG: &str = "cloud_provider_tag";
+/// Whether Cinder CSI is installed (when the cloud has Cinder).
+pub const CINDER_CSI_ENABLED: &str = "cinder_csi_enabled";
+/// The image tag of the Cinder CSI plugin.
+pub const CINDER_CSI_PLUGIN_TAG: &str = "cinder_csi_plugin_tag";
+/// The image tag of the CSI attacher sidecar.
+pub const CSI_ATTACHER_TAG: &str = "csi_attacher_tag";
+/// The image tag of the CSI liveness probe sidecar.
+pub const CSI_LIVENESS_PROBE_TAG: &str = "csi_liveness_probe_tag";
+/// The image tag of the CSI node driver registrar sidecar.
+pub const CSI_NODE_DRIVER_REGISTRAR_TAG: &str = "csi_node_driver_registrar_tag";
+/// The image tag of the CSI provisioner sidecar.
+pub const CSI_PROVISIONER_TAG: &str = "csi_provisioner_tag";
+/// The image tag of the CSI resizer sidecar.
+pub const CSI_RESIZER_TAG: &str = "csi_resizer_tag";
+/// The image tag of the CSI snapshotter sidecar.
+pub const CSI_SNAPSHOTTER_TAG: &str = "csi_snapshotter_tag";
+/// The algorithm of the load balancers of the cloud controller manager.
+pub const OCTAVIA_LB_ALGORITHM: &str = "octavia_lb_algorithm";
+/// Whether the cloud controller manager's load balancers get a health
+/// monitor.
+pub const OCTAVIA_LB_HEALTHCHECK: &str = "octavia_lb_healthcheck";
+
 /// The API server's TLS cipher suites without `api_server_tls_cipher_suites`.
 pub const DEFAULT_API_SERVER_CIPHER_SUITES: &str = concat!(
     "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,",
@@ -119,6 +146,8 @@ pub const DEFAULT_SERVICE_CIDR: &str = "10.254.0.0/16";
 pub const DEFAULT_POD_CIDR: &str = "10.100.0.0/16";
 /// The calico release without `calico_tag`.
 pub const DEFAULT_CALICO_TAG: &str = "v3.32.1";
+/// The cilium release without `cilium_tag`.
+pub const DEFAULT_CILIUM_TAG: &str = "v1.15.3";
 /// The nodes' subnet without `fixed_subnet_cidr`.
 pub const DEFAULT_NODE_CIDR: &str = "10.0.0.0/24";
 /// The server group policy without `server_group_policies`.

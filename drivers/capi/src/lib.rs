@@ -2,14 +2,21 @@
 //! topology clusters on a management Kubernetes cluster, with the
 //! OpenStack infrastructure provider (CAPO), following the contract of
 //! magnum-cluster-api (`driver-capi.md`) so that its clusters can be
-//! adopted.
+//! adopted. Built for contract 1.1 and embedded in the host as its
+//! default driver.
 //!
-//! This is a port of the first implementation, in Go (retired at commit
-//! 0798596, `internal/driver/capi`). So far it holds pure code only, the
-//! builders of what every cluster of a class version shares, the builders
-//! of each cluster's Cluster and autoscaler and the status rules; nothing here calls the
-//! host, and the crate is not yet a driver the host loads:
+//! A port of the first implementation, in Go (retired at commit 0798596,
+//! `internal/driver/capi`). The builders are pure; the operations and the
+//! status call the host through the SDK:
 //!
+//! - [`driver`]: the entry points and the contract's functions, over the
+//!   host's imports ([`services`] for OpenStack and the certificates,
+//!   the SDK's `kube` for the management cluster, [`options`] for the
+//!   driver's options);
+//! - [`ops`]: what each operation writes and the rows it moves;
+//! - [`watch`]: the objects the host watches for a cluster, the rows'
+//!   state from its copy of them, and the side effects (clean-up,
+//!   retired credentials, server groups of nodegroups gone);
 //! - [`names`]: the namespace, the class name and the names and keys of
 //!   what the driver writes and looks up;
 //! - [`labels`]: the labels the driver reads, their defaults, the
@@ -27,6 +34,16 @@
 //! - [`autoscaler`]: the cluster autoscaler of an autoscaled cluster, its
 //!   Deployment and RBAC as plain manifests for the management cluster's
 //!   namespace, and what to delete when autoscaling ends;
+//! - [`secrets`]: the four CA Secrets of a cluster and its identity Secret
+//!   `<stack_id>-cloud-config` with the application credential, its name
+//!   and description, and the credential read back from a Secret;
+//! - [`addons`]: the two ClusterResourceSets of a cluster and the add-on
+//!   Secrets they apply (CNI, cloud-config, k8s-keystone-auth, cloud
+//!   controller manager, Cinder CSI and StorageClasses), from the embedded
+//!   manifests of `addons/` or the operator's, parsed and rewritten by the
+//!   private `manifests` and `images` modules;
+//! - [`loadbalancers`]: the Octavia load balancers that belong to a
+//!   cluster;
 //! - [`status`]: the status rules, Magnum's rows from the Cluster API
 //!   objects of one cluster (pure, for `derive-status`), with the API
 //!   server's timestamps read by [`time`].
@@ -35,15 +52,19 @@
 //! (§ 9.1). They are checked against the Go driver's goldens, compared as
 //! values, in this crate's tests.
 
+pub mod addons;
 pub mod autoscaler;
 pub mod classes;
 pub mod cluster;
 pub mod cluster_variables;
+mod images;
 pub mod input;
 pub mod labels;
+mod manifests;
 pub mod names;
 pub mod node_config;
 pub mod patches;
+pub mod secrets;
 pub mod status;
 pub mod time;
 pub mod variables;

@@ -80,6 +80,9 @@ pub const ANNOTATION_CAPACITY_TAINTS: &str = "capacity.cluster-autoscaler.kubern
 /// The type of Cluster API's cluster certificate Secrets.
 pub const SECRET_TYPE_CLUSTER: &str = "cluster.x-k8s.io/secret";
 
+/// The type of the Secrets a ClusterResourceSet applies.
+pub const SECRET_TYPE_ADDONS: &str = "addons.cluster.x-k8s.io/resource-set";
+
 /// Records, on the cloud-config Secret, the ID of the application
 /// credential a rotation replaced; removed once the cluster has been seen
 /// working with the new one.
@@ -107,6 +110,8 @@ pub const API_VERSION_CLUSTER: &str = "cluster.x-k8s.io/v1beta2";
 pub const API_VERSION_CONTROL_PLANE: &str = "controlplane.cluster.x-k8s.io/v1beta2";
 /// The apiVersion of the kubeadm bootstrap objects.
 pub const API_VERSION_BOOTSTRAP: &str = "bootstrap.cluster.x-k8s.io/v1beta2";
+/// The apiVersion of the ClusterResourceSets (§ 9.1: v1beta2).
+pub const API_VERSION_ADDONS: &str = "addons.cluster.x-k8s.io/v1beta2";
 /// The apiVersion of CAPO's objects: v1beta1 while CAPO v0.14 is the
 /// release (§ 12, question 1).
 pub const API_VERSION_INFRASTRUCTURE: &str = "infrastructure.cluster.x-k8s.io/v1beta1";
@@ -210,6 +215,7 @@ mod tests {
             (API_VERSION_CONTROL_PLANE, GROUP_CONTROL_PLANE),
             (API_VERSION_BOOTSTRAP, GROUP_BOOTSTRAP),
             (API_VERSION_INFRASTRUCTURE, GROUP_INFRASTRUCTURE),
+            (API_VERSION_ADDONS, GROUP_ADDONS),
         ] {
             assert_eq!(version.rsplit_once('/').map(|(g, _)| g), Some(group));
         }

@@ -50,7 +50,9 @@
 //!
 //! The objects are written in Cluster API's v1beta2 and CAPO's v1beta1
 //! (§ 9.1). They are checked against the Go driver's goldens, compared as
-//! values, in this crate's tests.
+//! values, in this crate's tests; so are the class templates after the
+//! class patches, which a test-only stand-in for Cluster API's topology
+//! patch engine (`patch_eval`) applies for a built Cluster.
 
 pub mod addons;
 pub mod autoscaler;
@@ -73,3 +75,7 @@ pub mod variables;
 mod fixtures;
 #[cfg(test)]
 mod golden;
+#[cfg(test)]
+mod patch_eval;
+#[cfg(test)]
+mod patched_tests;

@@ -19,6 +19,7 @@ use std::process::{Command, Stdio};
 /// Guest crates whose components the host uses: (env var, file stem).
 const ARTIFACTS: &[(&str, &str)] = &[
     ("OKM_GUEST_FAKE", "openkeel_magnum_driver_fake"),
+    ("OKM_GUEST_CAPI", "openkeel_magnum_driver_capi"),
     ("OKM_GUEST_SANDBOX", "okm_sandbox_component"),
     ("OKM_GUEST_V2", "okm_v2_component"),
     ("OKM_GUEST_CONFORMANCE", "okm_conformance_component"),
@@ -54,14 +55,14 @@ fn main() {
     // builds only the drivers the binary embeds: the test components' paths
     // are still set, and name files that a later test build provides.
     let drivers_only = std::env::var("OKM_GUEST_DRIVERS_ONLY").is_ok_and(|v| v == "1");
-    let builds = if drivers_only { &BUILDS[..1] } else { BUILDS };
+    let builds = if drivers_only { &BUILDS[..2] } else { BUILDS };
     for packages in builds {
         build(&cargo, &toolchain, &root, &target_dir, packages);
     }
     let release = target_dir.join(TARGET).join("release");
     for (var, stem) in ARTIFACTS {
         let path = release.join(format!("{stem}.wasm"));
-        let embedded = *var == "OKM_GUEST_FAKE";
+        let embedded = matches!(*var, "OKM_GUEST_FAKE" | "OKM_GUEST_CAPI");
         if !path.is_file() && (embedded || !drivers_only) {
             panic!("the guest build did not produce {}", path.display());
         }
@@ -69,20 +70,22 @@ fn main() {
     }
 }
 
-/// The package selections of the guest builds, in order. The components
-/// built for contract 1.1 (the SDK's feature `contract-1-1`) are built on
-/// their own, so that the feature does not reach those built for 1.0.
+/// The package selections of the guest builds, in order: the built-in
+/// drivers first (the fake driver for contract 1.0, the Cluster API driver
+/// for 1.1), then the test components. The components built for contract
+/// 1.1 (the SDK's feature `contract-1-1`) are built on their own, so that
+/// the feature does not reach those built for 1.0.
 const BUILDS: &[&[&str]] = &[
     &["-p", "openkeel-magnum-driver-fake"],
+    &["-p", "openkeel-magnum-driver-capi"],
     &[
         "--workspace",
         "--exclude",
         "openkeel-magnum-driver-fake",
         "--exclude",
-        "okm-watcher-component",
-        // Not a component yet: its pure code is tested natively.
-        "--exclude",
         "openkeel-magnum-driver-capi",
+        "--exclude",
+        "okm-watcher-component",
     ],
     &["-p", "okm-watcher-component"],
 ];

@@ -137,11 +137,23 @@ fn api_server(input: &Input, vars: &mut Variables) {
         json!(labels.str_or(API_SERVER_FLOATING_IP, "")),
     );
     vars.insert("apiServerLoadBalancer", api_server_load_balancer(input));
-    // A YAML list, which the patch splices into the certificate's SANs.
+    // A YAML list, which the patch splices into the certificate's SANs:
+    // a name or address of letters, digits, dots and dashes as it is (as
+    // the Go driver wrote every one), anything else (a wildcard, which YAML
+    // reads as an alias; a colon; a newline) quoted, so that no SAN changes
+    // the list's structure.
     let mut sans = String::new();
     for san in labels.list(API_SERVER_CERT_SANS) {
+        let plain = san.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && san
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
         sans.push_str("- ");
-        sans.push_str(san);
+        if plain {
+            sans.push_str(san);
+        } else {
+            sans.push_str(&Value::String(san.to_string()).to_string());
+        }
         sans.push('\n');
     }
     vars.insert("apiServerSANs", json!(sans));

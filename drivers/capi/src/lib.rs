@@ -59,18 +59,26 @@ pub mod autoscaler;
 pub mod classes;
 pub mod cluster;
 pub mod cluster_variables;
+pub mod driver;
 mod images;
 pub mod input;
 pub mod labels;
+pub mod loadbalancers;
 mod manifests;
 pub mod names;
 pub mod node_config;
+pub mod ops;
+pub mod options;
 pub mod patches;
 pub mod secrets;
+pub mod services;
 pub mod status;
 pub mod time;
 pub mod variables;
+pub mod watch;
 
+#[cfg(test)]
+mod driver_tests;
 #[cfg(test)]
 mod fixtures;
 #[cfg(test)]

@@ -780,28 +780,25 @@ fn every_class_template_is_in_the_evaluated_subset() {
     assert!(count > 50, "only {count} templates found");
 }
 
-// ------------------------------------------------------- known defects
+// ------------------------------------------------ defects of the Go class
 
-/// Known defect, shared with the Go driver: the `imageRepository` patch
-/// adds `clusterConfiguration/imageRepository` to the workers'
-/// KubeadmConfigTemplate, which has no `clusterConfiguration`, so
-/// Cluster API's JSON patch fails ("missing path") for every
-/// MachineDeployment whose `imageRepository` is set, which is the default
-/// worker of any cluster with `container_infra_prefix`. The Go test only
-/// patched the `gpu` MachineDeployment, whose override is empty.
+/// The Go class's `imageRepository` patch added
+/// `clusterConfiguration/imageRepository` to the workers'
+/// KubeadmConfigTemplate, which has no `clusterConfiguration`, so Cluster
+/// API's JSON patch failed ("missing path") for every MachineDeployment
+/// whose `imageRepository` is set, the default worker of any cluster with
+/// `container_infra_prefix` (the Go test only patched the `gpu`
+/// MachineDeployment, whose override is empty).
 #[test]
-#[ignore = "known defect of the class patches: imageRepository on the workers"]
 fn default_worker_bootstrap_is_patched() {
     let cluster = cluster_of(&test_input());
     patched(&cluster, Holder::WorkerBootstrap(DEFAULT_WORKER));
 }
 
-/// Known defect, shared with the Go driver: `apiServerSANs` is spliced
-/// into the certificate SANs as YAML list items without quoting, so a
-/// wildcard SAN (`*.example.com`) reads as a YAML alias and the
-/// `TLSCipherSuites` patch fails to render.
+/// The Go driver spliced `apiServerSANs` into the certificate SANs as
+/// YAML list items without quoting, so a wildcard SAN (`*.example.com`)
+/// read as a YAML alias and the `TLSCipherSuites` patch failed to render.
 #[test]
-#[ignore = "known defect of the class patches: unquoted SANs"]
 fn a_wildcard_san_is_a_certificate_name() {
     let mut input = test_input();
     input

@@ -531,29 +531,22 @@ fn flavors() -> Value {
 }
 
 /// The registry of the Kubernetes images, when `container_infra_prefix`
-/// sets one.
+/// sets one: the control plane's `clusterConfiguration`. The workers'
+/// KubeadmConfigTemplate has no `clusterConfiguration` (kubeadm join reads
+/// the cluster's), and the Go class's patch of a path it lacks failed every
+/// worker of such a cluster.
 fn image_repository() -> Value {
     patch(
         "imageRepository",
         Some(&if_set("imageRepository")),
-        vec![
-            definition(
-                Target::ControlPlane,
-                vec![from_variable(
-                    "add",
-                    &format!("{KCS}/clusterConfiguration/imageRepository"),
-                    "imageRepository",
-                )],
-            ),
-            definition(
-                Target::WorkerBootstrap,
-                vec![from_variable(
-                    "add",
-                    &format!("{SPEC}/clusterConfiguration/imageRepository"),
-                    "imageRepository",
-                )],
-            ),
-        ],
+        vec![definition(
+            Target::ControlPlane,
+            vec![from_variable(
+                "add",
+                &format!("{KCS}/clusterConfiguration/imageRepository"),
+                "imageRepository",
+            )],
+        )],
     )
 }
 

@@ -11,13 +11,25 @@ pub const FAKE_COMPONENT: &[u8] = include_bytes!(env!("OKM_GUEST_FAKE"));
 /// The fake driver's manifest.
 pub const FAKE_MANIFEST: &str = include_str!("../../../drivers/fake/driver.toml");
 
-/// Every built-in driver package.
+/// The Cluster API driver's component.
+pub const CAPI_COMPONENT: &[u8] = include_bytes!(env!("OKM_GUEST_CAPI"));
+/// The Cluster API driver's manifest.
+pub const CAPI_MANIFEST: &str = include_str!("../../../drivers/capi/driver.toml");
+
+/// Every built-in driver package: the fake driver, then the Cluster API
+/// driver.
 pub fn sources() -> Vec<PackageSource> {
-    vec![PackageSource {
-        manifest: FAKE_MANIFEST.to_string(),
-        component: Arc::from(FAKE_COMPONENT),
+    [
+        (FAKE_MANIFEST, FAKE_COMPONENT),
+        (CAPI_MANIFEST, CAPI_COMPONENT),
+    ]
+    .into_iter()
+    .map(|(manifest, component)| PackageSource {
+        manifest: manifest.to_string(),
+        component: Arc::from(component),
         origin: Origin::BuiltIn,
-    }]
+    })
+    .collect()
 }
 
 /// Paths of the sandbox test components, built with the host for its

@@ -142,32 +142,33 @@ impl<D: Entry> Registry<D> {
         out
     }
 
+    /// Whether a driver may be chosen without being named: not a beta
+    /// driver left out of `enabled_beta_drivers`.
+    fn usable(&self, d: &D) -> bool {
+        !d.beta() || self.is_beta_enabled(d.name())
+    }
+
     /// The enabled driver providing (server_type, os, coe), as Magnum's
     /// get_driver without a name: 400 ClusterTypeNotSupported when none
-    /// does, 400 ClusterTypeBetaNotEnabled when its driver is beta and not
-    /// enabled.
+    /// does, 400 ClusterTypeBetaNotEnabled when only beta drivers that are
+    /// not enabled do.
     ///
     /// When several enabled drivers provide the tuple, Magnum keeps the one
     /// whose entry point it loaded last, an order that depends on the
-    /// Python installation; here the alphabetically first name wins.
+    /// Python installation; here the alphabetically first name among those
+    /// that may be used wins (a beta driver that is not enabled, such as
+    /// the built-in fake driver, never hides another).
     pub fn for_target(&self, server_type: &str, os: &str, coe: &str) -> Result<&D, MagnumError> {
         let t = Target::new(server_type, os, coe);
-        for d in self.enabled() {
-            if !d.provides().contains(&t) {
-                continue;
-            }
-            if d.beta() && !self.is_beta_enabled(d.name()) {
-                return Err(cluster_type_beta_not_enabled(
-                    server_type,
-                    os,
-                    coe,
-                    d.name(),
-                ));
-            }
-            return Ok(d);
-        }
-        let supported: Vec<String> = self.targets().iter().map(Target::to_string).collect();
-        Err(cluster_type_not_supported(server_type, os, coe, &supported))
+        let mut providers = self.enabled().filter(|d| d.provides().contains(&t));
+        let Some(first) = providers.next() else {
+            let supported: Vec<String> = self.targets().iter().map(Target::to_string).collect();
+            return Err(cluster_type_not_supported(server_type, os, coe, &supported));
+        };
+        std::iter::once(first)
+            .chain(providers)
+            .find(|d| self.usable(d))
+            .ok_or_else(|| cluster_type_beta_not_enabled(server_type, os, coe, first.name()))
     }
 
     /// Magnum's `Driver.get_driver(server_type, os, coe, driver_name)`:
@@ -188,7 +189,9 @@ impl<D: Entry> Registry<D> {
 
     /// Magnum's get_default_driver: `default_driver` when set (it must name
     /// an enabled driver, else 400 ClusterDriverNotSupported), else the
-    /// alphabetically first enabled driver, else `None`.
+    /// alphabetically first enabled driver that may be used (Magnum does
+    /// not skip beta drivers here: with the built-in fake driver loaded in
+    /// every process, it would be every template's), else `None`.
     pub fn default_name(&self) -> Result<Option<&str>, MagnumError> {
         let names = self.names();
         if let Some(def) = self.sel.default.as_deref().filter(|d| !d.is_empty()) {
@@ -197,7 +200,7 @@ impl<D: Entry> Registry<D> {
                 None => Err(cluster_driver_not_supported(def)),
             };
         }
-        Ok(names.first().copied())
+        Ok(self.enabled().find(|d| self.usable(d)).map(|d| d.name()))
     }
 
     /// The driver a new cluster template stores: the request's, else the
@@ -443,6 +446,37 @@ mod tests {
                 want: Some("k8s_beta"),
                 msg: "",
             },
+            Case {
+                // k8s_beta comes first alphabetically, but may not be used.
+                name: "a beta driver not enabled does not hide another",
+                sel: none.clone(),
+                drivers: vec![
+                    beta_drv(),
+                    Stub {
+                        name: "k8s_rocky",
+                        beta: false,
+                        provides: vec![vm("rockylinux")],
+                    },
+                ],
+                target: vm("rockylinux"),
+                want: Some("k8s_rocky"),
+                msg: "",
+            },
+            Case {
+                name: "an enabled beta driver first alphabetically wins",
+                sel: sel(&[], &["k8s_beta"], None),
+                drivers: vec![
+                    beta_drv(),
+                    Stub {
+                        name: "k8s_rocky",
+                        beta: false,
+                        provides: vec![vm("rockylinux")],
+                    },
+                ],
+                target: vm("rockylinux"),
+                want: Some("k8s_beta"),
+                msg: "",
+            },
         ];
         for c in cases {
             let r = reg(c.sel, c.drivers);
@@ -584,8 +618,18 @@ mod tests {
                 msg: "",
             },
             Case {
-                name: "alphabetically first installed driver",
+                // Magnum would take k8s_beta; a beta driver that is not
+                // enabled is skipped here (docs/compatibility.md).
+                name: "alphabetically first installed driver that may be used",
                 sel: Selection::default(),
+                drivers: None,
+                input: inp("", ""),
+                want: "k8s_capi_helm_v1",
+                msg: "",
+            },
+            Case {
+                name: "alphabetically first installed driver, an enabled beta one",
+                sel: sel(&[], &["k8s_beta"], None),
                 drivers: None,
                 input: inp("", ""),
                 want: "k8s_beta",

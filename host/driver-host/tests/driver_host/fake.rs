@@ -133,9 +133,16 @@ async fn registered_as_a_beta_driver() {
     let host = host_with(s, Default::default(), driver_host::builtin_sources()).await;
     assert!(
         host.registry()
-            .for_target("vm", "ubuntu", "kubernetes")
+            .for_target("vm", "fedora-coreos", "kubernetes")
             .is_err(),
         "the fake driver is chosen by tuple without being enabled as a beta driver"
+    );
+    // A type the Cluster API driver provides too goes to it.
+    assert_eq!(
+        host.registry()
+            .for_target("vm", "ubuntu", "kubernetes")
+            .map(|d| d.name().to_string()),
+        Ok("k8s_cluster_api".to_string())
     );
     let host = fake_host(&clock, 0).await;
     assert!(host.registry().names().contains(&"fake"));

@@ -9,7 +9,7 @@ use driver_host::{CallContext, DriverConfig, DriverHost, HostServices};
 use crate::common::*;
 
 #[tokio::test]
-async fn list_shows_the_embedded_fake_driver() {
+async fn list_shows_the_embedded_drivers() {
     let h = DriverHost::start(settings(), HostServices::default())
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -18,16 +18,20 @@ async fn list_shows_the_embedded_fake_driver() {
         t.header,
         vec!["Name", "Version", "WIT", "Source", "State", "Health"]
     );
+    fn capi(name: &'static str) -> Vec<&'static str> {
+        vec![name, "1.0.0", "1.1.0", "built-in", "enabled", "ok"]
+    }
     assert_eq!(
         t.rows,
-        vec![vec![
-            "fake",
-            "1.0.0",
-            "1.0.0",
-            "built-in",
-            "enabled (beta)",
-            "ok"
-        ]]
+        vec![
+            vec!["fake", "1.0.0", "1.0.0", "built-in", "enabled (beta)", "ok"],
+            capi("k8s_cluster_api"),
+            capi("k8s_cluster_api_debian"),
+            capi("k8s_cluster_api_flatcar"),
+            capi("k8s_cluster_api_rockylinux"),
+            capi("k8s_cluster_api_ubuntu"),
+            capi("k8s_cluster_api_ubuntu_focal"),
+        ]
     );
     let t = h.list_table(true);
     assert_eq!(
@@ -47,8 +51,9 @@ async fn list_shows_the_embedded_fake_driver() {
             "Health"
         ]
     );
-    assert_eq!(t.rows.len(), 8, "one row per provided cluster type");
-    let oses: Vec<&str> = t.rows.iter().map(|r| r[2].as_str()).collect();
+    let fake: Vec<&Vec<String>> = t.rows.iter().filter(|r| r[0] == "fake").collect();
+    assert_eq!(fake.len(), 8, "one row per provided cluster type");
+    let oses: Vec<&str> = fake.iter().map(|r| r[2].as_str()).collect();
     assert_eq!(
         oses,
         vec![
@@ -62,15 +67,35 @@ async fn list_shows_the_embedded_fake_driver() {
             "ubuntu-focal"
         ]
     );
-    let row = &t.rows[0];
+    let row = fake[0];
     assert_eq!(row[7].len(), 64, "sha256");
     assert_eq!(row[9], "none");
     assert_eq!(
         row[10],
         "memory 32 MiB, call 60 s, output 4096 KiB, log 64 KiB / 200 lines a call, state 64 KiB"
     );
+    // The Cluster API driver: every entry point with the grants its
+    // manifest requests.
+    let capi: Vec<&Vec<String>> = t.rows.iter().filter(|r| r[0] != "fake").collect();
+    assert_eq!(
+        capi.len(),
+        10,
+        "five distros, by k8s_cluster_api and by their own"
+    );
+    for r in &capi {
+        assert_eq!(r[8], "enabled", "{r:?}");
+        for grant in [
+            "kube",
+            "ClusterClass",
+            "openstack",
+            "application-credentials",
+            "cluster-secrets",
+        ] {
+            assert!(r[9].contains(grant), "{grant} missing from {:?}", r[9]);
+        }
+    }
     let rendered = t.render();
-    assert!(rendered.starts_with("+------+-------------+"), "{rendered}");
+    assert!(rendered.starts_with("+-----------------"), "{rendered}");
 }
 
 #[tokio::test]
@@ -83,7 +108,8 @@ async fn list_marks_disabled_and_beta_drivers() {
     s.disabled_drivers = vec!["fake".into()];
     let h = host_with(s, HostServices::default(), driver_host::builtin_sources()).await;
     assert_eq!(h.list_rows(false)[0].state, "disabled");
-    assert!(h.registry().names().is_empty());
+    assert!(!h.registry().names().contains(&"fake"));
+    assert!(h.registry().names().contains(&"k8s_cluster_api"));
 }
 
 fn write_package(dir: &std::path::Path, manifest_extra: &str) -> std::path::PathBuf {
@@ -198,7 +224,11 @@ async fn a_warm_cache_starts_fast() {
     let cached: Vec<_> = std::fs::read_dir(dir.path())
         .map(|d| d.flatten().collect())
         .unwrap_or_default();
-    assert_eq!(cached.len(), 1, "one precompiled component");
+    assert_eq!(
+        cached.len(),
+        2,
+        "one precompiled component per built-in driver"
+    );
     let started = Instant::now();
     let h = Arc::new(
         DriverHost::start(s, HostServices::default())

@@ -2,11 +2,19 @@
 //! `TEST_ASSET_KUBE_APISERVER` and `TEST_ASSET_ETCD` name
 //! (`scripts/ci/kube-apiserver.sh`), with a static admin token, a
 //! kubeconfig file for the binary under test and an audit log of every
-//! request (metadata only); restartable, stopped when dropped.
+//! request (metadata only); restartable, stopped when dropped. With
+//! [`capi_api_server`], the same server with the Cluster API and CAPO
+//! CustomResourceDefinitions of `TEST_ASSET_CAPI_CRDS` installed.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::runtime::wait::{await_condition, conditions};
+use serde::Deserialize;
 
 use crate::harness::{free_port, in_ci};
 
@@ -149,6 +157,19 @@ pub struct Audited {
 }
 
 impl ApiServer {
+    /// A kube client for the server, with the admin token. It needs a
+    /// Tokio runtime; the blocking helpers of this type (`call`, `get`,
+    /// `create_namespace`, …) must not run on one.
+    pub fn kube_client(&self) -> kube::Client {
+        let url: http::Uri = self.url.parse().expect("API server URL");
+        let mut config = kube::Config::new(url);
+        // The server's certificate is self-signed in its temporary
+        // directory: loopback only.
+        config.accept_invalid_certs = true;
+        config.auth_info.token = Some(self.token.clone().into());
+        kube::Client::try_from(config).expect("kube client")
+    }
+
     fn client() -> reqwest::blocking::Client {
         reqwest::blocking::Client::builder()
             .danger_accept_invalid_certs(true)
@@ -258,6 +279,168 @@ impl ApiServer {
                 "kube-apiserver did not come back in 90 s"
             );
             std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// How long the server may take to serve after its start, and the CRDs to
+/// become Established, on a loaded 2-core machine.
+const READY_TIMEOUT: Duration = Duration::from_secs(90);
+const ESTABLISHED_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The field manager that installs the CRDs.
+const CRD_FIELD_MANAGER: &str = "openkeel-magnum-tests";
+
+/// An API server with the Cluster API and CAPO CRDs installed, each
+/// Established.
+pub struct CapiApiServer {
+    pub server: ApiServer,
+    /// A client with the admin token.
+    pub client: kube::Client,
+    /// The folder the CRDs came from (`TEST_ASSET_CAPI_CRDS`).
+    pub crds_dir: PathBuf,
+    /// The installed CRDs as the server returned them once Established,
+    /// in the order of [`crd_manifests`].
+    pub crds: Vec<CustomResourceDefinition>,
+}
+
+/// The folder of CRD manifests `TEST_ASSET_CAPI_CRDS` names
+/// (`scripts/ci/kube-apiserver.sh`), or `None` (skipped, with a message)
+/// when it is unset; unset when `CI=true` is a failure.
+pub fn capi_crds_dir() -> Option<PathBuf> {
+    match std::env::var_os("TEST_ASSET_CAPI_CRDS") {
+        Some(d) if !d.is_empty() => Some(PathBuf::from(d)),
+        _ => {
+            assert!(!in_ci(), "TEST_ASSET_CAPI_CRDS must be set when CI=true");
+            eprintln!(
+                "skipped: TEST_ASSET_CAPI_CRDS is not set; run: eval \"$(scripts/ci/kube-apiserver.sh)\""
+            );
+            None
+        }
+    }
+}
+
+/// The CRD manifests of `dir`: every `*.yaml` file of its sub-folders (one
+/// per release), in path order, each as the JSON value of its documents
+/// (each file holds one CRD). Unmodified: what is installed is what the
+/// releases ship.
+pub fn crd_manifests(dir: &Path) -> Vec<(PathBuf, serde_json::Value)> {
+    let mut files = Vec::new();
+    let entries = |d: &Path| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(d)
+            .unwrap_or_else(|e| panic!("read {}: {e}", d.display()))
+            .map(|e| e.expect("directory entry").path())
+            .collect();
+        v.sort();
+        v
+    };
+    for sub in entries(dir).into_iter().filter(|p| p.is_dir()) {
+        for file in entries(&sub) {
+            if file.extension().is_some_and(|e| e == "yaml") {
+                files.push(file);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file)
+            .unwrap_or_else(|e| panic!("read {}: {e}", file.display()));
+        for doc in serde_norway::Deserializer::from_str(&text) {
+            let value = serde_json::Value::deserialize(doc)
+                .unwrap_or_else(|e| panic!("parse {}: {e}", file.display()));
+            if !value.is_null() {
+                out.push((file.clone(), value));
+            }
+        }
+    }
+    out
+}
+
+/// [`api_server`] with the CRDs of `TEST_ASSET_CAPI_CRDS` applied (server-side
+/// apply, as they are in the files) and Established; `None` (skipped, with a
+/// message) when the binaries or the CRDs are not configured, a failure when
+/// `CI=true`.
+pub async fn capi_api_server() -> Option<CapiApiServer> {
+    let crds_dir = capi_crds_dir()?;
+    let server = api_server()?;
+    let client = server.kube_client();
+    wait_ready(&client).await;
+    let manifests = crd_manifests(&crds_dir);
+    assert!(
+        !manifests.is_empty(),
+        "no CRD manifest in {}",
+        crds_dir.display()
+    );
+    let crds = install_crds(&client, &manifests).await;
+    Some(CapiApiServer {
+        server,
+        client,
+        crds_dir,
+        crds,
+    })
+}
+
+/// Waits (at most [`READY_TIMEOUT`]) until the server answers `/readyz`
+/// (which includes the CRD informers' sync).
+async fn wait_ready(client: &kube::Client) {
+    let deadline = Instant::now() + READY_TIMEOUT;
+    loop {
+        let req = http::Request::get("/readyz")
+            .body(Vec::new())
+            .expect("request");
+        let err = match client.request_text(req).await {
+            Ok(_) => return,
+            Err(e) => e,
+        };
+        assert!(
+            Instant::now() < deadline,
+            "kube-apiserver did not become ready in {READY_TIMEOUT:?}: {err}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Applies every manifest and waits until each CRD is Established; the
+/// CRDs as the server has them then.
+async fn install_crds(
+    client: &kube::Client,
+    manifests: &[(PathBuf, serde_json::Value)],
+) -> Vec<CustomResourceDefinition> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let params = PatchParams::apply(CRD_FIELD_MANAGER).force();
+    let applies = manifests.iter().map(|(file, value)| {
+        let (api, params) = (&api, &params);
+        async move {
+            let name = value["metadata"]["name"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{}: a CRD without a name", file.display()));
+            api.patch(name, params, &Patch::Apply(value))
+                .await
+                .unwrap_or_else(|e| panic!("apply the CRD {name} of {}: {e}", file.display()));
+            let established = await_condition(api.clone(), name, conditions::is_crd_established());
+            match tokio::time::timeout(ESTABLISHED_TIMEOUT, established).await {
+                Ok(Ok(Some(crd))) => crd,
+                Ok(Ok(None)) => panic!("the CRD {name} disappeared"),
+                Ok(Err(e)) => panic!("watch the CRD {name}: {e}"),
+                Err(_) => panic!("the CRD {name} was not Established in {ESTABLISHED_TIMEOUT:?}"),
+            }
+        }
+    });
+    futures::future::join_all(applies).await
+}
+
+impl CapiApiServer {
+    /// Creates the namespace `name` (an existing one is fine).
+    pub async fn create_namespace(&self, name: &str) {
+        let api: Api<Namespace> = Api::all(self.client.clone());
+        let ns: Namespace = serde_json::from_value(serde_json::json!({
+            "metadata": { "name": name }
+        }))
+        .expect("namespace");
+        match api.create(&PostParams::default(), &ns).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 409 => {}
+            Err(e) => panic!("create the namespace {name}: {e}"),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! would. See docs/testing.md.
 
 mod admin;
+mod capi_sim;
 mod certificates;
 mod cli;
 mod conformance;

@@ -41,7 +41,7 @@ const KEYPAIR_PUBLIC_KEY: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOkm okm@t
 
 /// The suites, by the name of the Go test they come from, with the name the
 /// report gives them, in the report's order.
-pub const SUITES: [(&str, &str); 8] = [
+pub const SUITES: [(&str, &str); 9] = [
     (
         "TestOpenStackCoe",
         "openstack coe matrix (Keystone tokens and catalog)",
@@ -67,6 +67,10 @@ pub const SUITES: [(&str, &str); 8] = [
     (
         "TestAutoscalerSequence",
         "cluster-autoscaler Magnum provider sequence",
+    ),
+    (
+        "TestClusterAPILifecycle",
+        "Cluster API driver lifecycle (openstack coe, Keystone, simulated CAPI)",
     ),
 ];
 
@@ -509,6 +513,9 @@ pub struct Stack {
     conf: PathBuf,
     log: PathBuf,
     catalog: Option<PublishedCatalog>,
+    /// The public endpoints of the OpenStack double (through its front), by
+    /// catalog type (`compute`, `load-balancer`…); empty on `all-in-one`.
+    pub cloud: BTreeMap<String, String>,
     processes: Vec<Process>,
 }
 
@@ -519,6 +526,21 @@ fn runtime() -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .unwrap_or_else(|e| panic!("tokio runtime: {e}"))
+}
+
+/// What a suite changes in the stack [`Stack::start_with`] starts.
+#[derive(Default)]
+pub struct StackOptions {
+    /// Lines added to magnum.conf.
+    pub conf: String,
+    /// Without the fake driver: templates get the driver that provides
+    /// their cluster type (the Cluster API driver).
+    pub without_fake: bool,
+    /// The project a token the double's read-write services do not know
+    /// acts in (the double cannot validate Keystone's tokens).
+    pub default_project: Option<String>,
+    /// Volume types of the double's Cinder, the first its default.
+    pub volume_types: Vec<&'static str>,
 }
 
 /// What the double serves: the image, flavors and networks the suites name.
@@ -551,7 +573,12 @@ fn seed() -> Value {
 impl Stack {
     /// Starts the service behind Keystone with the fake driver and the
     /// reconciler, and publishes it in region [`REGION`].
-    pub fn start((rt, id): (tokio::runtime::Runtime, Identity)) -> Stack {
+    pub fn start(keystone: (tokio::runtime::Runtime, Identity)) -> Stack {
+        Stack::start_with(keystone, &StackOptions::default())
+    }
+
+    /// [`Stack::start`] with what `opts` changes.
+    pub fn start_with((rt, id): (tokio::runtime::Runtime, Identity), opts: &StackOptions) -> Stack {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
         let log = dir.path().join("service.log");
         let mut processes = Vec::new();
@@ -559,7 +586,21 @@ impl Stack {
         // The OpenStack double, and the front that adds what it lacks.
         let osfake = osfake_binary().unwrap_or_else(|e| panic!("{e}"));
         let seed_file = dir.path().join("seed.json");
-        std::fs::write(&seed_file, seed().to_string())
+        let mut seeded = seed();
+        if let Some(p) = &opts.default_project {
+            seeded["default_project"] = json!(p);
+        }
+        if !opts.volume_types.is_empty() {
+            let types: Vec<Value> = opts
+                .volume_types
+                .iter()
+                .enumerate()
+                .map(|(i, n)| json!({"id": format!("vt-{i}"), "name": n}))
+                .collect();
+            seeded["volume_types"] = json!(types);
+            seeded["default_volume_type"] = json!(opts.volume_types[0]);
+        }
+        std::fs::write(&seed_file, seeded.to_string())
             .unwrap_or_else(|e| panic!("write the seed: {e}"));
         let (fake, description) = start_osfake(&osfake, &seed_file, &log);
         processes.push(fake);
@@ -571,8 +612,27 @@ impl Stack {
                 .unwrap_or_default();
             format!("{}{}", front.url, e.strip_prefix(&fake_url).unwrap_or(e))
         };
-        let [image_url, compute_url, network_url] =
-            ["image", "compute", "network"].map(endpoint_of);
+        let [image_url, compute_url, network_url, lb_url, block_url] = [
+            "image",
+            "compute",
+            "network",
+            "load-balancer",
+            "block-storage",
+        ]
+        .map(endpoint_of);
+        let cloud: BTreeMap<String, String> = [
+            ("compute", &compute_url),
+            ("load-balancer", &lb_url),
+            ("block-storage", &block_url),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.clone()))
+        .collect();
+        let drivers = if opts.without_fake {
+            String::new()
+        } else {
+            "[drivers]\nenabled_beta_drivers = fake\ndefault_driver = fake\n\n".to_owned()
+        };
 
         let port = free_port();
         let conf = dir.path().join("magnum.conf");
@@ -583,14 +643,17 @@ impl Stack {
              [keystone_authtoken]\nwww_authenticate_uri = {ks}\nauth_url = {ks}\nauth_type = password\n\
              username = magnum\npassword = {pw}\nproject_name = service\nuser_domain_name = Default\n\
              project_domain_name = Default\n\n\
-             [drivers]\nenabled_beta_drivers = fake\ndefault_driver = fake\n\n\
+             {drivers}\
              [glance_client]\nregion_name = {REGION}\n\n\
              [nova_client]\nregion_name = {REGION}\n\n\
              [neutron_client]\nregion_name = {REGION}\n\n\
-             [oslo_middleware]\nenable_proxy_headers_parsing = false\n",
+             [cinder_client]\nregion_name = {REGION}\n\n\
+             [octavia_client]\nregion_name = {REGION}\n\n\
+             [oslo_middleware]\nenable_proxy_headers_parsing = false\n\n{extra}\n",
             db = dir.path().join("magnum.db").display(),
             ks = id.url,
             pw = id.password("magnum"),
+            extra = opts.conf,
         );
         std::fs::write(&conf, text).unwrap_or_else(|e| panic!("write magnum.conf: {e}"));
         let bin = binary();
@@ -624,6 +687,7 @@ impl Stack {
             conf,
             log,
             catalog: None,
+            cloud,
             processes,
         };
         stack.start_process(&bin, "api", true);
@@ -638,13 +702,18 @@ impl Stack {
         // heartbeat (`coe service list`).
         stack.start_process(&bin, "reconciler", false);
 
-        let urls = [
+        let mut urls = vec![
             ("container-infra", "magnum", stack.endpoint.clone()),
             ("image", "glance", image_url),
             ("compute", "nova", compute_url),
             ("network", "neutron", network_url),
             ("identity", "keystone", stack.identity().url.clone()),
         ];
+        if opts.without_fake {
+            // What the Cluster API driver calls besides.
+            urls.push(("load-balancer", "octavia", lb_url));
+            urls.push(("block-storage", "cinderv3", block_url));
+        }
         let urls: Vec<(&str, &str, &str)> =
             urls.iter().map(|(t, n, u)| (*t, *n, u.as_str())).collect();
         let catalog = stack.rt.block_on(stack.identity().publish_catalog(
@@ -683,6 +752,7 @@ impl Stack {
             dir,
             conf,
             catalog: None,
+            cloud: BTreeMap::new(),
             processes: Vec::new(),
         };
         stack.start_process(&binary(), "all-in-one", true);

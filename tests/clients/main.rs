@@ -35,8 +35,16 @@
 //! OKM_CLIENTS_BINARY=cargo cargo test -p openkeel-magnum --test clients -- --nocapture
 //! ```
 
+mod capi;
+// The management cluster and the Cluster API simulator of the e2e suites.
+#[allow(dead_code)]
+#[path = "../e2e/capi_sim.rs"]
+mod capi_sim;
 mod golang;
 mod harness;
+#[allow(dead_code)]
+#[path = "../e2e/kube.rs"]
+mod kube;
 mod noauth;
 mod osc;
 mod proxy;

@@ -63,12 +63,53 @@ fn admin_commands() {
         "{o:?}"
     );
     let o = cmd(&["driver", "list", "--details"]);
+    // The cells of a row, without their padding.
+    let rows: Vec<Vec<&str>> = o
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with('|'))
+        .map(|l| {
+            l.split('|')
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect()
+        })
+        .collect();
+    let row = |name: &str, os: &str| {
+        rows.iter()
+            .find(|r| r.first() == Some(&name) && r.get(2) == Some(&os))
+            .cloned()
+            .unwrap_or_default()
+    };
     assert!(
         o.code == 0
-            && o.stdout.contains("| Name | Server_Type | OS ")
-            && o.stdout.contains("| fake | vm          | ubuntu "),
+            && rows
+                .first()
+                .is_some_and(|h| h[..3] == ["Name", "Server_Type", "OS"])
+            && row("fake", "ubuntu").get(1) == Some(&"vm"),
         "{o:?}"
     );
+    // The Cluster API driver, embedded: every entry point with its grants.
+    for (name, os) in [
+        ("k8s_cluster_api", "ubuntu"),
+        ("k8s_cluster_api", "flatcar"),
+        ("k8s_cluster_api_debian", "debian"),
+        ("k8s_cluster_api_flatcar", "flatcar"),
+        ("k8s_cluster_api_rockylinux", "rockylinux"),
+        ("k8s_cluster_api_ubuntu", "ubuntu"),
+        ("k8s_cluster_api_ubuntu_focal", "ubuntu-focal"),
+    ] {
+        let r = row(name, os);
+        let text = r.join(" | ");
+        assert!(
+            text.contains("built-in")
+                && text.contains("1.1.0")
+                && text.contains("cluster.x-k8s.io/v1beta2/Cluster")
+                && text.contains("application-credentials")
+                && text.contains("cluster-secrets"),
+            "{name} {os}: {text}\n{o:?}"
+        );
+    }
 
     // A file that is no component is refused with its reason, exit 1.
     let junk = dir.path().join("junk.wasm");

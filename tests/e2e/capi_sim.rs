@@ -1354,6 +1354,3 @@ fn labels(stack: &str, nodegroup: Option<&str>) -> Value {
 fn infrastructure_ref(kind: &str, name: &str) -> Value {
     json!({ "apiGroup": INFRASTRUCTURE_GROUP, "kind": kind, "name": name })
 }
-
-#[path = "capi_sim_tests.rs"]
-mod tests;

@@ -13,7 +13,7 @@ use kube::api::{
 use kube::runtime::wait::await_condition;
 use serde_json::{Value, json};
 
-use super::{
+use crate::capi_sim::{
     ANNOTATION_DELETE_MACHINE, ENDPOINT_HOST, ENDPOINT_PORT, Kind, LABEL_CLUSTER_NAME,
     LABEL_CONTROL_PLANE, LABEL_DEPLOYMENT, Sim, machine_address, server_id,
 };

@@ -3,6 +3,7 @@
 
 mod admin;
 mod capi_sim;
+mod capi_sim_tests;
 mod certificates;
 mod cli;
 mod conformance;

@@ -78,7 +78,14 @@ impl<S: Services> Driver for Capi<S> {
     }
 
     fn validate_create(&self, _ctx: &CallContext, st: &ClusterState) -> Result<(), DriverError> {
-        validate_create(st)
+        validate_create(st)?;
+        // The CNI manifest the create will install: a cilium cluster whose
+        // manifest the operator has not placed is a 400 now.
+        let driver = st.template.network_driver.as_deref().unwrap_or("");
+        let labels = st.cluster.labels();
+        let file = crate::addons::cni_manifest_file(driver, labels)?;
+        let operator = openkeel_magnum_driver::config::read_file(&file).ok();
+        crate::addons::cni_manifest(driver, labels, operator.as_deref()).map(drop)
     }
 
     fn validate_upgrade(
@@ -178,10 +185,10 @@ impl<S: Services> Driver for Capi<S> {
 
     fn rotate_credential(
         &self,
-        ctx: &CallContext,
+        _ctx: &CallContext,
         st: ClusterState,
     ) -> Result<Update, DriverError> {
-        self.with(|o| o.rotate_credential(st, &ctx.caller.user_id))
+        self.with(|o| o.rotate_credential(st))
     }
 
     fn watches(&self, _ctx: &CallContext, st: &ClusterState) -> Vec<Selector> {

@@ -528,8 +528,16 @@ fn a_rotation_records_the_old_credential_until_the_infrastructure_is_ready() {
     let stack_id = st.cluster.stack_id.clone().expect("stack_id");
     let mut other = ctx();
     other.caller.user_id = "u2".into();
+    let provider =
+        |stack_id: &str| object("Secret", &format!("{stack_id}-cloud-provider")).to_string();
+    let before = provider(&stack_id);
     let upd = d.rotate_credential(&other, st.clone()).expect("rotate");
-    assert_eq!(upd.cluster.expect("owner").user_id, "u2");
+    assert!(upd.is_empty(), "a rotation changes no row: {upd:?}");
+    assert_ne!(
+        provider(&stack_id),
+        before,
+        "the workload cluster's cloud.conf keeps the old credential"
+    );
     let secret = object("Secret", &format!("{stack_id}-cloud-config"));
     let previous = secret["metadata"]["annotations"][crate::names::ANNOTATION_PREVIOUS_APP_CRED]
         .as_str()
@@ -611,4 +619,66 @@ fn effects_name_only_the_clusters_own_secrets() {
         .expect_err("another cluster's Secret");
     assert!(format!("{err:?}").contains("not one of the cluster's"));
     let _ = STACK_ID;
+}
+
+#[test]
+fn a_credential_without_an_owner_is_the_cluster_users() {
+    // magnum-cluster-api's cloud-config Secret records no owner.
+    let (d, mut st) = created();
+    let stack_id = st.cluster.stack_id.clone().expect("stack_id");
+    let mut secret = object("Secret", &format!("{stack_id}-cloud-config"));
+    secret["metadata"]
+        .as_object_mut()
+        .expect("metadata")
+        .remove("annotations");
+    put(secret);
+    st.cluster.user_id = "owner-1".into();
+    st.cluster.status = Some(Status::DeleteInProgress);
+    testing::objects()
+        .into_iter()
+        .filter(|o| o.kind == "Cluster")
+        .for_each(|o| {
+            openkeel_magnum_driver::kube::delete(&crate::ops::reference(
+                &o.api_version,
+                "Cluster",
+                "magnum-system",
+                &o.name,
+            ))
+            .expect("delete");
+        });
+    let answer = d
+        .derive(
+            &ctx(),
+            st.clone(),
+            testing::snapshot(&d.watches(&ctx(), &st)),
+        )
+        .expect("derive");
+    let creds: Vec<&str> = answer
+        .effects
+        .iter()
+        .filter(|e| e.name == EFFECT_DELETE_CREDENTIAL)
+        .map(|e| e.detail.as_str())
+        .collect();
+    assert_eq!(creds.len(), 1, "{:?}", answer.effects);
+    assert!(creds[0].starts_with("owner-1/ac-"), "{creds:?}");
+}
+
+#[test]
+fn a_cilium_cluster_without_its_manifest_is_a_400_and_with_it_is_built() {
+    let d = Capi::<Cloud>::default();
+    let mut st = new_cluster();
+    st.template.network_driver = Some("cilium".into());
+    st.cluster.set_label("cilium_tag", "v1.15.3");
+    let err = d.validate_create(&ctx(), &st).expect_err("no manifest");
+    assert!(
+        matches!(err, DriverError::Client(ref m) if m.status == 400 && m.message.contains("cilium/v1.15.3.yaml")),
+        "{err:?}"
+    );
+    let manifest = r#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cilium-config", "namespace": "kube-system"}, "data": {"cluster-pool-ipv4-cidr": "10.0.0.0/8"}}"#;
+    testing::set_file("cilium/v1.15.3.yaml", manifest);
+    d.validate_create(&ctx(), &st)
+        .expect("with the operator's manifest");
+    d.create_cluster(&ctx(), st.clone(), 60).expect("create");
+    let addons = object("Secret", &st.cluster.uuid).to_string();
+    assert!(addons.contains("cilium.yaml"), "{addons}");
 }

@@ -842,18 +842,20 @@ impl<S: Services> Ops<'_, S> {
     }
 
     /// Replaces the cluster's cloud credential (§ 6.2): a new one is made
-    /// as the caller and written to the cloud-config Secret; the old one is
-    /// recorded there and deleted once the infrastructure provider works
-    /// with the new one (the status' clean-up).
-    pub fn rotate_credential(&self, st: ClusterState, caller: &str) -> Result<Update, DriverError> {
+    /// as the caller and written to the cloud-config Secret, which records
+    /// its owner; the old one is recorded there and deleted once the
+    /// infrastructure provider works with the new one (the status'
+    /// clean-up); the reconciled add-on Secret, which holds the workload
+    /// cluster's `cloud.conf`, is rewritten with the new one. The rows do not
+    /// change (the Go driver made the caller the cluster's `user_id`, which a
+    /// driver may not change).
+    pub fn rotate_credential(&self, st: ClusterState) -> Result<Update, DriverError> {
         let stack_id = require_stack_id(&st)?;
         self.rotate_cloud_config(&st, &stack_id)?;
-        if caller.is_empty() || caller == st.cluster.user_id {
-            return Ok(Update::none());
-        }
-        let mut cl = st.cluster;
-        cl.user_id = caller.to_string();
-        Ok(Update::cluster(cl))
+        // The workload cluster's cloud.conf (the reconciled add-on Secret)
+        // takes the new credential before the old one is retired.
+        self.apply_addons(&st, &stack_id, true)?;
+        Ok(Update::none())
     }
 }
 
@@ -877,6 +879,17 @@ fn set_rollout(c: &mut Value, live: Option<&Value>, surge: Option<i32>) {
         if !rollout.is_null() {
             md["rollout"] = rollout;
         }
+    }
+}
+
+/// The owner of a credential: the one its Secret records, else (a
+/// Secret magnum-cluster-api wrote, which records none) the cluster's
+/// user, as whom magnum-cluster-api made it.
+pub fn owner(recorded: &str, cluster_user: &str) -> String {
+    if recorded.is_empty() {
+        cluster_user.to_string()
+    } else {
+        recorded.to_string()
     }
 }
 
@@ -1033,7 +1046,7 @@ impl<S: Services> Ops<'_, S> {
             .as_ref()
             .and_then(app_credential_from_secret)
             .map(|c| PreviousCredential {
-                user_id: c.user_id,
+                user_id: owner(&c.user_id, &st.cluster.user_id),
                 id: c.id,
             });
         self.write_cloud_config(st, stack_id, previous)

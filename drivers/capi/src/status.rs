@@ -333,10 +333,10 @@ pub fn derive(st: &ClusterState, obs: &Observed, rules: &Rules) -> Update {
     }
 
     match cl.status {
+        // A CREATE_FAILED cluster stays so (the Go driver completed it when
+        // Cluster API finished late; the host allows a status to move a
+        // cluster out of an operation in progress only).
         Some(Status::CreateInProgress) => create_rules(&mut next, obs, &nodegroups, rules),
-        Some(Status::CreateFailed) if capi.is_some() => {
-            create_rules(&mut next, obs, &nodegroups, rules)
-        }
         Some(Status::UpdateInProgress) => {
             if cluster_ready(obs, &nodegroups, true) {
                 complete(&mut next, Status::UpdateComplete);
@@ -370,9 +370,8 @@ pub fn derive(st: &ClusterState, obs: &Observed, rules: &Rules) -> Update {
     upd
 }
 
-/// CREATE_IN_PROGRESS (and CREATE_FAILED while the Cluster exists: a
-/// cluster that failed by its deadline completes if CAPI finishes after
-/// all).
+/// CREATE_IN_PROGRESS: complete when everything is ready, failed past the
+/// create deadline.
 fn create_rules(next: &mut Cluster, obs: &Observed, nodegroups: &[NodeGroup], rules: &Rules) {
     if cluster_ready(obs, nodegroups, false) {
         complete(next, Status::CreateComplete);

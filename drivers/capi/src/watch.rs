@@ -11,9 +11,9 @@ use openkeel_magnum_driver::{
 };
 
 use crate::names::{
-    ANNOTATION_PREVIOUS_APP_CRED, API_VERSION_CLUSTER, API_VERSION_CONTROL_PLANE,
-    API_VERSION_INFRASTRUCTURE, KIND_OPENSTACK_CLUSTER, LABEL_CLUSTER_UUID, SUFFIX_CA,
-    SUFFIX_CLOUD_CONFIG, SUFFIX_ETCD, SUFFIX_FRONT_PROXY, SUFFIX_SA, server_group_name,
+    API_VERSION_CLUSTER, API_VERSION_CONTROL_PLANE, API_VERSION_INFRASTRUCTURE,
+    KIND_OPENSTACK_CLUSTER, LABEL_CLUSTER_UUID, SUFFIX_CA, SUFFIX_CLOUD_CONFIG, SUFFIX_ETCD,
+    SUFFIX_FRONT_PROXY, SUFFIX_SA, server_group_name,
 };
 use crate::ops::{cluster_selector, reference};
 use crate::options::Options;
@@ -96,7 +96,9 @@ pub fn derive(
     let cloud_config = secrets
         .iter()
         .find(|s| s.name == format!("{stack_id}{SUFFIX_CLOUD_CONFIG}"));
-    let credentials = cloud_config.map(|s| credentials_of(s)).unwrap_or_default();
+    let credentials = cloud_config
+        .map(|s| credentials_of(s, &st.cluster.user_id))
+        .unwrap_or_default();
 
     if st.cluster.status == Some(Status::DeleteInProgress) && obs.cluster.is_none() {
         return Ok(deleted(st, stack_id, &credentials));
@@ -148,14 +150,14 @@ pub struct Credentials {
     pub previous: Option<String>,
 }
 
-fn credentials_of(secret: &K8sObject) -> Credentials {
+/// What the cloud-config Secret records; a credential without an owner
+/// (magnum-cluster-api's) is the cluster user's.
+fn credentials_of(secret: &K8sObject, cluster_user: &str) -> Credentials {
     let v = secret.value().unwrap_or_default();
-    let previous = v["metadata"]["annotations"][ANNOTATION_PREVIOUS_APP_CRED]
-        .as_str()
-        .filter(|p| p.contains('/'))
-        .map(str::to_string);
-    let current =
-        crate::secrets::app_credential_from_secret(&v).map(|c| format!("{}/{}", c.user_id, c.id));
+    let previous = crate::secrets::previous_app_credential(&v)
+        .map(|p| format!("{}/{}", crate::ops::owner(&p.user_id, cluster_user), p.id));
+    let current = crate::secrets::app_credential_from_secret(&v)
+        .map(|c| format!("{}/{}", crate::ops::owner(&c.user_id, cluster_user), c.id));
     Credentials { current, previous }
 }
 

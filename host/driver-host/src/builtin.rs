@@ -16,6 +16,18 @@ pub const CAPI_COMPONENT: &[u8] = include_bytes!(env!("OKM_GUEST_CAPI"));
 /// The Cluster API driver's manifest.
 pub const CAPI_MANIFEST: &str = include_str!("../../../drivers/capi/driver.toml");
 
+/// The entry points of the built-in drivers, sorted: what
+/// `disabled_drivers` lists to run without any of them.
+pub const ENTRY_POINTS: [&str; 7] = [
+    "fake",
+    "k8s_cluster_api",
+    "k8s_cluster_api_debian",
+    "k8s_cluster_api_flatcar",
+    "k8s_cluster_api_rockylinux",
+    "k8s_cluster_api_ubuntu",
+    "k8s_cluster_api_ubuntu_focal",
+];
+
 /// Every built-in driver package: the fake driver, then the Cluster API
 /// driver.
 pub fn sources() -> Vec<PackageSource> {

@@ -70,3 +70,6 @@ pub use types::{
 pub fn builtin_sources() -> Vec<PackageSource> {
     builtin::sources()
 }
+
+/// The entry points of the built-in drivers, sorted.
+pub const BUILTIN_ENTRY_POINTS: [&str; 7] = builtin::ENTRY_POINTS;

@@ -440,6 +440,17 @@ pub fn driver_settings(options: &Options) -> Result<DriverSettings, StartError> 
             .map_err(|e| StartError::new(format!("[driver:{package}]: {e}")))?;
         drivers.insert(package, config);
     }
+    // The Cluster API driver reads the operator's add-on manifests
+    // (`calico/<tag>.yaml`, `cilium/<tag>.yaml`) from `[capi]/
+    // addons_manifests_dir`, as magnum-cluster-api's operators set it,
+    // unless its own group names a `files_dir`.
+    let addons = options.capi.addons_manifests_dir.trim();
+    if !addons.is_empty() {
+        let capi = drivers.entry("capi".to_string()).or_default();
+        if capi.files_dir.is_none() {
+            capi.files_dir = Some(PathBuf::from(addons));
+        }
+    }
     Ok(DriverSettings {
         default_driver: d.default_driver.clone(),
         enabled_beta_drivers: d.enabled_beta_drivers.clone(),

@@ -407,10 +407,17 @@ fn conf_text(rec: &Record, dir: &Path, db: &Path, identity: &str) -> (String, St
     {
         set("drivers", "enabled_beta_drivers = fake".into());
     } else if !template {
-        // No driver is installed in the recording environment. (Template
-        // requests keep the built-in fake driver, neither enabled nor
-        // disabled: without any driver the binary refuses every template.)
-        set("drivers", "disabled_drivers = fake".into());
+        // No driver is installed in the recording environment: every
+        // built-in driver is disabled. (Template requests keep them, neither
+        // enabled nor disabled: without any driver the binary refuses every
+        // template.)
+        set(
+            "drivers",
+            "disabled_drivers = fake, k8s_cluster_api, k8s_cluster_api_debian, \
+             k8s_cluster_api_flatcar, k8s_cluster_api_rockylinux, k8s_cluster_api_ubuntu, \
+             k8s_cluster_api_ubuntu_focal"
+                .into(),
+        );
     }
     let api = groups.remove("api").unwrap_or_default().join("\n");
     let text = groups

@@ -928,7 +928,7 @@ async fn handle(AxumState(shared): AxumState<Arc<Shared>>, req: Request) -> Resp
         return match service {
             Service::Compute => server_groups::serve(&mut st, &call, &caller, &body),
             Service::Network => octavia::serve_floating_ips(&mut st, &call, &caller),
-            _ => octavia::serve_load_balancers(&mut st, &call, &caller, &base),
+            _ => octavia::serve_load_balancers(&mut st, &call, &caller, &base, &body),
         };
     }
     if call.method != Method::GET {

@@ -1,5 +1,5 @@
-//! Octavia v2 load balancers (list, show, delete with cascade) and Neutron's
-//! floating IPs (list, delete), read-write, per project.
+//! Octavia v2 load balancers (create, list, show, delete with cascade) and
+//! Neutron's floating IPs (list, delete), read-write, per project.
 //!
 //! A user token sees the load balancers of its project only, and asking for
 //! another `project_id` is refused (403), as Octavia's default policy does;
@@ -85,6 +85,7 @@ pub(crate) fn serve_load_balancers(
     call: &Call,
     caller: &Caller,
     base: &str,
+    raw: &[u8],
 ) -> Response {
     // Octavia serves the same API under /v2 and /v2.0.
     let Some(rest) = call
@@ -159,6 +160,7 @@ pub(crate) fn serve_load_balancers(
                 None => fault(404, &format!("Load Balancer {id} not found.")),
             }
         }
+        (&Method::POST, true) => create(st, caller, raw),
         (&Method::DELETE, false) => {
             let delay = st.delete_delay;
             let Some(lb) = st
@@ -204,6 +206,48 @@ pub(crate) fn serve_load_balancers(
         }
         _ => fault(405, "The method is not allowed by the double."),
     }
+}
+
+/// `POST /v2/lbaas/loadbalancers`: a load balancer of the caller's project
+/// (an admin may name another), ACTIVE at once, with a VIP port of its own.
+/// Octavia requires a VIP subnet, network or port (400 otherwise).
+fn create(st: &mut State, caller: &Caller, raw: &[u8]) -> Response {
+    let body: Value = serde_json::from_slice(raw).unwrap_or(Value::Null);
+    let lb = &body["loadbalancer"];
+    let text = |k: &str| lb[k].as_str().unwrap_or_default().to_owned();
+    if !lb.is_object()
+        || ["vip_subnet_id", "vip_network_id", "vip_port_id"]
+            .iter()
+            .all(|k| text(k).is_empty())
+    {
+        return fault(
+            400,
+            "Validation failure: VIP must contain one of: vip_port_id, vip_network_id, vip_subnet_id.",
+        );
+    }
+    let project = match text("project_id") {
+        p if !p.is_empty() && p != caller.project && !caller.admin => {
+            return fault(403, "Policy does not allow this request to be performed.");
+        }
+        p if !p.is_empty() => p,
+        _ => caller.project.clone(),
+    };
+    st.seq += 1;
+    let n = st.seq;
+    let created = LoadBalancer {
+        id: format!("1b000000-0000-4000-8000-{n:012}"),
+        name: text("name"),
+        description: text("description"),
+        project_id: project,
+        provisioning_status: "ACTIVE".to_owned(),
+        vip_port_id: format!("2b000000-0000-4000-8000-{n:012}"),
+        vip_address: format!("10.0.0.{}", 100 + n % 100),
+        listeners: Vec::new(),
+        tags: Vec::new(),
+    };
+    let out = lb_body(&created);
+    st.seed.load_balancers.push(created);
+    json_response(201, json!({ "loadbalancer": out }))
 }
 
 fn fip_body(f: &FloatingIp) -> Value {

@@ -33,6 +33,8 @@ async fn list_shows_the_embedded_drivers() {
             capi("k8s_cluster_api_ubuntu_focal"),
         ]
     );
+    let names: Vec<&str> = t.rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(names, driver_host::BUILTIN_ENTRY_POINTS);
     let t = h.list_table(true);
     assert_eq!(
         t.header,

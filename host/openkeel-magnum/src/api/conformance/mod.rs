@@ -352,9 +352,10 @@ impl Run {
             .await
             .map_err(|e| e.to_string())?;
 
-        // No driver is installed in the recording environment; a mocked
-        // get_driver finds one for any cluster: the fake driver, which
-        // provides the recorded templates' (vm, ubuntu, kubernetes).
+        // No driver is installed in the recording environment (every
+        // built-in one is disabled); a mocked get_driver finds one for any
+        // cluster: the fake driver, which provides the recorded templates'
+        // (vm, ubuntu, kubernetes) and comes first.
         let mut drivers = DriverSettings {
             precompiled_cache_dir: Some(self.dir.path().join("drivers")),
             ..DriverSettings::default()
@@ -362,7 +363,10 @@ impl Run {
         if rec.mock(GET_DRIVER).is_some() && !is_template_request(rec) {
             drivers.enabled_beta_drivers = vec!["fake".into()];
         } else {
-            drivers.disabled_drivers = vec!["fake".into()];
+            drivers.disabled_drivers = driver_host::BUILTIN_ENTRY_POINTS
+                .iter()
+                .map(|d| d.to_string())
+                .collect();
         }
         let drivers = Arc::new(
             DriverHost::start(drivers, HostServices::default())

@@ -319,7 +319,10 @@ async fn no_enabled_driver_for_the_tuple() {
     let t = conductor().await;
     let host = driver_host::DriverHost::start(
         driver_host::DriverSettings {
-            disabled_drivers: vec!["fake".into()],
+            disabled_drivers: driver_host::BUILTIN_ENTRY_POINTS
+                .iter()
+                .map(|d| d.to_string())
+                .collect(),
             ..driver_host::DriverSettings::default()
         },
         driver_host::HostServices::default(),

@@ -29,6 +29,21 @@ const NS: &str = "magnum-system";
 
 #[test]
 fn cluster_api_driver_lifecycle() {
+    with_stack("TestClusterAPILifecycle", lifecycle);
+}
+
+#[test]
+fn cluster_api_driver_adopts_magnum_cluster_api_clusters() {
+    with_stack("TestClusterAPIAdoption", adoption);
+}
+
+/// What a suite's steps reach.
+type Steps = fn(&Stack, &Osc<'_>, &Kube<'_>, &Sim, &mut Suite<'_>);
+
+/// Runs `steps` as the suite `key` on a stack of its own: Keystone, the
+/// OpenStack double, the binary with the Cluster API driver, and a
+/// management cluster whose controllers the simulator plays.
+fn with_stack(key: &'static str, steps: Steps) {
     if !selected() {
         return;
     }
@@ -67,12 +82,12 @@ fn cluster_api_driver_lifecycle() {
         sim.run(Duration::from_millis(200))
     };
     let o = Osc::new(cli, &s);
-    let mut suite = Suite::new("TestClusterAPILifecycle", Some(&s));
+    let mut suite = Suite::new(key, Some(&s));
     let k = Kube {
         rt: &krt,
         mgmt: &mgmt,
     };
-    lifecycle(&s, &o, &k, &sim, &mut suite);
+    steps(&s, &o, &k, &sim, &mut suite);
     krt.block_on(running.stop());
     let errors = sim.errors();
     if !errors.is_empty() {
@@ -488,6 +503,56 @@ fn lifecycle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<
         );
     });
 
+    suite.step("an autoscaled cluster with the other options is accepted by the API server", |c| {
+        let labels = "kube_tag=v1.31.1,auto_scaling_enabled=true,min_node_count=1,max_node_count=3,\
+                      boot_volume_size=20,boot_volume_type=ssd,etcd_volume_size=10,availability_zone=nova,\
+                      container_infra_prefix=registry.example.com/k8s,api_server_cert_sans=*.example.com,\
+                      audit_log_enabled=true,oidc_issuer_url=https://idp.example.com,oidc_client_id=k8s,\
+                      keystone_auth_enabled=false,master_lb_floating_ip_enabled=true,\
+                      server_group_policies=anti-affinity";
+        let r = o.run_as(
+            c,
+            "demo",
+            &format!(
+                "coe cluster create capi-x --cluster-template capi-ct --node-count 2 --master-count 3 \
+                 --master-lb-enabled --labels {labels}"
+            ),
+        );
+        ok(c, &r, &["Request to create cluster"]);
+        let x = accepted_uuid(&r.stdout);
+        let clusters = until(c, "the Cluster", Duration::from_secs(60), || {
+            let l = k.list(Kind::Cluster, &format!("cluster-uuid={x}"));
+            (!l.is_empty()).then_some(l)
+        });
+        let stack_x = clusters[0].metadata.name.clone().unwrap_or_default();
+        let deployments = k.names(&format!("/apis/apps/v1/namespaces/{NS}/deployments"));
+        if !deployments.contains(&format!("{stack_x}-autoscaler")) {
+            c.error(format!("no autoscaler Deployment in {deployments:?}"));
+        }
+        let md = &clusters[0].data["spec"]["topology"]["workers"]["machineDeployments"][0];
+        let annotations = md["metadata"]["annotations"].to_string();
+        for key in [
+            "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size",
+            "capacity.cluster-autoscaler.kubernetes.io/memory",
+        ] {
+            if !annotations.contains(key) {
+                c.error(format!("no {key} in {annotations}"));
+            }
+        }
+        // A new autoscaled group starts at its node count (within the
+        // bounds); the autoscaler owns the size afterwards.
+        if md["replicas"] != 2 {
+            c.error(format!("a new autoscaled group has replicas {}", md["replicas"]));
+        }
+        let r = o.run_as(c, "demo", &format!("coe cluster delete {x}"));
+        ok(c, &r, &["Request to delete cluster"]);
+        s.wait_status(c, &token(), &x, Duration::from_secs(120), &["404"]);
+        let deployments = k.names(&format!("/apis/apps/v1/namespaces/{NS}/deployments"));
+        if deployments.contains(&format!("{stack_x}-autoscaler")) {
+            c.error("the autoscaler is left");
+        }
+    });
+
     suite.step("delete cleans up Keystone, Nova, Octavia and the management cluster", |c| {
         // A load balancer the cloud provider would have made for a Service.
         let lb_url = format!("{}/v2/lbaas/loadbalancers", s.cloud["load-balancer"]);
@@ -527,4 +592,377 @@ fn lifecycle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<
             c.error("the Cluster is left");
         }
     });
+}
+
+// ------------------------------------------------------------- adoption
+
+/// The class magnum-cluster-api 0.38 wrote, as the test writes it: the
+/// driver's class under mcapi's name, without variables that mcapi's does
+/// not declare (so that an adopted cluster must get exactly its class's
+/// set).
+const MCAPI_CLASS: &str = "magnum-v0.38.2";
+const MCAPI_MANAGER: &str = "atmosphere-operator";
+const NOT_IN_MCAPI: [&str; 2] = [
+    "bootVolumeAvailabilityZone",
+    "disableAPIServerFloatingIPManaged",
+];
+
+impl Kube<'_> {
+    fn resource(kind: &str) -> kube::api::ApiResource {
+        let (group, version, plural) = match kind {
+            "ClusterClass" => ("cluster.x-k8s.io", "v1beta2", "clusterclasses"),
+            "Cluster" => ("cluster.x-k8s.io", "v1beta2", "clusters"),
+            "Secret" => ("", "v1", "secrets"),
+            other => panic!("no API for {other}"),
+        };
+        let gvk = kube::api::GroupVersionKind::gvk(group, version, kind);
+        kube::api::ApiResource::from_gvk_with_plural(&gvk, plural)
+    }
+
+    fn api(&self, kind: &str) -> Api<DynamicObject> {
+        Api::namespaced_with(self.mgmt.client.clone(), NS, &Self::resource(kind))
+    }
+
+    fn get(&self, kind: &str, name: &str) -> DynamicObject {
+        self.rt
+            .block_on(self.api(kind).get(name))
+            .unwrap_or_else(|e| panic!("get {kind} {name}: {e}"))
+    }
+
+    /// Replaces the object as magnum-cluster-api does (GET, then PUT).
+    fn replace_as_mcapi(&self, kind: &str, obj: &DynamicObject) {
+        let name = obj.metadata.name.clone().unwrap_or_default();
+        let pp = kube::api::PostParams {
+            field_manager: Some(MCAPI_MANAGER.to_owned()),
+            ..Default::default()
+        };
+        self.rt
+            .block_on(self.api(kind).replace(&name, &pp, obj))
+            .unwrap_or_else(|e| panic!("replace {kind} {name}: {e}"));
+    }
+
+    fn create_as_mcapi(&self, kind: &str, obj: &DynamicObject) {
+        let pp = kube::api::PostParams {
+            field_manager: Some(MCAPI_MANAGER.to_owned()),
+            ..Default::default()
+        };
+        self.rt
+            .block_on(self.api(kind).create(&pp, obj))
+            .unwrap_or_else(|e| panic!("create {kind}: {e}"));
+    }
+}
+
+/// The names of the variables of a Cluster's topology.
+fn variable_names(cluster: &DynamicObject) -> Vec<String> {
+    cluster.data["spec"]["topology"]["variables"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+fn class_of(cluster: &DynamicObject) -> String {
+    cluster.data["spec"]["topology"]["classRef"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Sets `key: value` on the line of clouds.yaml that holds `key`.
+fn set_yaml_value(text: &str, key: &str, value: &str) -> String {
+    text.lines()
+        .map(|l| match l.find(&format!("{key}:")) {
+            Some(i) => format!("{}{key}: {value}", &l[..i]),
+            None => l.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+/// POSTs `body` to Keystone as `token`.
+fn keystone_post(s: &Stack, token: &str, path: &str, body: &Value) -> Value {
+    let url = format!("{}{path}", s.identity().url.trim_end_matches('/'));
+    let resp = blocking_client(Duration::from_secs(30))
+        .post(&url)
+        .header("X-Auth-Token", token)
+        .json(body)
+        .send()
+        .unwrap_or_else(|e| panic!("POST {url}: {e}"));
+    assert_eq!(resp.status().as_u16(), 201, "POST {url}");
+    resp.json().unwrap_or(Value::Null)
+}
+
+fn adoption(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<'_>) {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let token = || s.token("demo", "demo");
+    let wait = Duration::from_secs(90);
+    let mut uuid = String::new();
+    let mut stack = String::new();
+    let mut user_id = String::new();
+
+    suite.step("a cluster as magnum-cluster-api 0.38 left it", |c| {
+        for (name, tag) in [("adopt-ct", "v1.31.1"), ("adopt-ct2", "v1.32.0")] {
+            let r = o.run_as(
+                c,
+                "demo",
+                &format!(
+                    "coe cluster template create {name} --image {IMAGE_NAME} \
+                     --external-network {EXT_NET_NAME} --coe kubernetes --flavor {FLAVOR_SMALL} \
+                     --master-flavor {FLAVOR_SMALL} --network-driver calico --labels kube_tag={tag}"
+                ),
+            );
+            ok(c, &r, &["accepted"]);
+        }
+        let r = o.run_as(
+            c,
+            "demo",
+            "coe cluster create adopt-c --cluster-template adopt-ct --node-count 1",
+        );
+        ok(c, &r, &["Request to create cluster"]);
+        uuid = accepted_uuid(&r.stdout);
+        let clusters = until(c, "the Cluster", Duration::from_secs(60), || {
+            let l = k.list(Kind::Cluster, &format!("cluster-uuid={uuid}"));
+            (!l.is_empty()).then_some(l)
+        });
+        stack = clusters[0].metadata.name.clone().unwrap_or_default();
+        sim.mark_ready(&stack);
+        s.wait_status(c, &token(), &uuid, wait, &["CREATE_COMPLETE"]);
+        let (_, body) = s
+            .api(
+                &token(),
+                "GET",
+                &format!("/v1/clusters/{uuid}"),
+                "latest",
+                None,
+            )
+            .unwrap_or_else(|e| c.fatal(e));
+        user_id = body["user_id"].as_str().unwrap_or_default().to_owned();
+
+        // mcapi's class: the driver's, without what mcapi's does not declare.
+        let ours = k.get("ClusterClass", "magnum-v0.38.2-openkeel.1");
+        let mut class = DynamicObject::new(MCAPI_CLASS, &Kube::resource("ClusterClass")).within(NS);
+        let mut spec = ours.data["spec"].clone();
+        let declared: Vec<Value> = spec["variables"].as_array().cloned().unwrap_or_default();
+        for v in NOT_IN_MCAPI {
+            if !declared.iter().any(|d| d["name"] == v) {
+                c.fatal(format!("the driver's class has no variable {v}"));
+            }
+        }
+        spec["variables"] = Value::Array(
+            declared
+                .into_iter()
+                .filter(|d| !NOT_IN_MCAPI.iter().any(|v| d["name"] == *v))
+                .collect(),
+        );
+        if let Some(patches) = spec["patches"].as_array_mut() {
+            patches.retain(|p| !NOT_IN_MCAPI.iter().any(|v| p.to_string().contains(v)));
+        }
+        class.data = json!({ "spec": spec });
+        k.create_as_mcapi("ClusterClass", &class);
+
+        // The Cluster on that class with exactly its variables, written by
+        // mcapi's manager.
+        let mut cluster = k.get("Cluster", &stack);
+        cluster.data["spec"]["topology"]["classRef"] = json!({ "name": MCAPI_CLASS });
+        if let Some(vars) = cluster.data["spec"]["topology"]["variables"].as_array_mut() {
+            vars.retain(|d| !NOT_IN_MCAPI.iter().any(|v| d["name"] == *v));
+        }
+        k.replace_as_mcapi("Cluster", &cluster);
+
+        // mcapi's credential: named after the cluster, its Secret without
+        // an owner; the driver's own goes.
+        let made = keystone_post(
+            s,
+            &token(),
+            &format!("/users/{user_id}/application_credentials"),
+            &json!({"application_credential": {
+                "name": uuid, "description": format!("Magnum cluster ({uuid})")}}),
+        );
+        let (id, secret) = (
+            made["application_credential"]["id"]
+                .as_str()
+                .unwrap_or_default(),
+            made["application_credential"]["secret"]
+                .as_str()
+                .unwrap_or_default(),
+        );
+        let mut config = k.get("Secret", &format!("{stack}-cloud-config"));
+        let clouds = config.data["data"]["clouds.yaml"]
+            .as_str()
+            .unwrap_or_default();
+        let clouds = String::from_utf8(b64.decode(clouds).unwrap_or_default()).unwrap_or_default();
+        let clouds = set_yaml_value(&clouds, "application_credential_id", id);
+        let clouds = set_yaml_value(&clouds, "application_credential_secret", secret);
+        config.data["data"]["clouds.yaml"] = json!(b64.encode(clouds));
+        config.metadata.annotations = None;
+        k.replace_as_mcapi("Secret", &config);
+        let url = format!(
+            "{}/users/{user_id}/application_credentials",
+            s.identity().url.trim_end_matches('/')
+        );
+        let (_, list) = get(&url, &token());
+        for cred in list["application_credentials"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            if cred["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("magnum-"))
+            {
+                let resp = blocking_client(Duration::from_secs(30))
+                    .delete(format!("{url}/{}", cred["id"].as_str().unwrap_or_default()))
+                    .header("X-Auth-Token", token())
+                    .send()
+                    .unwrap_or_else(|e| c.fatal(e.to_string()));
+                assert_eq!(resp.status().as_u16(), 204);
+            }
+        }
+    });
+    if stack.is_empty() {
+        suite.fail("no cluster to adopt");
+        return;
+    }
+    let uuid = uuid.as_str();
+    let stack = stack.as_str();
+    let pinned = |c: &mut Check, when: &str| {
+        let cluster = k.get("Cluster", stack);
+        if class_of(&cluster) != MCAPI_CLASS {
+            c.error(format!("{when}: the class is {}", class_of(&cluster)));
+        }
+        let names = variable_names(&cluster);
+        if names.iter().any(|n| NOT_IN_MCAPI.contains(&n.as_str())) || names.len() < 30 {
+            c.error(format!("{when}: variables {names:?}"));
+        }
+    };
+
+    suite.step("its status is derived from its objects", |c| {
+        sim.mark_failed(
+            stack,
+            "Quota exceeded for instances: Requested 1, but already used 10 of 10 instances",
+        );
+        until(c, "health UNHEALTHY", Duration::from_secs(30), || {
+            let (_, b) = s
+                .api(
+                    &token(),
+                    "GET",
+                    &format!("/v1/clusters/{uuid}"),
+                    "latest",
+                    None,
+                )
+                .ok()?;
+            (b["health_status"] == "UNHEALTHY").then_some(())
+        });
+        sim.mark_ready(stack);
+        until(c, "health HEALTHY", Duration::from_secs(30), || {
+            let (_, b) = s
+                .api(
+                    &token(),
+                    "GET",
+                    &format!("/v1/clusters/{uuid}"),
+                    "latest",
+                    None,
+                )
+                .ok()?;
+            (b["health_status"] == "HEALTHY" && b["status"] == "CREATE_COMPLETE").then_some(())
+        });
+        pinned(c, "untouched");
+    });
+
+    suite.step("resize keeps its class and the class's variables", |c| {
+        let r = o.run_as(c, "demo", "coe cluster resize adopt-c 2");
+        ok(c, &r, &["Request to resize cluster"]);
+        s.wait_status(c, &token(), uuid, wait, &["UPDATE_COMPLETE"]);
+        pinned(c, "after the resize");
+        let md =
+            &k.get("Cluster", stack).data["spec"]["topology"]["workers"]["machineDeployments"][0];
+        if md["replicas"] != 2 {
+            c.error(format!("replicas {}", md["replicas"]));
+        }
+    });
+
+    suite.step("a nodegroup comes and goes on the pinned class", |c| {
+        let r = o.run_as(
+            c,
+            "demo",
+            "coe nodegroup create adopt-c ng-a --node-count 1",
+        );
+        ok(c, &r, &["Request to create nodegroup"]);
+        until(c, "ng-a CREATE_COMPLETE", wait, || {
+            let (_, ng) = s
+                .api(
+                    &token(),
+                    "GET",
+                    &format!("/v1/clusters/{uuid}/nodegroups/ng-a"),
+                    "latest",
+                    None,
+                )
+                .ok()?;
+            (ng["status"] == "CREATE_COMPLETE").then_some(())
+        });
+        pinned(c, "after the nodegroup create");
+        let r = o.run_as(c, "demo", "coe nodegroup delete adopt-c ng-a");
+        ok(c, &r, &["Request to delete nodegroup"]);
+        until(c, "ng-a gone", wait, || {
+            let (code, _) = s
+                .api(
+                    &token(),
+                    "GET",
+                    &format!("/v1/clusters/{uuid}/nodegroups/ng-a"),
+                    "latest",
+                    None,
+                )
+                .ok()?;
+            (code == 404).then_some(())
+        });
+        pinned(c, "after the nodegroup delete");
+    });
+
+    suite.step("an upgrade moves it to the driver's class", |c| {
+        let r = o.run_as(c, "demo", "coe cluster upgrade adopt-c adopt-ct2");
+        ok(c, &r, &["Request to upgrade cluster"]);
+        s.wait_status(
+            c,
+            &token(),
+            uuid,
+            Duration::from_secs(120),
+            &["UPDATE_COMPLETE"],
+        );
+        let cluster = k.get("Cluster", stack);
+        if class_of(&cluster) != "magnum-v0.38.2-openkeel.1" {
+            c.error(format!("the class is {}", class_of(&cluster)));
+        }
+        let names = variable_names(&cluster);
+        for v in NOT_IN_MCAPI {
+            if !names.iter().any(|n| n == v) {
+                c.error(format!("the driver's class variable {v} is not set"));
+            }
+        }
+    });
+
+    suite.step(
+        "delete removes the credential magnum-cluster-api made",
+        |c| {
+            let r = o.run_as(c, "demo", "coe cluster delete adopt-c");
+            ok(c, &r, &["Request to delete cluster"]);
+            s.wait_status(c, &token(), uuid, Duration::from_secs(120), &["404"]);
+            let creds = app_credentials(s, &token(), &user_id);
+            if creds
+                .iter()
+                .any(|n| n == uuid || n.starts_with(&format!("magnum-{uuid}")))
+            {
+                c.error(format!("credentials left: {creds:?}"));
+            }
+            let left: Vec<String> = secrets(k)
+                .into_iter()
+                .filter(|n| n.starts_with(stack))
+                .collect();
+            if !left.is_empty() {
+                c.error(format!("Secrets left: {left:?}"));
+            }
+        },
+    );
 }

@@ -41,7 +41,7 @@ const KEYPAIR_PUBLIC_KEY: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOkm okm@t
 
 /// The suites, by the name of the Go test they come from, with the name the
 /// report gives them, in the report's order.
-pub const SUITES: [(&str, &str); 9] = [
+pub const SUITES: [(&str, &str); 10] = [
     (
         "TestOpenStackCoe",
         "openstack coe matrix (Keystone tokens and catalog)",
@@ -71,6 +71,10 @@ pub const SUITES: [(&str, &str); 9] = [
     (
         "TestClusterAPILifecycle",
         "Cluster API driver lifecycle (openstack coe, Keystone, simulated CAPI)",
+    ),
+    (
+        "TestClusterAPIAdoption",
+        "Cluster API driver adopting magnum-cluster-api clusters",
     ),
 ];
 

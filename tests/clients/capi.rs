@@ -26,6 +26,13 @@ use crate::kube::{CapiApiServer, capi_api_server};
 use crate::osc::{Osc, fails, json_out, ok};
 
 const NS: &str = "magnum-system";
+/// `[capi]/lease_duration` of the stack.
+const LEASE_SECONDS: u64 = 4;
+
+/// How many times a reconciler of the stack took the Lease.
+fn leases_taken(s: &Stack) -> usize {
+    s.output().matches("reconciler Lease taken").count()
+}
 
 #[test]
 fn cluster_api_driver_lifecycle() {
@@ -67,15 +74,23 @@ fn with_stack(key: &'static str, steps: Steps) {
     krt.block_on(mgmt.create_namespace(NS));
     let demo = ks.1.projects.get("demo").cloned().unwrap_or_default();
     let opts = StackOptions {
+        // A short Lease, so that a standby takes over in seconds.
         conf: format!(
-            "[capi]\nkubeconfig = {}\nresync_interval = 1\n",
+            "[capi]\nkubeconfig = {}\nresync_interval = 1\nlease_duration = {LEASE_SECONDS}\n\
+             renew_deadline = 3\nretry_period = 1\n",
             mgmt.server.kubeconfig_path().display()
         ),
         without_fake: true,
         default_project: Some(demo),
         volume_types: vec!["standard", "ssd"],
     };
-    let s = Stack::start_with(ks, &opts);
+    let mut s = Stack::start_with(ks, &opts);
+    // A standby reconciler, once the first holds the Lease.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while leases_taken(&s) == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    s.start_standby_reconciler();
     let sim = Sim::new(mgmt.client.clone(), NS);
     let running = {
         let _in = krt.enter();
@@ -348,6 +363,23 @@ fn lifecycle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<
     let uuid = uuid.as_str();
     let stack = stack.as_str();
 
+    // A cluster whose Cluster API cluster never becomes ready: checked at
+    // the end, past its create_timeout of one minute.
+    let mut stuck = String::new();
+    suite.step("a cluster with a create timeout of one minute", |c| {
+        let r = o.run_as(
+            c,
+            "demo",
+            "coe cluster create capi-stuck --cluster-template capi-ct --node-count 1 --timeout 1",
+        );
+        ok(c, &r, &["Request to create cluster"]);
+        stuck = accepted_uuid(&r.stdout);
+        if stuck.is_empty() {
+            c.error(format!("no uuid:\n{r}"));
+        }
+    });
+    let stuck_since = Instant::now();
+
     suite.step("simulated progress reaches CREATE_COMPLETE", |c| {
         sim.mark_ready(stack);
         s.wait_status(c, &token(), uuid, wait, &["CREATE_COMPLETE"]);
@@ -378,6 +410,39 @@ fn lifecycle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<
         let addresses = ngs["node_addresses"].as_array().map_or(0, Vec::len);
         if ngs["status"] != "CREATE_COMPLETE" || addresses != 2 {
             c.error(format!("default-worker: {ngs}"));
+        }
+        // A change of the Cluster API objects reaches the row by watch.
+        let health = || {
+            s.api(
+                &token(),
+                "GET",
+                &format!("/v1/clusters/{uuid}"),
+                "latest",
+                None,
+            )
+            .map(|(_, b)| b["health_status"].as_str().unwrap_or_default().to_owned())
+            .unwrap_or_default()
+        };
+        for (mark, want) in [(true, "UNHEALTHY"), (false, "HEALTHY")] {
+            if mark {
+                sim.mark_failed(stack, "Quota exceeded for instances");
+            } else {
+                sim.mark_ready(stack);
+            }
+            let changed = Instant::now();
+            until(c, want, Duration::from_secs(30), || {
+                (health() == want).then_some(())
+            });
+            let took = changed.elapsed();
+            eprintln!(
+                "cluster api status change to the row ({want}): {} ms",
+                took.as_millis()
+            );
+            // The simulator writes at its next pass (200 ms), then the
+            // watch carries the change.
+            if took > Duration::from_secs(2) {
+                c.error(format!("{want} reached the row after {took:?}"));
+            }
         }
     });
 
@@ -459,6 +524,57 @@ fn lifecycle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<
             c.error(format!("maxSurge {surge}"));
         }
     });
+
+    suite.step(
+        "the standby reconciler takes over when the active one dies mid-operation",
+        |c| {
+            let pids = s.reconciler_pids();
+            if pids.len() != 2 {
+                c.fatal(format!(
+                    "want an active and a standby reconciler, have {pids:?}"
+                ));
+            }
+            sim.pause(true);
+            let r = o.run_as(c, "demo", "coe cluster resize capi-c 2");
+            ok(c, &r, &["Request to resize cluster"]);
+            let taken = leases_taken(s);
+            // The first reconciler took the Lease: it dies without releasing
+            // it.
+            let killed = std::process::Command::new("kill")
+                .args(["-KILL", &pids[0].to_string()])
+                .status()
+                .is_ok_and(|st| st.success());
+            if !killed {
+                c.fatal(format!("could not kill reconciler {}", pids[0]));
+            }
+            let died = Instant::now();
+            sim.pause(false);
+            until(
+                c,
+                "the standby takes the Lease",
+                Duration::from_secs(60),
+                || (leases_taken(s) > taken).then_some(()),
+            );
+            let took = died.elapsed();
+            eprintln!("cluster api reconciler takeover: {} ms", took.as_millis());
+            if took > Duration::from_secs(LEASE_SECONDS + 5) {
+                c.error(format!("the standby took over after {took:?}"));
+            }
+            s.wait_status(c, &token(), uuid, wait, &["UPDATE_COMPLETE"]);
+            let (_, body) = s
+                .api(
+                    &token(),
+                    "GET",
+                    &format!("/v1/clusters/{uuid}"),
+                    "latest",
+                    None,
+                )
+                .unwrap_or_else(|e| c.fatal(e));
+            if body["node_count"] != 2 {
+                c.error(format!("node_count {}", body["node_count"]));
+            }
+        },
+    );
 
     suite.step("nodegroup create", |c| {
         let r = o.run_as(c, "demo", "coe nodegroup create capi-c ng1 --node-count 1");
@@ -552,6 +668,38 @@ fn lifecycle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<
             c.error("the autoscaler is left");
         }
     });
+
+    suite.step(
+        "a cluster stuck past its create_timeout is CREATE_FAILED with what blocks it",
+        |c| {
+            let left = Duration::from_secs(75).saturating_sub(stuck_since.elapsed());
+            s.wait_status(
+                c,
+                &token(),
+                &stuck,
+                left + Duration::from_secs(30),
+                &["CREATE_FAILED"],
+            );
+            let (_, body) = s
+                .api(
+                    &token(),
+                    "GET",
+                    &format!("/v1/clusters/{stuck}"),
+                    "latest",
+                    None,
+                )
+                .unwrap_or_else(|e| c.fatal(e));
+            let reason = body["status_reason"].as_str().unwrap_or_default();
+            if body["status"] != "CREATE_FAILED"
+                || !reason.starts_with("Timed out waiting for the cluster: CAPI Cluster ")
+            {
+                c.error(format!("{}: {reason:?}", body["status"]));
+            }
+            let r = o.run_as(c, "demo", &format!("coe cluster delete {stuck}"));
+            ok(c, &r, &["Request to delete cluster"]);
+            s.wait_status(c, &token(), &stuck, Duration::from_secs(120), &["404"]);
+        },
+    );
 
     suite.step("delete cleans up Keystone, Nova, Octavia and the management cluster", |c| {
         // A load balancer the cloud provider would have made for a Service.

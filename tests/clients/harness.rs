@@ -785,6 +785,21 @@ impl Stack {
         self.rt.block_on(self.identity().token(user, project))
     }
 
+    /// Starts another `reconciler`: a standby while the first holds the
+    /// Lease.
+    pub fn start_standby_reconciler(&mut self) {
+        self.start_process(&binary(), "reconciler", false);
+    }
+
+    /// The process ids of the running `reconciler`s, oldest first.
+    pub fn reconciler_pids(&self) -> Vec<u32> {
+        self.processes
+            .iter()
+            .filter(|p| p.name == "openkeel-magnum reconciler")
+            .map(|p| p.child.id())
+            .collect()
+    }
+
     /// What the service processes printed so far.
     pub fn output(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()

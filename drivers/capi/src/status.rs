@@ -379,7 +379,7 @@ fn create_rules(next: &mut Cluster, obs: &Observed, nodegroups: &[NodeGroup], ru
         next.status = Some(Status::CreateFailed);
         next.status_reason = Some(cut(&format!(
             "Timed out waiting for the cluster: {}",
-            blocking_reason(obs, "the Cluster API cluster does not exist")
+            timeout_reason(obs, "the Cluster API cluster does not exist")
         )));
     } else {
         next.status_reason = reason(obs);
@@ -683,6 +683,32 @@ fn blocking_reason(obs: &Observed, none: &str) -> String {
         parts.push(format!("Machine {}: {}", m.metadata.name, cond.message));
     }
     parts.join(". ")
+}
+
+/// [`blocking_reason`], or, when nothing reports False, the first of the
+/// Cluster's readiness conditions that is not True or not reported at all
+/// (the Go driver's reason was empty then): a timeout always names what
+/// it waited for.
+fn timeout_reason(obs: &Observed, none: &str) -> String {
+    let r = blocking_reason(obs, none);
+    let Some(c) = obs.cluster.as_ref().filter(|_| r.is_empty()) else {
+        return r;
+    };
+    for t in [
+        INFRASTRUCTURE_READY,
+        CONTROL_PLANE_AVAILABLE,
+        WORKERS_AVAILABLE,
+        TOPOLOGY_RECONCILED,
+    ] {
+        match find(&c.status.conditions, t) {
+            None => return format!("CAPI Cluster {t} not reported"),
+            Some(cond) if !cond.is("True") => {
+                return format!("CAPI Cluster {} {}", cond.status, cond.text());
+            }
+            Some(_) => {}
+        }
+    }
+    "the Cluster API cluster is not ready".to_string()
 }
 
 fn reason(obs: &Observed) -> Option<String> {

@@ -759,3 +759,37 @@ fn objects_of_the_snapshot_become_the_typed_views() {
     let err = Observed::from_objects([&bad]).expect_err("a wrong type");
     assert!(err.starts_with("Machine m: "), "{err}");
 }
+
+#[test]
+fn a_timeout_names_what_it_waited_for_when_nothing_reports_false() {
+    // A Cluster API cluster that reports no condition yet (the Go driver's
+    // reason was empty), then one whose InfrastructureReady is Unknown.
+    let mut st = state(Status::CreateInProgress);
+    st.cluster.created_at = now() - minutes(61);
+    let mut obs = Observed {
+        cluster: Some(CapiCluster::default()),
+        ..Observed::default()
+    };
+    let reason = |obs: &Observed| {
+        derive(&st, obs, &rules())
+            .cluster
+            .and_then(|c| c.status_reason)
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        reason(&obs),
+        "Timed out waiting for the cluster: CAPI Cluster InfrastructureReady not reported"
+    );
+    if let Some(c) = obs.cluster.as_mut() {
+        c.status.conditions = vec![condition(
+            INFRASTRUCTURE_READY,
+            "Unknown",
+            "WaitingForInfrastructure",
+            "",
+        )];
+    }
+    assert_eq!(
+        reason(&obs),
+        "Timed out waiting for the cluster: CAPI Cluster Unknown InfrastructureReady WaitingForInfrastructure"
+    );
+}

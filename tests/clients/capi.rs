@@ -44,6 +44,11 @@ fn cluster_api_driver_adopts_magnum_cluster_api_clusters() {
     with_stack("TestClusterAPIAdoption", adoption);
 }
 
+#[test]
+fn cluster_api_driver_idle_clusters_cost_nothing() {
+    with_stack("TestClusterAPIIdle", idle);
+}
+
 /// What a suite's steps reach.
 type Steps = fn(&Stack, &Osc<'_>, &Kube<'_>, &Sim, &mut Suite<'_>);
 
@@ -77,7 +82,7 @@ fn with_stack(key: &'static str, steps: Steps) {
         // A short Lease, so that a standby takes over in seconds.
         conf: format!(
             "[capi]\nkubeconfig = {}\nresync_interval = 1\nlease_duration = {LEASE_SECONDS}\n\
-             renew_deadline = 3\nretry_period = 1\n",
+             renew_deadline = 3\nretry_period = 1\n\n[quotas]\nmax_clusters_per_project = 1000\n",
             mgmt.server.kubeconfig_path().display()
         ),
         without_fake: true,
@@ -1113,4 +1118,138 @@ fn adoption(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<'
             }
         },
     );
+}
+
+// ----------------------------------------------------------------- idle
+
+/// Idle clusters, watched by the reconciler. (A create through the API
+/// costs seconds of certificate generation and Keystone calls: 200 of
+/// them would take ten minutes of the CI run; the watches and the idle
+/// cost are the host's, measured with 200 clusters in tests/e2e/watch.rs.)
+const IDLE: usize = 20;
+
+fn idle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<'_>) {
+    let token = s.token("demo", "demo");
+    let mut template = String::new();
+    suite.step("clusters of the Cluster API driver, complete", |c| {
+        let r = o.run_as(
+            c,
+            "demo",
+            &format!(
+                "coe cluster template create idle-ct --image {IMAGE_NAME} \
+                 --external-network {EXT_NET_NAME} --coe kubernetes --flavor {FLAVOR_SMALL} \
+                 --master-flavor {FLAVOR_SMALL} --network-driver calico --labels kube_tag=v1.31.1 -f json"
+            ),
+        );
+        let Some(ct) = json_out(c, &r) else { return };
+        template = ct["uuid"].as_str().unwrap_or_default().to_owned();
+        let started = Instant::now();
+        for i in 0..IDLE {
+            let body = json!({"name": format!("idle-{i}"), "cluster_template_id": template,
+                "node_count": 1, "master_count": 1});
+            let (code, answer) = s
+                .api(&token, "POST", "/v1/clusters", "latest", Some(&body))
+                .unwrap_or_else(|e| c.fatal(e));
+            if code != 202 {
+                c.fatal(format!("create idle-{i}: HTTP {code} {answer}"));
+            }
+        }
+        until(c, "complete clusters", Duration::from_secs(300), || {
+            for cluster in k.list(Kind::Cluster, "") {
+                sim.mark_ready(cluster.metadata.name.as_deref().unwrap_or_default());
+            }
+            let (_, list) = s
+                .api(&token, "GET", "/v1/clusters?limit=1000", "latest", None)
+                .ok()?;
+            let complete = list["clusters"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|cl| cl["status"] == "CREATE_COMPLETE")
+                .count();
+            (complete == IDLE).then_some(())
+        });
+        eprintln!(
+            "cluster api idle: {IDLE} clusters created and complete in {} s",
+            started.elapsed().as_secs()
+        );
+    });
+    suite.step("60 s idle: no request besides Lease renewals and watches", |c| {
+        // The last transitions' effects settle.
+        std::thread::sleep(Duration::from_secs(3));
+        let mark = k.mgmt.server.audited().len();
+        std::thread::sleep(Duration::from_secs(60));
+        let ours: Vec<_> = k
+            .mgmt
+            .server
+            .audited()
+            .into_iter()
+            .skip(mark)
+            .filter(|a| a.user_agent.starts_with("openkeel-magnum/"))
+            .collect();
+        let leases = ours.iter().filter(|a| a.resource == "leases").count();
+        let watches = ours.iter().filter(|a| a.verb == "watch").count();
+        let others: Vec<String> = ours
+            .iter()
+            .filter(|a| a.resource != "leases" && a.verb != "watch")
+            .map(|a| format!("{} {}", a.verb, a.uri))
+            .collect();
+        eprintln!(
+            "cluster api idle: {IDLE} idle clusters for 60 s: {} requests besides {leases} Lease requests and {watches} watches",
+            others.len()
+        );
+        if !others.is_empty() || leases == 0 {
+            let first: Vec<&String> = others.iter().take(20).collect();
+            c.error(format!(
+                "{} requests, the first: {first:?}; {leases} Lease requests",
+                others.len()
+            ));
+        }
+    });
+    // The clusters' credentials leave the shared Keystone with them.
+    suite.step("the clusters' credentials are removed from Keystone", |c| {
+        let (_, b) = s
+            .api(&token, "GET", "/v1/clusters?limit=1", "latest", None)
+            .unwrap_or_else(|e| c.fatal(e));
+        let one = b["clusters"][0]["uuid"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let (_, b) = s
+            .api(
+                &token,
+                "GET",
+                &format!("/v1/clusters/{one}"),
+                "latest",
+                None,
+            )
+            .unwrap_or_else(|e| c.fatal(e));
+        let user = b["user_id"].as_str().unwrap_or_default().to_owned();
+        let url = format!(
+            "{}/users/{user}/application_credentials",
+            s.identity().url.trim_end_matches('/')
+        );
+        let (_, list) = get(&url, &token);
+        let mut removed = 0;
+        for cred in list["application_credentials"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            if cred["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("magnum-"))
+            {
+                let resp = blocking_client(Duration::from_secs(30))
+                    .delete(format!("{url}/{}", cred["id"].as_str().unwrap_or_default()))
+                    .header("X-Auth-Token", &token)
+                    .send()
+                    .unwrap_or_else(|e| c.fatal(e.to_string()));
+                removed += usize::from(resp.status().as_u16() == 204);
+            }
+        }
+        if removed < IDLE {
+            c.error(format!("{removed} credentials of {IDLE} clusters"));
+        }
+    });
 }

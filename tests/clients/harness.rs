@@ -41,7 +41,7 @@ const KEYPAIR_PUBLIC_KEY: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOkm okm@t
 
 /// The suites, by the name of the Go test they come from, with the name the
 /// report gives them, in the report's order.
-pub const SUITES: [(&str, &str); 10] = [
+pub const SUITES: [(&str, &str); 11] = [
     (
         "TestOpenStackCoe",
         "openstack coe matrix (Keystone tokens and catalog)",
@@ -75,6 +75,10 @@ pub const SUITES: [(&str, &str); 10] = [
     (
         "TestClusterAPIAdoption",
         "Cluster API driver adopting magnum-cluster-api clusters",
+    ),
+    (
+        "TestClusterAPIIdle",
+        "Cluster API driver: idle clusters cost the API server nothing",
     ),
 ];
 

@@ -166,14 +166,9 @@ const CSI_SIDECARS: [(&str, &str); 6] = [
     ("csi-snapshotter", CSI_SNAPSHOTTER_TAG),
 ];
 
-/// A Cinder volume type, as the cluster's project sees it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct VolumeType {
-    /// Its name, which the StorageClass passes to Cinder.
-    pub name: String,
-    /// Whether it is Cinder's default type.
-    pub is_default: bool,
-}
+/// A Cinder volume type, as the cluster's project sees it: the SDK's
+/// record (`volume-types` of the contract).
+pub use openkeel_magnum_driver::openstack::VolumeType;
 
 /// What the add-on Secrets of one cluster are built from.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -562,7 +557,7 @@ pub fn cloud_conf(input: &AddonInput) -> Result<String, DriverError> {
     let lb = LoadBalancing::parse(&input.labels)?;
     let cloud = &input.cloud;
     let mut lines = vec!["[Global]".to_string(), ini("auth-url", &cloud.keystone_url)];
-    if let Some(region) = cloud.region() {
+    if let Some(region) = crate::secrets::region(cloud) {
         lines.push(ini("region", region));
     }
     lines.push(ini("application-credential-id", &input.credential.id));

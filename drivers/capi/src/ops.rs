@@ -13,7 +13,7 @@ use openkeel_magnum_driver::{
 use serde_json::Value;
 
 use crate::addons::{
-    AddonInput, VolumeType, cinder_csi_enabled, cloud_provider_secret, cluster_addons_secret,
+    AddonInput, cinder_csi_enabled, cloud_provider_secret, cluster_addons_secret,
     cluster_resource_sets, cni_manifest, cni_manifest_file,
 };
 use crate::cluster::{build_cluster, machine_deployment_topology, settle_autoscaler_bounds};
@@ -26,8 +26,8 @@ use crate::names::{
 };
 use crate::options::Options;
 use crate::secrets::{
-    AppCredential, CloudInfo, ClusterCas, KeyPair, PreviousCredential, app_credential_description,
-    app_credential_from_secret, ca_secrets, cloud_config_secret,
+    PreviousCredential, app_credential_description, app_credential_from_secret, ca_secrets,
+    cloud_config_secret,
 };
 use crate::services::Services;
 
@@ -958,20 +958,6 @@ pub fn json_equal(a: &Value, b: &Value) -> bool {
 
 /// The cloud-config Secret, the CA Secrets and the add-ons (§ 6, § 3.5).
 impl<S: Services> Ops<'_, S> {
-    /// The cloud's configuration, as the builders read it.
-    fn cloud(&self) -> CloudInfo {
-        let c = self.svc.cloud();
-        CloudInfo {
-            keystone_url: c.keystone_url,
-            region: c.region,
-            endpoint_interface: c.endpoint_interface,
-            ca_bundle: c.ca_bundle,
-            verify: c.verify,
-            cluster_ca_bundle: c.cluster_ca_bundle,
-            cluster_verify_ca: c.cluster_verify_ca,
-        }
-    }
-
     /// The cloud-config Secret of `stack_id`, if any.
     fn cloud_config(&self, stack_id: &str) -> Result<Option<Value>, DriverError> {
         let name = format!("{stack_id}{SUFFIX_CLOUD_CONFIG}");
@@ -1006,24 +992,18 @@ impl<S: Services> Ops<'_, S> {
     ) -> Result<(), DriverError> {
         let cl = &st.cluster;
         let name = app_credential_name(&cl.uuid, &random_suffix(5));
-        let made = self
+        let credential = self
             .svc
             .create_credential(&name, &app_credential_description(cl))
             .map_err(|e| match e {
                 HostError::Client(m) => DriverError::client(m.status, &m.kind, m.message),
                 e => DriverError::failed(format!("create application credential: {e}")),
             })?;
-        let credential = AppCredential {
-            id: made.id,
-            secret: made.secret,
-            name: made.name,
-            user_id: made.user_id,
-        };
         let secret = cloud_config_secret(
             &self.opts.namespace,
             stack_id,
             &cl.uuid,
-            &self.cloud(),
+            &self.svc.cloud(),
             &credential,
             previous.as_ref(),
         );
@@ -1058,16 +1038,6 @@ impl<S: Services> Ops<'_, S> {
             .svc
             .cas()
             .map_err(|e| DriverError::failed(format!("read the cluster's certificates: {e}")))?;
-        let pair = |k: &openkeel_magnum_driver::secrets::KeyPair| KeyPair {
-            cert_pem: k.cert_pem.clone(),
-            key_pem: k.key_pem.clone(),
-        };
-        let cas = ClusterCas {
-            kubernetes: pair(&cas.kubernetes),
-            etcd: pair(&cas.etcd),
-            front_proxy: pair(&cas.front_proxy),
-            admin: pair(&cas.admin),
-        };
         for s in ca_secrets(&self.opts.namespace, stack_id, &cas)? {
             apply(&s)?;
         }
@@ -1120,15 +1090,6 @@ impl<S: Services> Ops<'_, S> {
             self.svc
                 .volume_types()
                 .map_err(|e| DriverError::failed(format!("list volume types: {e}")))?
-                .map(|types| {
-                    types
-                        .into_iter()
-                        .map(|t| VolumeType {
-                            name: t.name,
-                            is_default: t.is_default,
-                        })
-                        .collect()
-                })
         } else {
             None
         };
@@ -1138,7 +1099,7 @@ impl<S: Services> Ops<'_, S> {
             cluster_uuid: st.cluster.uuid.clone(),
             project_id: st.cluster.project_id.clone(),
             labels,
-            cloud: self.cloud(),
+            cloud: self.svc.cloud(),
             credential,
             keystone_auth_policy: None,
             volume_types,
@@ -1166,7 +1127,7 @@ pub fn forget_previous_credential<S: Services>(
         &opts.namespace,
         &stack_id,
         &st.cluster.uuid,
-        &ops.cloud(),
+        &ops.svc.cloud(),
         &current,
         None,
     );

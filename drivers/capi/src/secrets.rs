@@ -9,7 +9,6 @@
 //! the credential come in as plain structs.
 
 use std::borrow::Cow;
-use std::fmt;
 use std::fmt::Write as _;
 
 use base64::Engine as _;
@@ -37,104 +36,26 @@ pub const DEFAULT_ENDPOINT_INTERFACE: &str = "public";
 /// The letters of a credential suffix.
 const SUFFIX_ALPHABET: &[u8; 36] = b"abcdefghijklmnopqrstuvwxyz0123456789";
 
-/// A certificate and its private key, both PEM; the key unencrypted
-/// PKCS#8 (`PRIVATE KEY`). `Debug` never shows the key.
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct KeyPair {
-    /// The certificate.
-    pub cert_pem: String,
-    /// The private key.
-    pub key_pem: String,
-}
+/// A certificate and its private key (PEM, the key unencrypted PKCS#8),
+/// Magnum's CAs of a cluster, the cloud's configuration and an application
+/// credential: the SDK's records of contract 1.1, as the host gives them.
+pub use openkeel_magnum_driver::cloud::CloudInfo;
+pub use openkeel_magnum_driver::openstack::ApplicationCredential as AppCredential;
+pub use openkeel_magnum_driver::secrets::{ClusterCas, KeyPair};
 
-impl fmt::Debug for KeyPair {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("KeyPair")
-            .field("cert_pem", &"<pem>")
-            .field("key_pem", &"<redacted>")
-            .finish()
+/// The endpoint interface a cluster uses, `public` when none is
+/// configured.
+pub fn interface(cloud: &CloudInfo) -> &str {
+    if cloud.endpoint_interface.is_empty() {
+        DEFAULT_ENDPOINT_INTERFACE
+    } else {
+        &cloud.endpoint_interface
     }
 }
 
-/// Magnum's three CAs of a cluster and its admin client certificate
-/// (§ 6.1).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ClusterCas {
-    /// The Kubernetes CA (`ca_cert_ref`).
-    pub kubernetes: KeyPair,
-    /// The etcd CA (`etcd_ca_cert_ref`).
-    pub etcd: KeyPair,
-    /// The front-proxy CA (`front_proxy_ca_cert_ref`).
-    pub front_proxy: KeyPair,
-    /// The admin client certificate (`magnum_cert_ref`), which becomes the
-    /// service-account key pair.
-    pub admin: KeyPair,
-}
-
-/// The cloud the host works in, as its operator configured it: the
-/// record `cloud-info` of contract 1.1 (`cloud.wit`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CloudInfo {
-    /// Keystone's URL (`[keystone_authtoken]/www_authenticate_uri`, else
-    /// `auth_url`).
-    pub keystone_url: String,
-    /// The region, when set.
-    pub region: Option<String>,
-    /// The endpoint interface a cluster uses to reach the cloud's APIs
-    /// (`public`, `internal`); "" means `public`.
-    pub endpoint_interface: String,
-    /// The CA bundle (PEM) that verifies the cloud's APIs, when one is
-    /// configured: CAPO's `cacert`.
-    pub ca_bundle: Option<String>,
-    /// Whether the cloud's certificates are verified (CAPO's `verify`).
-    pub verify: bool,
-    /// The CA bundle (PEM) installed in every cluster
-    /// (`[drivers]/openstack_ca_file`), when one is configured.
-    pub cluster_ca_bundle: Option<String>,
-    /// `[drivers]/verify_ca`: whether the cluster verifies the cloud's
-    /// certificates.
-    pub cluster_verify_ca: bool,
-}
-
-impl CloudInfo {
-    /// The endpoint interface, `public` when none is configured.
-    pub fn interface(&self) -> &str {
-        if self.endpoint_interface.is_empty() {
-            DEFAULT_ENDPOINT_INTERFACE
-        } else {
-            &self.endpoint_interface
-        }
-    }
-
-    /// The region, None when unset or empty.
-    pub fn region(&self) -> Option<&str> {
-        self.region.as_deref().filter(|r| !r.is_empty())
-    }
-}
-
-/// A Keystone application credential. `Debug` never shows the secret.
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct AppCredential {
-    /// Its ID.
-    pub id: String,
-    /// Its secret.
-    pub secret: String,
-    /// Its name, `magnum-<uuid>-<suffix>` (or magnum-cluster-api's
-    /// `<uuid>`); "" when read back from a Secret, which does not hold it.
-    pub name: String,
-    /// The user who owns it; "" when unknown.
-    pub user_id: String,
-}
-
-impl fmt::Debug for AppCredential {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AppCredential")
-            .field("id", &self.id)
-            .field("name", &self.name)
-            .field("user_id", &self.user_id)
-            .field("secret", &"<redacted>")
-            .finish()
-    }
+/// The cloud's region, None when unset or empty.
+pub fn region(cloud: &CloudInfo) -> Option<&str> {
+    cloud.region.as_deref().filter(|r| !r.is_empty())
 }
 
 /// The application credential a rotation replaced, recorded on the
@@ -295,8 +216,7 @@ pub fn cloud_config_secret(
 // Deviation: the Go driver wrote the interface `public` whatever the
 // deployment's `[capi_client]/endpoint_type`; contract 1.1 gives it.
 pub fn clouds_yaml(cloud: &CloudInfo, credential: &AppCredential) -> String {
-    let region = cloud
-        .region()
+    let region = region(cloud)
         .map(|r| format!("    region_name: {}\n", yaml_string(r)))
         .unwrap_or_default();
     format!(
@@ -317,7 +237,7 @@ pub fn clouds_yaml(cloud: &CloudInfo, credential: &AppCredential) -> String {
         id = yaml_string(&credential.id),
         secret = yaml_string(&credential.secret),
         auth_url = yaml_string(&cloud.keystone_url),
-        interface = yaml_string(cloud.interface()),
+        interface = yaml_string(interface(cloud)),
         region = region,
         verify = cloud.verify,
     )
@@ -451,6 +371,7 @@ mod tests {
         KeyPair {
             cert_pem: format!("{CERT}\n{tag}"),
             key_pem: format!("{KEY}{tag}\n"),
+            ..KeyPair::default()
         }
     }
 

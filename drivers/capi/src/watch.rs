@@ -96,11 +96,12 @@ pub fn derive(
     let cloud_config = secrets
         .iter()
         .find(|s| s.name == format!("{stack_id}{SUFFIX_CLOUD_CONFIG}"));
-    let credentials = cloud_config
-        .map(|s| credentials_of(s, &st.cluster.user_id))
-        .unwrap_or_default();
+    let user = &st.cluster.user_id;
 
     if st.cluster.status == Some(Status::DeleteInProgress) && obs.cluster.is_none() {
+        let credentials = cloud_config
+            .map(|s| credentials_of(s, user))
+            .unwrap_or_default();
         return Ok(deleted(st, stack_id, &credentials));
     }
 
@@ -117,8 +118,13 @@ pub fn derive(
     }
     // The credential a rotation replaced goes once the infrastructure
     // provider is ready again (it works with the new one).
+    // Only the annotation is read here: the credential itself (YAML in
+    // base64) is parsed only when a deletion needs it.
     let ready = obs.infrastructure.as_ref().is_some_and(|i| i.status.ready);
-    if ready && let Some(previous) = &credentials.previous {
+    let previous = cloud_config
+        .filter(|_| ready)
+        .and_then(|s| previous_of(s, user));
+    if let Some(previous) = &previous {
         answer = answer
             .with_effect(Effect::new(EFFECT_DELETE_CREDENTIAL, previous.clone()))
             .with_effect(Effect::new(EFFECT_FORGET_PREVIOUS_CREDENTIAL, stack_id));
@@ -154,11 +160,30 @@ pub struct Credentials {
 /// (magnum-cluster-api's) is the cluster user's.
 fn credentials_of(secret: &K8sObject, cluster_user: &str) -> Credentials {
     let v = secret.value().unwrap_or_default();
-    let previous = crate::secrets::previous_app_credential(&v)
-        .map(|p| format!("{}/{}", crate::ops::owner(&p.user_id, cluster_user), p.id));
     let current = crate::secrets::app_credential_from_secret(&v)
         .map(|c| format!("{}/{}", crate::ops::owner(&c.user_id, cluster_user), c.id));
-    Credentials { current, previous }
+    Credentials {
+        current,
+        previous: previous_of(secret, cluster_user),
+    }
+}
+
+/// The credential a rotation replaced, as the Secret's annotation records
+/// it (`<user-id>/<id>`).
+fn previous_of(secret: &K8sObject, cluster_user: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        #[serde(default)]
+        annotations: std::collections::BTreeMap<String, String>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Secret {
+        metadata: Meta,
+    }
+    let s: Secret = serde_json::from_str(&secret.json).ok()?;
+    let annotated = serde_json::json!({ "metadata": { "annotations": s.metadata.annotations } });
+    crate::secrets::previous_app_credential(&annotated)
+        .map(|p| format!("{}/{}", crate::ops::owner(&p.user_id, cluster_user), p.id))
 }
 
 /// The deletion of a cluster whose Cluster has gone: `DELETE_COMPLETE`,

@@ -202,7 +202,7 @@ pub mod openstack {
 
     /// A Keystone application credential. `Debug` never shows the
     /// secret; write it only where the cluster needs it.
-    #[derive(Clone, PartialEq, Eq)]
+    #[derive(Clone, Default, PartialEq, Eq)]
     pub struct ApplicationCredential {
         pub id: String,
         pub secret: String,
@@ -233,7 +233,7 @@ pub mod openstack {
     }
 
     /// A Cinder volume type.
-    #[derive(Clone, Debug, PartialEq, Eq)]
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
     pub struct VolumeType {
         pub name: String,
         pub is_default: bool,

@@ -46,7 +46,7 @@ pub fn spec_dir() -> PathBuf {
 }
 
 /// A configuration file naming one `[drivers] precompiled_cache_dir` for
-/// every server of the test run, so the built-in driver component is
+/// every server of the test run, so the built-in driver components are
 /// compiled by the first server only (the cache is keyed by the
 /// component's hash and the engine's settings). Passed after the test's own
 /// file; another implementation ignores the unknown option.

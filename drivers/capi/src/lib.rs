@@ -2,8 +2,9 @@
 //! topology clusters on a management Kubernetes cluster, with the
 //! OpenStack infrastructure provider (CAPO), following the contract of
 //! magnum-cluster-api (`driver-capi.md`) so that its clusters can be
-//! adopted. Built for contract 1.1 and embedded in the host as its
-//! default driver.
+//! adopted. Built for contract 1.1 and embedded in the host, which chooses
+//! it for the cluster types it provides (the fake driver, a beta driver,
+//! only when it is enabled).
 //!
 //! A port of the first implementation, in Go (retired at commit 0798596,
 //! `internal/driver/capi`). The builders are pure; the operations and the

@@ -200,6 +200,11 @@ fn app_credentials(s: &Stack, token: &str, user_id: &str) -> Vec<String> {
         .collect()
 }
 
+/// GETs `path` of the service as `token` at the latest microversion.
+fn api_get(s: &Stack, token: &str, path: &str) -> Result<(u16, Value), String> {
+    s.api(token, "GET", path, "latest", None)
+}
+
 /// Polls `f` every 200 ms until it answers `Some`, for at most `limit`.
 fn until<T>(c: &mut Check, what: &str, limit: Duration, mut f: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + limit;
@@ -241,14 +246,7 @@ fn lifecycle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<
                 );
                 let Some(ct) = json_out(c, &r) else { return };
                 let id = ct["uuid"].as_str().unwrap_or_default();
-                let (code, body) = s
-                    .api(
-                        &token(),
-                        "GET",
-                        &format!("/v1/clustertemplates/{id}"),
-                        "latest",
-                        None,
-                    )
+                let (code, body) = api_get(s, &token(), &format!("/v1/clustertemplates/{id}"))
                     .unwrap_or_else(|e| c.fatal(e));
                 if code != 200 || body["driver"] != "k8s_cluster_api" {
                     c.error(format!("{name}: driver {} (HTTP {code})", body["driver"]));
@@ -388,45 +386,29 @@ fn lifecycle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<
     suite.step("simulated progress reaches CREATE_COMPLETE", |c| {
         sim.mark_ready(stack);
         s.wait_status(c, &token(), uuid, wait, &["CREATE_COMPLETE"]);
-        let (_, body) = s
-            .api(
-                &token(),
-                "GET",
-                &format!("/v1/clusters/{uuid}"),
-                "latest",
-                None,
-            )
-            .unwrap_or_else(|e| c.fatal(e));
+        let (_, body) =
+            api_get(s, &token(), &format!("/v1/clusters/{uuid}")).unwrap_or_else(|e| c.fatal(e));
         if body["api_address"] != "https://203.0.113.10:6443" {
             c.error(format!("api_address {}", body["api_address"]));
         }
         if body["health_status"] != "HEALTHY" {
             c.error(format!("health {}", body["health_status"]));
         }
-        let (_, ngs) = s
-            .api(
-                &token(),
-                "GET",
-                &format!("/v1/clusters/{uuid}/nodegroups/default-worker"),
-                "latest",
-                None,
-            )
-            .unwrap_or_else(|e| c.fatal(e));
+        let (_, ngs) = api_get(
+            s,
+            &token(),
+            &format!("/v1/clusters/{uuid}/nodegroups/default-worker"),
+        )
+        .unwrap_or_else(|e| c.fatal(e));
         let addresses = ngs["node_addresses"].as_array().map_or(0, Vec::len);
         if ngs["status"] != "CREATE_COMPLETE" || addresses != 2 {
             c.error(format!("default-worker: {ngs}"));
         }
         // A change of the Cluster API objects reaches the row by watch.
         let health = || {
-            s.api(
-                &token(),
-                "GET",
-                &format!("/v1/clusters/{uuid}"),
-                "latest",
-                None,
-            )
-            .map(|(_, b)| b["health_status"].as_str().unwrap_or_default().to_owned())
-            .unwrap_or_default()
+            api_get(s, &token(), &format!("/v1/clusters/{uuid}"))
+                .map(|(_, b)| b["health_status"].as_str().unwrap_or_default().to_owned())
+                .unwrap_or_default()
         };
         for (mark, want) in [(true, "UNHEALTHY"), (false, "HEALTHY")] {
             if mark {
@@ -478,8 +460,7 @@ fn lifecycle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<
         if servers.len() != 1 || servers.contains(&server.as_str()) {
             c.error(format!("removed {server}, left {servers:?}"));
         }
-        let (_, body) = s
-            .api(&token(), "GET", &format!("/v1/clusters/{uuid}"), "latest", None)
+        let (_, body) = api_get(s, &token(), &format!("/v1/clusters/{uuid}"))
             .unwrap_or_else(|e| c.fatal(e));
         if body["node_count"] != 1 {
             c.error(format!("node_count {}", body["node_count"]));
@@ -491,14 +472,7 @@ fn lifecycle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<
         |c| {
             let r = o.run_as(c, "demo", "coe cluster upgrade capi-c capi-ct4");
             fails(c, &r, &["(HTTP 400)"]);
-            let (_, body) = s
-                .api(
-                    &token(),
-                    "GET",
-                    &format!("/v1/clusters/{uuid}"),
-                    "latest",
-                    None,
-                )
+            let (_, body) = api_get(s, &token(), &format!("/v1/clusters/{uuid}"))
                 .unwrap_or_else(|e| c.fatal(e));
             if body["status"] != "UPDATE_COMPLETE" {
                 c.error(format!(
@@ -513,8 +487,7 @@ fn lifecycle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<
         let r = o.run_as(c, "demo", "coe cluster upgrade capi-c capi-ct2 --max-batch-size 2");
         ok(c, &r, &["Request to upgrade cluster"]);
         s.wait_status(c, &token(), uuid, Duration::from_secs(120), &["UPDATE_COMPLETE"]);
-        let (_, body) = s
-            .api(&token(), "GET", &format!("/v1/clusters/{uuid}"), "latest", None)
+        let (_, body) = api_get(s, &token(), &format!("/v1/clusters/{uuid}"))
             .unwrap_or_else(|e| c.fatal(e));
         if body["coe_version"] != "v1.32.0" {
             c.error(format!("coe_version {}", body["coe_version"]));
@@ -566,14 +539,7 @@ fn lifecycle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<
                 c.error(format!("the standby took over after {took:?}"));
             }
             s.wait_status(c, &token(), uuid, wait, &["UPDATE_COMPLETE"]);
-            let (_, body) = s
-                .api(
-                    &token(),
-                    "GET",
-                    &format!("/v1/clusters/{uuid}"),
-                    "latest",
-                    None,
-                )
+            let (_, body) = api_get(s, &token(), &format!("/v1/clusters/{uuid}"))
                 .unwrap_or_else(|e| c.fatal(e));
             if body["node_count"] != 2 {
                 c.error(format!("node_count {}", body["node_count"]));
@@ -585,15 +551,8 @@ fn lifecycle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<
         let r = o.run_as(c, "demo", "coe nodegroup create capi-c ng1 --node-count 1");
         ok(c, &r, &["Request to create nodegroup"]);
         until(c, "ng1 CREATE_COMPLETE", wait, || {
-            let (_, ng) = s
-                .api(
-                    &token(),
-                    "GET",
-                    &format!("/v1/clusters/{uuid}/nodegroups/ng1"),
-                    "latest",
-                    None,
-                )
-                .ok()?;
+            let (_, ng) =
+                api_get(s, &token(), &format!("/v1/clusters/{uuid}/nodegroups/ng1")).ok()?;
             (ng["status"] == "CREATE_COMPLETE").then_some(())
         });
         if !server_groups(s, &token()).contains(&format!("{stack}-ng1")) {
@@ -605,15 +564,8 @@ fn lifecycle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<
         let r = o.run_as(c, "demo", "coe nodegroup delete capi-c ng1");
         ok(c, &r, &["Request to delete nodegroup"]);
         until(c, "ng1 gone", wait, || {
-            let (code, _) = s
-                .api(
-                    &token(),
-                    "GET",
-                    &format!("/v1/clusters/{uuid}/nodegroups/ng1"),
-                    "latest",
-                    None,
-                )
-                .ok()?;
+            let (code, _) =
+                api_get(s, &token(), &format!("/v1/clusters/{uuid}/nodegroups/ng1")).ok()?;
             (code == 404).then_some(())
         });
         until(
@@ -685,14 +637,7 @@ fn lifecycle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<
                 left + Duration::from_secs(30),
                 &["CREATE_FAILED"],
             );
-            let (_, body) = s
-                .api(
-                    &token(),
-                    "GET",
-                    &format!("/v1/clusters/{stuck}"),
-                    "latest",
-                    None,
-                )
+            let (_, body) = api_get(s, &token(), &format!("/v1/clusters/{stuck}"))
                 .unwrap_or_else(|e| c.fatal(e));
             let reason = body["status_reason"].as_str().unwrap_or_default();
             if body["status"] != "CREATE_FAILED"
@@ -883,15 +828,8 @@ fn adoption(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<'
         stack = clusters[0].metadata.name.clone().unwrap_or_default();
         sim.mark_ready(&stack);
         s.wait_status(c, &token(), &uuid, wait, &["CREATE_COMPLETE"]);
-        let (_, body) = s
-            .api(
-                &token(),
-                "GET",
-                &format!("/v1/clusters/{uuid}"),
-                "latest",
-                None,
-            )
-            .unwrap_or_else(|e| c.fatal(e));
+        let (_, body) =
+            api_get(s, &token(), &format!("/v1/clusters/{uuid}")).unwrap_or_else(|e| c.fatal(e));
         user_id = body["user_id"].as_str().unwrap_or_default().to_owned();
 
         // mcapi's class: the driver's, without what mcapi's does not declare.
@@ -998,28 +936,12 @@ fn adoption(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<'
             "Quota exceeded for instances: Requested 1, but already used 10 of 10 instances",
         );
         until(c, "health UNHEALTHY", Duration::from_secs(30), || {
-            let (_, b) = s
-                .api(
-                    &token(),
-                    "GET",
-                    &format!("/v1/clusters/{uuid}"),
-                    "latest",
-                    None,
-                )
-                .ok()?;
+            let (_, b) = api_get(s, &token(), &format!("/v1/clusters/{uuid}")).ok()?;
             (b["health_status"] == "UNHEALTHY").then_some(())
         });
         sim.mark_ready(stack);
         until(c, "health HEALTHY", Duration::from_secs(30), || {
-            let (_, b) = s
-                .api(
-                    &token(),
-                    "GET",
-                    &format!("/v1/clusters/{uuid}"),
-                    "latest",
-                    None,
-                )
-                .ok()?;
+            let (_, b) = api_get(s, &token(), &format!("/v1/clusters/{uuid}")).ok()?;
             (b["health_status"] == "HEALTHY" && b["status"] == "CREATE_COMPLETE").then_some(())
         });
         pinned(c, "untouched");
@@ -1045,30 +967,16 @@ fn adoption(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<'
         );
         ok(c, &r, &["Request to create nodegroup"]);
         until(c, "ng-a CREATE_COMPLETE", wait, || {
-            let (_, ng) = s
-                .api(
-                    &token(),
-                    "GET",
-                    &format!("/v1/clusters/{uuid}/nodegroups/ng-a"),
-                    "latest",
-                    None,
-                )
-                .ok()?;
+            let (_, ng) =
+                api_get(s, &token(), &format!("/v1/clusters/{uuid}/nodegroups/ng-a")).ok()?;
             (ng["status"] == "CREATE_COMPLETE").then_some(())
         });
         pinned(c, "after the nodegroup create");
         let r = o.run_as(c, "demo", "coe nodegroup delete adopt-c ng-a");
         ok(c, &r, &["Request to delete nodegroup"]);
         until(c, "ng-a gone", wait, || {
-            let (code, _) = s
-                .api(
-                    &token(),
-                    "GET",
-                    &format!("/v1/clusters/{uuid}/nodegroups/ng-a"),
-                    "latest",
-                    None,
-                )
-                .ok()?;
+            let (code, _) =
+                api_get(s, &token(), &format!("/v1/clusters/{uuid}/nodegroups/ng-a")).ok()?;
             (code == 404).then_some(())
         });
         pinned(c, "after the nodegroup delete");
@@ -1158,8 +1066,7 @@ fn idle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<'_>) 
             for cluster in k.list(Kind::Cluster, "") {
                 sim.mark_ready(cluster.metadata.name.as_deref().unwrap_or_default());
             }
-            let (_, list) = s
-                .api(&token, "GET", "/v1/clusters?limit=1000", "latest", None)
+            let (_, list) = api_get(s, &token, "/v1/clusters?limit=1000")
                 .ok()?;
             let complete = list["clusters"]
                 .as_array()
@@ -1208,22 +1115,13 @@ fn idle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<'_>) 
     });
     // The clusters' credentials leave the shared Keystone with them.
     suite.step("the clusters' credentials are removed from Keystone", |c| {
-        let (_, b) = s
-            .api(&token, "GET", "/v1/clusters?limit=1", "latest", None)
-            .unwrap_or_else(|e| c.fatal(e));
+        let (_, b) = api_get(s, &token, "/v1/clusters?limit=1").unwrap_or_else(|e| c.fatal(e));
         let one = b["clusters"][0]["uuid"]
             .as_str()
             .unwrap_or_default()
             .to_owned();
-        let (_, b) = s
-            .api(
-                &token,
-                "GET",
-                &format!("/v1/clusters/{one}"),
-                "latest",
-                None,
-            )
-            .unwrap_or_else(|e| c.fatal(e));
+        let (_, b) =
+            api_get(s, &token, &format!("/v1/clusters/{one}")).unwrap_or_else(|e| c.fatal(e));
         let user = b["user_id"].as_str().unwrap_or_default().to_owned();
         let url = format!(
             "{}/users/{user}/application_credentials",

@@ -599,17 +599,7 @@ impl<S: Services> Ops<'_, S> {
         nodegroup: &str,
         nodes: &[String],
     ) -> Result<Vec<String>, DriverError> {
-        let sel = Selector {
-            labels: Labels::new()
-                .with(LABEL_CLUSTER_NAME, stack_id)
-                .with(LABEL_DEPLOYMENT_NAME, nodegroup),
-            ..cluster_selector(
-                API_VERSION_CLUSTER,
-                "Machine",
-                &self.opts.namespace,
-                stack_id,
-            )
-        };
+        let sel = self.nodegroup_selector("Machine", stack_id, nodegroup);
         let want: Vec<&str> = nodes
             .iter()
             .map(|n| n.trim())
@@ -764,16 +754,21 @@ impl<S: Services> Ops<'_, S> {
         Ok(upd)
     }
 
+    /// The selector of a nodegroup's objects of `kind` (Cluster API labels
+    /// them with the Cluster's and the MachineDeployment topology's names).
+    fn nodegroup_selector(&self, kind: &str, stack_id: &str, nodegroup: &str) -> Selector {
+        Selector {
+            labels: Labels::new()
+                .with(LABEL_CLUSTER_NAME, stack_id)
+                .with(LABEL_DEPLOYMENT_NAME, nodegroup),
+            ..cluster_selector(API_VERSION_CLUSTER, kind, &self.opts.namespace, stack_id)
+        }
+    }
+
     /// Whether a nodegroup's MachineDeployment and Machines are all gone.
     fn nodegroup_gone(&self, stack_id: &str, name: &str) -> Result<bool, DriverError> {
         for kind in ["MachineDeployment", "Machine"] {
-            let sel = Selector {
-                labels: Labels::new()
-                    .with(LABEL_CLUSTER_NAME, stack_id)
-                    .with(LABEL_DEPLOYMENT_NAME, name),
-                ..cluster_selector(API_VERSION_CLUSTER, kind, &self.opts.namespace, stack_id)
-            };
-            if !kube::list(&sel)?.is_empty() {
+            if !kube::list(&self.nodegroup_selector(kind, stack_id, name))?.is_empty() {
                 return Ok(false);
             }
         }

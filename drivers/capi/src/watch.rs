@@ -20,6 +20,16 @@ use crate::options::Options;
 use crate::services::Services;
 use crate::status::{self, Observed};
 
+/// The Secrets (by their suffix after the `stack_id`) the clean-up deletes
+/// once the Cluster has gone, and the only ones `delete-secret` may name.
+const CLEANED_SECRETS: [&str; 5] = [
+    SUFFIX_CLOUD_CONFIG,
+    SUFFIX_CA,
+    SUFFIX_ETCD,
+    SUFFIX_FRONT_PROXY,
+    SUFFIX_SA,
+];
+
 /// Deletes an application credential: detail `<user-id>/<id>`.
 pub const EFFECT_DELETE_CREDENTIAL: &str = "delete-credential";
 /// Deletes a Secret of the driver's namespace: detail its name.
@@ -196,13 +206,7 @@ fn deleted(st: &ClusterState, stack_id: &str, creds: &Credentials) -> StatusAnsw
     for c in [&creds.current, &creds.previous].into_iter().flatten() {
         answer = answer.with_effect(Effect::new(EFFECT_DELETE_CREDENTIAL, c.clone()));
     }
-    for suffix in [
-        SUFFIX_CLOUD_CONFIG,
-        SUFFIX_CA,
-        SUFFIX_ETCD,
-        SUFFIX_FRONT_PROXY,
-        SUFFIX_SA,
-    ] {
+    for suffix in CLEANED_SECRETS {
         answer = answer.with_effect(Effect::new(
             EFFECT_DELETE_SECRET,
             format!("{stack_id}{suffix}"),
@@ -262,15 +266,9 @@ pub fn apply_effects<S: Services>(
 /// Effects name the cluster's own objects only.
 fn own_secret(st: &ClusterState, name: &str) -> Result<(), DriverError> {
     let ok = stack_id(st).is_some_and(|s| {
-        [
-            SUFFIX_CLOUD_CONFIG,
-            SUFFIX_CA,
-            SUFFIX_ETCD,
-            SUFFIX_FRONT_PROXY,
-            SUFFIX_SA,
-        ]
-        .iter()
-        .any(|suffix| name == format!("{s}{suffix}"))
+        CLEANED_SECRETS
+            .iter()
+            .any(|suffix| name == format!("{s}{suffix}"))
     });
     if ok {
         return Ok(());

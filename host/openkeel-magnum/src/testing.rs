@@ -9,6 +9,16 @@ pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true")
 }
 
+/// Where the unit tests keep the compiled built-in drivers: beside the test
+/// binary, so that every driver host a test starts loads the components
+/// the first one compiled instead of compiling them again (the Cluster API
+/// component alone takes seconds). Keyed by each component's sha256 and the
+/// engine's settings, as the service's own `precompiled_cache_dir` is.
+pub fn compiled_drivers_dir() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    Some(exe.parent()?.join("okm-compiled-drivers"))
+}
+
 /// `${OKM_SPEC_DIR:-../shared/spec}`, relative to the repository root.
 pub fn spec_dir() -> PathBuf {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");

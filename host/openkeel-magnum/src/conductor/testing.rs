@@ -140,6 +140,7 @@ impl TestConductor {
             dialect: Dialect::Sqlite,
             drivers: DriverSettings {
                 enabled_beta_drivers: vec!["fake".into()],
+                precompiled_cache_dir: crate::testing::compiled_drivers_dir(),
                 ..DriverSettings::default()
             },
             tweaks: Vec::new(),

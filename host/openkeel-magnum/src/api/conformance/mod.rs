@@ -302,10 +302,10 @@ fn settings(rec: &Record) -> (ApiOptions, Settings) {
     (api, s)
 }
 
-/// What every record of a run shares: the migrated database it copies, the
-/// compiled driver component, the key generator.
+/// What every record of a run shares: the migrated database it copies (in
+/// a directory kept as long as the run), the key generator.
 struct Run {
-    dir: tempfile::TempDir,
+    _dir: tempfile::TempDir,
     template_db: PathBuf,
     keys: Arc<KeyGenerator>,
 }
@@ -324,7 +324,7 @@ impl Run {
         d.close().await;
         let keys = Arc::new(KeyGenerator::start(1).map_err(|e| e.to_string())?);
         Ok(Run {
-            dir,
+            _dir: dir,
             template_db,
             keys,
         })
@@ -357,7 +357,7 @@ impl Run {
         // cluster: the fake driver, which provides the recorded templates'
         // (vm, ubuntu, kubernetes) and comes first.
         let mut drivers = DriverSettings {
-            precompiled_cache_dir: Some(self.dir.path().join("drivers")),
+            precompiled_cache_dir: crate::testing::compiled_drivers_dir(),
             ..DriverSettings::default()
         };
         if rec.mock(GET_DRIVER).is_some() && !is_template_request(rec) {

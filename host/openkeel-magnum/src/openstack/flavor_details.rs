@@ -12,7 +12,7 @@ use super::catalog::next_url;
 use super::clients::{EndpointSettings, Link, MAX_PAGES, is_path_safe, next_link, path_segment};
 use super::error::{ErrorKind, OpenStackError, SettingsError};
 use super::flavors::NovaFlavor;
-use super::session::{Caller, Resolved, ServiceRef, Session, Target};
+use super::session::{Caller, ServiceRef, Session, Target};
 
 /// A Nova flavor and its extra specs (`resources:VGPU`,
 /// `pci_passthrough:alias`, `hw:cpu_policy`…).
@@ -46,19 +46,9 @@ impl FlavorDetails {
     }
 
     async fn compute(&self, caller: &Caller) -> Result<Target, OpenStackError> {
-        let svc = ServiceRef {
-            name: "nova",
-            types: &["compute"],
-            version: "v2.1",
-            settings: &self.nova,
-        };
-        match self.session.target(caller, &svc).await? {
-            Resolved::Found(t) => Ok(t),
-            Resolved::Missing(m) => Err(OpenStackError::new(
-                "nova: endpoint",
-                ErrorKind::Endpoint(m),
-            )),
-        }
+        self.session
+            .required(caller, &ServiceRef::nova(&self.nova))
+            .await
     }
 
     /// The flavor whose id or name is `ident`, with its extra specs, or

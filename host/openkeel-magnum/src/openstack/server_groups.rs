@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::clients::{EndpointSettings, path_segment};
 use super::error::{ErrorKind, OpenStackError, SettingsError};
-use super::session::{Caller, Resolved, ServiceRef, Session, Target, Who};
+use super::session::{Caller, ServiceRef, Session, Target, Who};
 
 /// Finds, creates and deletes Nova server groups by name. Names are unique
 /// per cluster (`<stack_id>` and `<stack_id>-<nodegroup>`), so a name
@@ -38,19 +38,9 @@ impl ServerGroups {
     }
 
     async fn compute(&self, caller: &Caller) -> Result<Target, OpenStackError> {
-        let svc = ServiceRef {
-            name: "nova",
-            types: &["compute"],
-            version: "v2.1",
-            settings: &self.nova,
-        };
-        match self.session.target(caller, &svc).await? {
-            Resolved::Found(t) => Ok(t),
-            Resolved::Missing(m) => Err(OpenStackError::new(
-                "nova: endpoint",
-                ErrorKind::Endpoint(m),
-            )),
-        }
+        self.session
+            .required(caller, &ServiceRef::nova(&self.nova))
+            .await
     }
 
     /// The group named `name`, if any. With all projects and a known

@@ -198,6 +198,18 @@ pub(crate) struct ServiceRef<'a> {
     pub(crate) settings: &'a super::EndpointSettings,
 }
 
+impl<'a> ServiceRef<'a> {
+    /// Nova's compute API, by `[nova_client]`.
+    pub(crate) fn nova(settings: &'a super::EndpointSettings) -> Self {
+        ServiceRef {
+            name: "nova",
+            types: &["compute"],
+            version: "v2.1",
+            settings,
+        }
+    }
+}
+
 /// An answer: its status and body.
 pub(crate) struct Reply {
     pub(crate) status: u16,
@@ -583,6 +595,22 @@ impl Session {
         let (_, base) = service_roots(&endpoint, svc.version)
             .map_err(|e| OpenStackError::new(&context, ErrorKind::Endpoint(e)))?;
         Ok(Resolved::Found(Target { who, base }))
+    }
+
+    /// [`Session::target`] for a service the call cannot do without: a
+    /// catalog without it is an [`ErrorKind::Endpoint`] error.
+    pub(crate) async fn required(
+        &self,
+        caller: &Caller,
+        svc: &ServiceRef<'_>,
+    ) -> Result<Target, OpenStackError> {
+        match self.target(caller, svc).await? {
+            Resolved::Found(t) => Ok(t),
+            Resolved::Missing(m) => Err(OpenStackError::new(
+                format!("{}: endpoint", svc.name),
+                ErrorKind::Endpoint(m),
+            )),
+        }
     }
 }
 

@@ -636,11 +636,15 @@ impl Stack {
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v.clone()))
         .collect();
-        let drivers = if opts.without_fake {
-            String::new()
+        let fake = if opts.without_fake {
+            ""
         } else {
-            "[drivers]\nenabled_beta_drivers = fake\ndefault_driver = fake\n\n".to_owned()
+            "enabled_beta_drivers = fake\ndefault_driver = fake\n"
         };
+        let drivers = format!(
+            "[drivers]\n{fake}precompiled_cache_dir = {}\n\n",
+            compiled_drivers_dir().display()
+        );
 
         let port = free_port();
         let conf = dir.path().join("magnum.conf");
@@ -742,7 +746,11 @@ impl Stack {
         let conf = dir.path().join("magnum.conf");
         std::fs::write(
             &conf,
-            format!("[DEFAULT]\nhost = okm-noauth\n\n[api]\nhost = 127.0.0.1\nport = {port}\n"),
+            format!(
+                "[DEFAULT]\nhost = okm-noauth\n\n[api]\nhost = 127.0.0.1\nport = {port}\n\n\
+                 [drivers]\nprecompiled_cache_dir = {}\n",
+                compiled_drivers_dir().display()
+            ),
         )
         .unwrap_or_else(|e| panic!("write magnum.conf: {e}"));
         let server_url = format!("http://127.0.0.1:{port}");
@@ -973,6 +981,16 @@ impl Drop for Stack {
             p.stop();
         }
     }
+}
+
+/// Where every service of the run keeps the compiled built-in drivers, so
+/// that only the first process compiles them (the Cluster API component
+/// takes seconds); keyed by each component's sha256 and the engine's
+/// settings, so a rebuilt binary never loads a stale one.
+fn compiled_drivers_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("okm-driver-cache");
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("driver cache: {e}"));
+    dir
 }
 
 /// Starts `okm-osfake` and reads the line it prints once listening.

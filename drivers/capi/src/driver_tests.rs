@@ -682,3 +682,28 @@ fn a_cilium_cluster_without_its_manifest_is_a_400_and_with_it_is_built() {
     let addons = object("Secret", &st.cluster.uuid).to_string();
     assert!(addons.contains("cilium.yaml"), "{addons}");
 }
+
+#[test]
+fn the_operators_keystone_auth_policy_is_installed_for_the_clusters_project() {
+    let d = Capi::<Cloud>::default();
+    let st = new_cluster();
+    testing::set_option(
+        "keystone_auth_default_policy",
+        r#"[{"resource": {"verbs": ["*"], "resources": ["*"], "version": "*", "namespace": "*"},
+             "match": [{"type": "role", "values": ["site-k8s-admin"]},
+                       {"type": "project", "values": ["$PROJECT_ID"]}]}]"#,
+    );
+    d.create_cluster(&ctx(), st.clone(), 60).expect("create");
+    let addons = object("Secret", &st.cluster.uuid);
+    let raw = addons["data"]["keystone-auth.yaml"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no keystone-auth.yaml in {addons}"));
+    use base64::Engine as _;
+    let text = base64::engine::general_purpose::STANDARD
+        .decode(raw)
+        .expect("base64");
+    let text = String::from_utf8(text).expect("UTF-8");
+    assert!(text.contains("site-k8s-admin"), "{text}");
+    assert!(text.contains(r#"\"p1\""#), "the project: {text}");
+    assert!(!text.contains("$PROJECT_ID"), "{text}");
+}

@@ -1096,7 +1096,7 @@ impl<S: Services> Ops<'_, S> {
             labels,
             cloud: self.svc.cloud(),
             credential,
-            keystone_auth_policy: None,
+            keystone_auth_policy: self.opts.keystone_auth_policy.clone(),
             volume_types,
         })
     }

@@ -30,6 +30,10 @@ pub struct Options {
     /// comes from ("": the upstream registry) unless the cluster's
     /// `container_infra_prefix` says.
     pub autoscaler_image_repository: String,
+    /// `keystone_auth_default_policy`: the content of the operator's
+    /// `[kubernetes]/keystone_auth_default_policy` file, which the host
+    /// reads; None for the built-in policy.
+    pub keystone_auth_policy: Option<String>,
 }
 
 impl Default for Options {
@@ -42,6 +46,7 @@ impl Default for Options {
             update_grace: 600,
             delete_timeout: 3600,
             autoscaler_image_repository: String::new(),
+            keystone_auth_policy: None,
         }
     }
 }
@@ -68,6 +73,7 @@ impl Options {
             delete_timeout: config::parse_or("delete_timeout", d.delete_timeout)?,
             autoscaler_image_repository: text("autoscaler_image_repository")
                 .unwrap_or(d.autoscaler_image_repository),
+            keystone_auth_policy: text("keystone_auth_default_policy"),
         })
     }
 

@@ -425,6 +425,9 @@ impl api::Authenticator for auth::Authenticator {
     }
 }
 
+/// The Cluster API driver's option holding the k8s-keystone-auth policy.
+const KEYSTONE_AUTH_POLICY: &str = "keystone_auth_default_policy";
+
 /// `[drivers]` and the `[driver:<package>]` groups as the driver host's
 /// settings. A group with a key the host does not know fails, naming it.
 pub fn driver_settings(options: &Options) -> Result<DriverSettings, StartError> {
@@ -449,6 +452,31 @@ pub fn driver_settings(options: &Options) -> Result<DriverSettings, StartError> 
         let capi = drivers.entry("capi".to_string()).or_default();
         if capi.files_dir.is_none() {
             capi.files_dir = Some(PathBuf::from(addons));
+        }
+    }
+    // And the k8s-keystone-auth policy it installs from `[kubernetes]/
+    // keystone_auth_default_policy`, read here once: a missing file keeps
+    // the driver's built-in policy, as magnum-cluster-api's does.
+    let policy = options.kubernetes.keystone_auth_default_policy.trim();
+    if !policy.is_empty() {
+        match std::fs::read_to_string(policy) {
+            Ok(text) => {
+                if let Err(e) = serde_json::from_str::<serde_json::Value>(&text) {
+                    return Err(StartError::new(format!(
+                        "[kubernetes]/keystone_auth_default_policy {policy}: not JSON: {e}"
+                    )));
+                }
+                let capi = drivers.entry("capi".to_string()).or_default();
+                capi.options
+                    .entry(KEYSTONE_AUTH_POLICY.to_string())
+                    .or_insert(text);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(StartError::new(format!(
+                    "[kubernetes]/keystone_auth_default_policy {policy}: {e}"
+                )));
+            }
         }
     }
     Ok(DriverSettings {
@@ -762,4 +790,43 @@ pub async fn conductor(options: &Options, mode: Mode, db: Db) -> Result<Conducto
         clock: conductor::wall_clock(),
         new_uuid: conductor::random_uuids(),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{KEYSTONE_AUTH_POLICY, driver_settings};
+    use crate::options::from_text;
+
+    fn with_policy(path: &std::path::Path) -> crate::options::Options {
+        from_text(&format!(
+            "[kubernetes]\nkeystone_auth_default_policy = {}\n",
+            path.display()
+        ))
+    }
+
+    #[test]
+    fn the_keystone_auth_policy_file_reaches_the_cluster_api_driver() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("policy.json");
+        std::fs::write(&file, r#"[{"match": []}]"#).expect("write");
+        let s = driver_settings(&with_policy(&file)).expect("settings");
+        assert_eq!(
+            s.drivers["capi"]
+                .options
+                .get(KEYSTONE_AUTH_POLICY)
+                .map(String::as_str),
+            Some(r#"[{"match": []}]"#)
+        );
+        // Missing (the default path on most hosts): the built-in policy.
+        let s = driver_settings(&with_policy(&dir.path().join("none.json"))).expect("settings");
+        assert!(s.drivers.get("capi").is_none_or(|c| c.options.is_empty()));
+        // Not JSON: the service does not start, naming the option.
+        std::fs::write(&file, "{not json").expect("write");
+        let e = driver_settings(&with_policy(&file)).expect_err("not JSON");
+        assert!(
+            e.to_string()
+                .contains("[kubernetes]/keystone_auth_default_policy"),
+            "{e}"
+        );
+    }
 }

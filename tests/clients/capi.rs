@@ -1026,6 +1026,8 @@ fn adoption(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<'
             }
         },
     );
+    // The Go envtest goldens, on the same stack.
+    crate::capi_goldens::steps(s, o, k.mgmt, sim, suite);
 }
 
 // ----------------------------------------------------------------- idle

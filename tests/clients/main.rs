@@ -36,6 +36,7 @@
 //! ```
 
 mod capi;
+mod capi_goldens;
 // The management cluster and the Cluster API simulator of the e2e suites.
 #[allow(dead_code)]
 #[path = "../e2e/capi_sim.rs"]

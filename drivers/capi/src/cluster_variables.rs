@@ -27,6 +27,7 @@ use crate::labels::{
 };
 use crate::names::{SUFFIX_CLOUD_CONFIG, server_group_name};
 use crate::node_config::{apt_proxy_config, containerd_config, systemd_proxy_config};
+use crate::registries::Registries;
 
 /// Variable values by variable name; the map's order is the order of the
 /// topology's lists, sorted by name as the API server keeps them.
@@ -64,9 +65,13 @@ pub fn cluster_variables(input: &Input) -> Result<Variables, DriverError> {
         "clusterIdentityRefName",
         json!(format!("{}{SUFFIX_CLOUD_CONFIG}", input.stack_id)),
     );
+    let registries = Registries::of_cluster(&input.registries, &input.state.template, labels)?;
     vars.insert(
         "containerdConfig",
-        json!(containerd_config(labels.str_or(CONTAINER_INFRA_PREFIX, ""))),
+        json!(containerd_config(
+            labels.str_or(CONTAINER_INFRA_PREFIX, ""),
+            &registries
+        )),
     );
     control_plane(input, &mut vars);
     floating_ip(input, &mut vars)?;

@@ -302,6 +302,20 @@ fn bad_input_is_refused_before_anything_is_written() {
             "name",
             Box::new(|st| st.nodegroups[1].name = "Bad_Name".into()),
         ),
+        (
+            "mirror",
+            Box::new(|st| {
+                st.cluster
+                    .set_label("registry_mirrors", "docker.io=https://m\".example.com")
+            }),
+        ),
+        (
+            "insecure registry",
+            Box::new(|st| {
+                st.cluster
+                    .set_label("insecure_registries", "https://r.example.com")
+            }),
+        ),
     ];
     for (what, change) in cases {
         let mut st = new_cluster();

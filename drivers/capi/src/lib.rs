@@ -31,7 +31,8 @@
 //!   of an empty group), from an [`input::Input`] (the cluster's rows and
 //!   what the driver looked up in OpenStack), with the values of the class
 //!   variables of [`cluster_variables`] and the node configuration files
-//!   of [`node_config`];
+//!   of [`node_config`] (containerd's registry mirrors and insecure
+//!   registries from [`registries`]);
 //! - [`autoscaler`]: the cluster autoscaler of an autoscaled cluster, its
 //!   Deployment and RBAC as plain manifests for the management cluster's
 //!   namespace, and what to delete when autoscaling ends;
@@ -71,6 +72,7 @@ pub mod node_config;
 pub mod ops;
 pub mod options;
 pub mod patches;
+pub mod registries;
 pub mod secrets;
 pub mod services;
 pub mod status;

@@ -372,6 +372,7 @@ impl<S: Services> Ops<'_, S> {
             default_boot_volume_type: self.opts.default_boot_volume_type.clone(),
             default_volume_type: String::new(),
             autoscaler_image_repository: self.opts.autoscaler_image_repository.clone(),
+            registries: self.opts.registries.clone(),
         })
     }
 

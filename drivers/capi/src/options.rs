@@ -4,6 +4,7 @@
 use openkeel_magnum_driver::{DriverError, config};
 
 use crate::names::{CLASS_VERSION, NAMESPACE};
+use crate::registries::{INSECURE_REGISTRIES, REGISTRY_MIRRORS, Registries};
 
 /// Seconds, as the status rules count them (microseconds).
 const MICROS: i64 = 1_000_000;
@@ -30,6 +31,10 @@ pub struct Options {
     /// comes from ("": the upstream registry) unless the cluster's
     /// `container_infra_prefix` says.
     pub autoscaler_image_repository: String,
+    /// `registry_mirrors` and `insecure_registries`: the containerd
+    /// registry configuration of every cluster's nodes, which a cluster's
+    /// labels of the same names extend.
+    pub registries: Registries,
 }
 
 impl Default for Options {
@@ -42,13 +47,14 @@ impl Default for Options {
             update_grace: 600,
             delete_timeout: 3600,
             autoscaler_image_repository: String::new(),
+            registries: Registries::default(),
         }
     }
 }
 
 impl Options {
-    /// The options of this call. A malformed number is the operator's
-    /// error, reported as a failed operation.
+    /// The options of this call. A malformed number or registry entry is
+    /// the operator's error, reported as a failed operation.
     pub fn read() -> Result<Options, DriverError> {
         let d = Options::default();
         let text = |k: &str| {
@@ -68,6 +74,12 @@ impl Options {
             delete_timeout: config::parse_or("delete_timeout", d.delete_timeout)?,
             autoscaler_image_repository: text("autoscaler_image_repository")
                 .unwrap_or(d.autoscaler_image_repository),
+            registries: Registries::parse(
+                "Driver option",
+                &text(REGISTRY_MIRRORS).unwrap_or_default(),
+                &text(INSECURE_REGISTRIES).unwrap_or_default(),
+            )
+            .map_err(DriverError::failed)?,
         })
     }
 

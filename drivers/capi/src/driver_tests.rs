@@ -310,6 +310,13 @@ fn bad_input_is_refused_before_anything_is_written() {
             }),
         ),
         (
+            "allowed CIDR",
+            Box::new(|st| {
+                st.cluster
+                    .set_label("api_master_lb_allowed_cidrs", "10.0.0.0/33")
+            }),
+        ),
+        (
             "insecure registry",
             Box::new(|st| {
                 st.cluster

@@ -64,6 +64,9 @@ pub const OCTAVIA_PROVIDER: &str = "octavia_provider";
 pub const API_SERVER_LB_FLAVOR: &str = "api_server_lb_flavor";
 /// The availability zone of the API load balancer.
 pub const API_SERVER_LB_AVAILABILITY_ZONE: &str = "api_server_lb_availability_zone";
+/// The CIDRs allowed to reach the API load balancer (magnum-capi-helm's
+/// label); unset allows every address.
+pub const API_MASTER_LB_ALLOWED_CIDRS: &str = "api_master_lb_allowed_cidrs";
 /// Extra subject alternative names of the API server certificate.
 pub const API_SERVER_CERT_SANS: &str = "api_server_cert_sans";
 /// The TLS cipher suites of the API server.
@@ -268,6 +271,50 @@ fn is_path_component(c: &str) -> bool {
     true
 }
 
+/// The CIDRs of `api_master_lb_allowed_cidrs`, separated by commas,
+/// semicolons or spaces, each an IPv4 or IPv6 address with a prefix
+/// length (`192.0.2.0/24`, `2001:db8::/32`); a bare address is taken as a
+/// single host. Empty when the label is unset or blank; anything else is
+/// a 400 naming the entry.
+pub fn allowed_cidrs(labels: &Labels) -> Result<Vec<String>, DriverError> {
+    let value = labels.str_or(API_MASTER_LB_ALLOWED_CIDRS, "");
+    let mut cidrs: Vec<String> = Vec::new();
+    for entry in value
+        .split(|c: char| c.is_whitespace() || c == ',' || c == ';')
+        .filter(|e| !e.is_empty())
+    {
+        let cidr = cidr(entry).ok_or_else(|| {
+            DriverError::invalid(format!(
+                "Label {API_MASTER_LB_ALLOWED_CIDRS} has an invalid entry {entry:?}: expected \
+                 IPv4 or IPv6 CIDRs separated by commas, such as 192.0.2.0/24,2001:db8::/32."
+            ))
+        })?;
+        if !cidrs.contains(&cidr) {
+            cidrs.push(cidr);
+        }
+    }
+    Ok(cidrs)
+}
+
+/// `entry` as a CIDR (`<address>/<prefix>`, the prefix at most 32 for
+/// IPv4 and 128 for IPv6; a bare address gets the full length).
+fn cidr(entry: &str) -> Option<String> {
+    let (address, prefix) = match entry.split_once('/') {
+        Some((a, p)) => (a, Some(p)),
+        None => (entry, None),
+    };
+    let address: std::net::IpAddr = address.parse().ok()?;
+    let max = if address.is_ipv4() { 32 } else { 128 };
+    let prefix = match prefix {
+        Some(p) if !p.is_empty() && p.len() <= 3 && p.bytes().all(|b| b.is_ascii_digit()) => {
+            p.parse::<u8>().ok().filter(|n| *n <= max)?
+        }
+        Some(_) => return None,
+        None => max,
+    };
+    Some(format!("{address}/{prefix}"))
+}
+
 /// A semantic version's `MAJOR.MINOR.PATCH`. Pre-release and build parts
 /// are accepted and ignored, so they take no part in the ordering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -457,6 +504,37 @@ impl OperatingSystem {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn allowed_cidrs_are_checked_and_normalised() {
+        let l = Labels::from([(
+            API_MASTER_LB_ALLOWED_CIDRS,
+            " 192.0.2.0/24,2001:DB8::/32; 198.51.100.7  192.0.2.0/24 ::/0",
+        )]);
+        assert_eq!(
+            allowed_cidrs(&l).unwrap(),
+            ["192.0.2.0/24", "2001:db8::/32", "198.51.100.7/32", "::/0"]
+        );
+        assert!(allowed_cidrs(&Labels::new()).unwrap().is_empty());
+        for bad in [
+            "192.0.2.0/33",
+            "2001:db8::/129",
+            "192.0.2.0/",
+            "192.0.2.0/+8",
+            "192.0.2/24",
+            "10.0.0.0/8/8",
+            "example.com/32",
+            "192.0.2.0/24\"",
+        ] {
+            let e =
+                allowed_cidrs(&Labels::from([(API_MASTER_LB_ALLOWED_CIDRS, bad)])).expect_err(bad);
+            assert!(
+                e.to_string()
+                    .contains("api_master_lb_allowed_cidrs has an invalid entry"),
+                "{bad}: {e}"
+            );
+        }
+    }
 
     fn message(e: DriverError) -> (u16, String, String) {
         match e {

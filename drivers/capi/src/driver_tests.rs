@@ -20,7 +20,7 @@ use crate::fixtures::{STACK_ID, UUID, now, test_state};
 use crate::services::Services;
 use crate::watch::{
     EFFECT_DELETE_CREDENTIAL, EFFECT_DELETE_SECRET, EFFECT_DELETE_SERVER_GROUP,
-    EFFECT_FORGET_PREVIOUS_CREDENTIAL,
+    EFFECT_FORGET_PREVIOUS_CREDENTIAL, EFFECT_REFRESH_CLOUD_CA,
 };
 
 /// A cloud that answers every lookup and records what was asked.
@@ -28,6 +28,8 @@ use crate::watch::{
 struct Cloud {
     calls: RefCell<Vec<String>>,
     load_balancers: Vec<LoadBalancer>,
+    /// The cloud's CA bundle, which a test may change.
+    ca_bundle: RefCell<Option<String>>,
 }
 
 impl Cloud {
@@ -132,6 +134,7 @@ impl Services for Cloud {
             endpoint_interface: "public".into(),
             verify: true,
             cluster_verify_ca: true,
+            ca_bundle: self.ca_bundle.borrow().clone(),
             ..CloudInfo::default()
         }
     }
@@ -599,6 +602,63 @@ fn a_rotation_records_the_old_credential_until_the_infrastructure_is_ready() {
             .contains(&format!("delete-credential {previous}"))
     );
     assert!(effects(&d).is_empty(), "the record was not removed");
+}
+
+/// The operator changes the cloud's CA bundle: the next status pass of
+/// each cluster asks for its cloud-config Secret to be written again, and
+/// that write carries the new bundle and keeps the credential; with the
+/// bundle unchanged a pass asks for nothing (no request for an idle
+/// cluster).
+#[test]
+fn a_new_cloud_ca_is_written_into_the_cloud_config_secret_once() {
+    let (d, st) = created();
+    let stack_id = st.cluster.stack_id.clone().expect("stack_id");
+    let effects = |d: &Capi<Cloud>| {
+        d.derive(
+            &ctx(),
+            st.clone(),
+            testing::snapshot(&d.watches(&ctx(), &st)),
+        )
+        .expect("derive")
+        .effects
+    };
+    assert!(
+        effects(&d).is_empty(),
+        "an idle cluster asked for something"
+    );
+
+    let new_ca = pem("CERTIFICATE");
+    *d.svc.ca_bundle.borrow_mut() = Some(new_ca.clone());
+    let asked = effects(&d);
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(
+        (asked[0].name.as_str(), asked[0].detail.as_str()),
+        (EFFECT_REFRESH_CLOUD_CA, stack_id.as_str())
+    );
+    let before = object("Secret", &format!("{stack_id}-cloud-config"));
+    assert!(before["data"].get("cacert").is_none());
+    d.apply_effects(&ctx(), &st, asked).expect("effects");
+    let after = object("Secret", &format!("{stack_id}-cloud-config"));
+    use base64::Engine as _;
+    let cacert = base64::engine::general_purpose::STANDARD
+        .decode(after["data"]["cacert"].as_str().expect("cacert"))
+        .expect("base64");
+    assert_eq!(String::from_utf8(cacert).expect("utf-8"), new_ca);
+    assert_eq!(after["data"]["clouds.yaml"], before["data"]["clouds.yaml"]);
+    assert_eq!(
+        after["metadata"]["annotations"][crate::names::ANNOTATION_APP_CRED_USER],
+        before["metadata"]["annotations"][crate::names::ANNOTATION_APP_CRED_USER]
+    );
+    assert!(effects(&d).is_empty(), "the refresh is asked for again");
+
+    // Back to no bundle: `cacert` goes.
+    *d.svc.ca_bundle.borrow_mut() = None;
+    let asked = effects(&d);
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    d.apply_effects(&ctx(), &st, asked).expect("effects");
+    let after = object("Secret", &format!("{stack_id}-cloud-config"));
+    assert!(after["data"].get("cacert").is_none(), "{after}");
+    assert!(effects(&d).is_empty());
 }
 
 #[test]

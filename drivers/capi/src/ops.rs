@@ -1129,3 +1129,33 @@ pub fn forget_previous_credential<S: Services>(
     );
     apply(&secret)
 }
+
+/// Writes the cloud-config Secret of `st` again with the cloud's CA bundle
+/// of now, keeping its credential and the record of a replaced one (the
+/// operator changed `[capi_client]/ca_file` or
+/// `[keystone_authtoken]/cafile`). Nothing without a Secret or a
+/// credential in it.
+pub fn refresh_cloud_ca<S: Services>(
+    svc: &S,
+    opts: &Options,
+    st: &ClusterState,
+) -> Result<(), DriverError> {
+    let stack_id = require_stack_id(st)?;
+    let ops = Ops { svc, opts };
+    let Some(live) = ops.cloud_config(&stack_id)? else {
+        return Ok(());
+    };
+    let Some(current) = app_credential_from_secret(&live) else {
+        return Ok(());
+    };
+    let previous = crate::secrets::previous_app_credential(&live);
+    let secret = cloud_config_secret(
+        &opts.namespace,
+        &stack_id,
+        &st.cluster.uuid,
+        &ops.svc.cloud(),
+        &current,
+        previous.as_ref(),
+    );
+    apply(&secret)
+}

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 
 use openkeel_magnum_driver::cloud::CloudInfo;
 use openkeel_magnum_driver::openstack::{
-    ApplicationCredential, Flavor, Image, LoadBalancer, VolumeType,
+    ApplicationCredential, Flavor, Image, LoadBalancer, ShareType, VolumeType,
 };
 use openkeel_magnum_driver::secrets::{ClusterCas, KeyPair};
 use openkeel_magnum_driver::{
@@ -30,6 +30,8 @@ struct Cloud {
     load_balancers: Vec<LoadBalancer>,
     /// The cloud's CA bundle, which a test may change.
     ca_bundle: RefCell<Option<String>>,
+    /// Manila's share types; None: no Manila in the catalog.
+    share_types: Option<Vec<ShareType>>,
 }
 
 impl Cloud {
@@ -113,6 +115,10 @@ impl Services for Cloud {
             name: "ssd".into(),
             is_default: true,
         }]))
+    }
+    fn share_types(&self) -> R<Option<Vec<ShareType>>> {
+        self.record("share-types".into());
+        Ok(self.share_types.clone())
     }
     fn cas(&self) -> R<ClusterCas> {
         let pair = || KeyPair {
@@ -264,6 +270,64 @@ fn a_create_writes_every_object_and_moves_the_rows() {
     assert!(cluster.to_string().contains(&format!("sg-{stack_id}")));
 }
 
+/// The keys of the `-cloud-provider` Secret.
+fn cloud_provider_keys(stack_id: &str) -> Vec<String> {
+    let secret = object("Secret", &format!("{stack_id}-cloud-provider"));
+    secret["data"]
+        .as_object()
+        .map(|d| d.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn manila_csi_follows_the_catalog_and_the_label() {
+    let manila_keys = [
+        "csi-nfs.yaml",
+        "manila-csi-secret.yaml",
+        "manila-csi.yaml",
+        "storageclass-share-default.yaml",
+    ];
+    // Without Manila in the catalog: asked, nothing installed.
+    let (d, st) = created();
+    let stack_id = st.cluster.stack_id.clone().expect("stack_id");
+    assert!(d.svc.calls().contains(&"share-types".to_string()));
+    let keys = cloud_provider_keys(&stack_id);
+    assert!(keys.contains(&"cinder-csi.yaml".to_string()), "{keys:?}");
+    for key in manila_keys {
+        assert!(!keys.contains(&key.to_string()), "{key} in {keys:?}");
+    }
+    // With Manila: its objects beside Cinder's.
+    let with_manila = || Capi {
+        svc: Cloud {
+            share_types: Some(vec![ShareType {
+                id: "st-1".into(),
+                name: "default".into(),
+                is_default: true,
+                driver_handles_share_servers: Some(false),
+            }]),
+            ..Cloud::default()
+        },
+    };
+    let d = with_manila();
+    let upd = d.create_cluster(&ctx(), new_cluster(), 60).expect("create");
+    let stack_id = upd.cluster.expect("row").stack_id.expect("stack_id");
+    let keys = cloud_provider_keys(&stack_id);
+    for key in manila_keys.iter().chain(&["cinder-csi.yaml"]) {
+        assert!(keys.contains(&key.to_string()), "{key} not in {keys:?}");
+    }
+    // The label turns it off, and the share types are not even asked.
+    let d = with_manila();
+    let mut st = new_cluster();
+    st.cluster.set_label("manila_csi_enabled", "false");
+    let upd = d.create_cluster(&ctx(), st, 60).expect("create");
+    let stack_id = upd.cluster.expect("row").stack_id.expect("stack_id");
+    assert!(!d.svc.calls().contains(&"share-types".to_string()));
+    let keys = cloud_provider_keys(&stack_id);
+    for key in manila_keys {
+        assert!(!keys.contains(&key.to_string()), "{key} in {keys:?}");
+    }
+}
+
 #[test]
 fn a_retried_create_keeps_its_stack_id_and_credential() {
     let (d, st) = created();
@@ -318,6 +382,14 @@ fn bad_input_is_refused_before_anything_is_written() {
                 st.cluster
                     .set_label("api_master_lb_allowed_cidrs", "10.0.0.0/33")
             }),
+        ),
+        (
+            "manila_csi_enabled",
+            Box::new(|st| st.cluster.set_label("manila_csi_enabled", "maybe")),
+        ),
+        (
+            "manila_csi_share_network_id",
+            Box::new(|st| st.cluster.set_label("manila_csi_share_network_id", "net;1")),
         ),
         (
             "insecure registry",

@@ -106,12 +106,19 @@ pub const DIFFERENT_FAILURE_DOMAIN: &str = "different_failure_domain";
 /// The cilium release whose operator manifest is installed.
 pub const CILIUM_TAG: &str = "cilium_tag";
 /// The image tag of the cloud controller manager (and, by default, of
-/// Cinder CSI and k8s-keystone-auth).
+/// Cinder CSI, Manila CSI and k8s-keystone-auth).
 pub const CLOUD_PROVIDER_TAG: &str = "cloud_provider_tag";
 /// Whether Cinder CSI is installed (when the cloud has Cinder).
 pub const CINDER_CSI_ENABLED: &str = "cinder_csi_enabled";
 /// The image tag of the Cinder CSI plugin.
 pub const CINDER_CSI_PLUGIN_TAG: &str = "cinder_csi_plugin_tag";
+/// Whether Manila CSI is installed (when the cloud has Manila).
+pub const MANILA_CSI_ENABLED: &str = "manila_csi_enabled";
+/// The image tag of the Manila CSI plugin.
+pub const MANILA_CSI_PLUGIN_TAG: &str = "manila_csi_plugin_tag";
+/// The Manila share network of the StorageClasses of share types that
+/// handle share servers.
+pub const MANILA_CSI_SHARE_NETWORK_ID: &str = "manila_csi_share_network_id";
 /// The image tag of the CSI attacher sidecar.
 pub const CSI_ATTACHER_TAG: &str = "csi_attacher_tag";
 /// The image tag of the CSI liveness probe sidecar.

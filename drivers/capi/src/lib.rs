@@ -43,7 +43,8 @@
 //!   Secrets they apply (CNI, cloud-config, k8s-keystone-auth, cloud
 //!   controller manager, Cinder CSI and StorageClasses), from the embedded
 //!   manifests of `addons/` or the operator's, parsed and rewritten by the
-//!   private `manifests` and `images` modules;
+//!   private `manifests` and `images` modules; [`manila`] writes the
+//!   objects of Manila CSI;
 //! - [`loadbalancers`]: the Octavia load balancers that belong to a
 //!   cluster;
 //! - [`status`]: the status rules, Magnum's rows from the Cluster API
@@ -67,6 +68,7 @@ pub mod input;
 pub mod labels;
 pub mod loadbalancers;
 mod manifests;
+pub mod manila;
 pub mod names;
 pub mod node_config;
 pub mod ops;

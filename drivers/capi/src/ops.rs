@@ -19,6 +19,7 @@ use crate::addons::{
 use crate::cluster::{build_cluster, machine_deployment_topology, settle_autoscaler_bounds};
 use crate::input::{Capacity, Image, Input, LiveInfra, Resolved, ResolvedNodeGroup};
 use crate::labels::{AUTO_HEALING_ENABLED, KUBE_TAG, KubeVersion, OperatingSystem};
+use crate::manila::manila_csi_enabled;
 use crate::names::{
     ANNOTATION_DELETE_MACHINE, API_VERSION_CLUSTER, API_VERSION_INFRASTRUCTURE, GROUP_ADDONS,
     KIND_OPENSTACK_CLUSTER, LABEL_CLUSTER_NAME, LABEL_CLUSTER_UUID, LABEL_DEPLOYMENT_NAME,
@@ -1070,7 +1071,8 @@ impl<S: Services> Ops<'_, S> {
     }
 
     /// What the add-on Secrets read: the credential of the cloud-config
-    /// Secret (which must exist) and, with Cinder CSI on, Cinder's types.
+    /// Secret (which must exist) and, with Cinder CSI on, Cinder's types;
+    /// with Manila CSI on, Manila's.
     fn addon_input(&self, st: &ClusterState, stack_id: &str) -> Result<AddonInput, DriverError> {
         let labels = st.cluster.labels().clone();
         let credential = self
@@ -1089,6 +1091,13 @@ impl<S: Services> Ops<'_, S> {
         } else {
             None
         };
+        let share_types = if manila_csi_enabled(&labels)? {
+            self.svc
+                .share_types()
+                .map_err(|e| DriverError::failed(format!("list share types: {e}")))?
+        } else {
+            None
+        };
         Ok(AddonInput {
             namespace: self.opts.namespace.clone(),
             stack_id: stack_id.into(),
@@ -1099,6 +1108,7 @@ impl<S: Services> Ops<'_, S> {
             credential,
             keystone_auth_policy: None,
             volume_types,
+            share_types,
         })
     }
 }

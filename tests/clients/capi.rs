@@ -700,7 +700,8 @@ fn lifecycle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<
 /// set).
 const MCAPI_CLASS: &str = "magnum-v0.38.2";
 const MCAPI_MANAGER: &str = "atmosphere-operator";
-const NOT_IN_MCAPI: [&str; 2] = [
+const NOT_IN_MCAPI: [&str; 3] = [
+    "apiServerLoadBalancerAllowedCIDRs",
     "bootVolumeAvailabilityZone",
     "disableAPIServerFloatingIPManaged",
 ];

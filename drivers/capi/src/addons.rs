@@ -5,8 +5,9 @@
 //! - `<uuid>` (applied once): the CNI, the workload cluster's
 //!   `kube-system/cloud-config` Secret and k8s-keystone-auth;
 //! - `<stack_id>-cloud-provider` (reconciled, rewritten on upgrade): the
-//!   OpenStack cloud controller manager, the same `cloud-config`, and
-//!   Cinder CSI with one StorageClass per volume type.
+//!   OpenStack cloud controller manager, the same `cloud-config`, Cinder
+//!   CSI with one StorageClass per volume type and Manila CSI with one
+//!   StorageClass per share type ([`crate::manila`]).
 //!
 //! The manifests are upstream files embedded in the driver (`addons/`,
 //! see its NOTICE), or the operator's for the CNI, changed structurally:
@@ -15,7 +16,8 @@
 //! ([`validate_labels`] checks them all at once, for `validate-create`).
 //!
 //! Everything here is pure: the caller reads the operator's manifest
-//! ([`cni_manifest_file`] names it) and looks up Cinder's volume types.
+//! ([`cni_manifest_file`] names it) and looks up Cinder's volume types and
+//! Manila's share types.
 
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
@@ -31,9 +33,13 @@ use crate::labels::{
     CINDER_CSI_PLUGIN_TAG, CLOUD_PROVIDER_TAG, CSI_ATTACHER_TAG, CSI_LIVENESS_PROBE_TAG,
     CSI_NODE_DRIVER_REGISTRAR_TAG, CSI_PROVISIONER_TAG, CSI_RESIZER_TAG, CSI_SNAPSHOTTER_TAG,
     DEFAULT_CALICO_TAG, DEFAULT_CILIUM_TAG, DEFAULT_POD_CIDR, KEYSTONE_AUTH_ENABLED, KubeVersion,
-    OCTAVIA_LB_ALGORITHM, OCTAVIA_LB_HEALTHCHECK, OCTAVIA_PROVIDER,
+    MANILA_CSI_PLUGIN_TAG, OCTAVIA_LB_ALGORITHM, OCTAVIA_LB_HEALTHCHECK, OCTAVIA_PROVIDER,
 };
 use crate::manifests::{self, Object, for_each_container, has_env, kind_name, set_env, text_of};
+use crate::manila::{
+    self, KEY_CSI_NFS, KEY_MANILA_CSI, KEY_MANILA_CSI_SECRET, KEY_SHARE_CLASS_PREFIX, ShareType,
+    manila_csi_enabled,
+};
 use crate::names::{
     API_VERSION_ADDONS, LABEL_CLUSTER_UUID, SECRET_TYPE_ADDONS, SUFFIX_CLOUD_PROVIDER,
 };
@@ -197,6 +203,10 @@ pub struct AddonInput {
     /// service. Cinder CSI is installed when this is set and the label
     /// `cinder_csi_enabled` (default true) allows it.
     pub volume_types: Option<Vec<VolumeType>>,
+    /// Manila's share types; None when the cloud has no shared-file-system
+    /// service. Manila CSI is installed when this is set and the label
+    /// `manila_csi_enabled` (default true) allows it.
+    pub share_types: Option<Vec<ShareType>>,
 }
 
 /// A rendered CNI manifest and its key in the `<uuid>` Secret.
@@ -286,6 +296,7 @@ pub fn validate_labels(network_driver: &str, labels: &Labels) -> Result<(), Driv
     LoadBalancing::parse(labels)?;
     labels.bool(KEYSTONE_AUTH_ENABLED, true)?;
     cinder_csi_enabled(labels)?;
+    manila::validate_labels(labels)?;
     Ok(())
 }
 
@@ -452,8 +463,10 @@ pub fn cluster_addons_secret(input: &AddonInput, cni: &CniManifest) -> Result<Va
 /// The reconciled Secret `<stack_id>-cloud-provider`: the workload
 /// cloud-config Secret, the OpenStack cloud controller manager and, when
 /// Cinder CSI is installed, Cinder CSI and one StorageClass per volume
-/// type. Cinder's default type's class is the cluster's default
-/// StorageClass (see `storage_classes`).
+/// type, and, when Manila CSI is installed, Manila CSI, its credential
+/// Secret, the CSI NFS node plugin and one StorageClass per share type.
+/// Cinder's default type's class is the cluster's default StorageClass
+/// (see `storage_classes`); without Cinder CSI, Manila's default type's.
 pub fn cloud_provider_secret(input: &AddonInput) -> Result<Value, DriverError> {
     let mut data = BTreeMap::new();
     data.insert(KEY_CLOUD_CONFIG.to_string(), cloud_config_manifest(input)?);
@@ -467,6 +480,36 @@ pub fn cloud_provider_secret(input: &AddonInput) -> Result<Value, DriverError> {
         data.insert(KEY_CINDER_CSI.to_string(), cinder_csi_manifest(input)?);
         for (type_name, class) in storage_classes(types) {
             let key = format!("{KEY_STORAGE_CLASS_PREFIX}{type_name}.yaml");
+            data.insert(key, manifests::render(&[class]));
+        }
+    }
+    if let Some(types) = &input.share_types
+        && manila_csi_enabled(&input.labels)?
+    {
+        let cinder = data.contains_key(KEY_CINDER_CSI);
+        let share_network = manila::share_network_id(&input.labels)?;
+        let ca = input.cloud.cluster_ca_bundle.is_some();
+        let provider = ProviderLabels::parse(&input.labels)?;
+        let mut csi = manila::csi_objects(&input.cluster_uuid, ca);
+        provider.apply(&mut csi);
+        data.insert(KEY_MANILA_CSI.to_string(), manifests::render(&csi));
+        let mut nfs = manila::nfs_objects();
+        provider.apply(&mut nfs);
+        data.insert(KEY_CSI_NFS.to_string(), manifests::render(&nfs));
+        let secret = manila::secret_object(
+            &input.cloud.keystone_url,
+            crate::secrets::region(&input.cloud),
+            &input.credential.id,
+            &input.credential.secret,
+            ca,
+            input.cloud.cluster_verify_ca,
+        );
+        data.insert(
+            KEY_MANILA_CSI_SECRET.to_string(),
+            manifests::render(&[secret]),
+        );
+        for (type_name, class) in manila::storage_classes(types, share_network, !cinder) {
+            let key = format!("{KEY_SHARE_CLASS_PREFIX}{type_name}.yaml");
             data.insert(key, manifests::render(&[class]));
         }
     }
@@ -649,6 +692,8 @@ struct ProviderLabels<'a> {
     cloud_provider: String,
     /// The Cinder CSI plugin's tag.
     cinder_csi: String,
+    /// The Manila CSI plugin's tag.
+    manila_csi: String,
     /// The sidecar tags the labels set, by image name.
     sidecars: Vec<(&'static str, &'a str)>,
 }
@@ -660,6 +705,8 @@ impl<'a> ProviderLabels<'a> {
         // cloud controller manager (the Go driver kept the manifest's tag).
         let cinder_csi = tag_label(labels, CINDER_CSI_PLUGIN_TAG)?
             .map_or_else(|| cloud_provider.clone(), str::to_string);
+        let manila_csi = tag_label(labels, MANILA_CSI_PLUGIN_TAG)?
+            .map_or_else(|| cloud_provider.clone(), str::to_string);
         let mut sidecars = Vec::new();
         for (image, key) in CSI_SIDECARS {
             if let Some(tag) = tag_label(labels, key)? {
@@ -670,6 +717,7 @@ impl<'a> ProviderLabels<'a> {
             prefix: prefix_label(labels)?,
             cloud_provider,
             cinder_csi,
+            manila_csi,
             sidecars,
         })
     }
@@ -681,6 +729,9 @@ impl<'a> ProviderLabels<'a> {
             let last = path.last().copied().unwrap_or_default();
             if last == "cinder-csi-plugin" {
                 return Some(self.cinder_csi.clone());
+            }
+            if last == "manila-csi-plugin" {
+                return Some(self.manila_csi.clone());
             }
             if path.len() >= 2 && path[path.len() - 2] == "provider-os" {
                 return Some(self.cloud_provider.clone());
@@ -798,7 +849,7 @@ fn storage_classes(types: &[VolumeType]) -> BTreeMap<String, Object> {
 /// `s` lowercased, each run of what a DNS label cannot hold replaced by
 /// `-`, without leading or trailing `-`, cut to 50 characters; "" when
 /// nothing is left.
-fn dns_label(s: &str) -> String {
+pub(crate) fn dns_label(s: &str) -> String {
     let mut out = String::new();
     let mut pending_dash = false;
     for c in s.to_lowercase().chars() {

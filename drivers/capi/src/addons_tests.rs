@@ -30,6 +30,22 @@ fn test_volume_types() -> Vec<VolumeType> {
     ]
 }
 
+/// Manila with its default type, a type that handles share servers and
+/// one that does not say, whose name needs rewriting.
+fn test_share_types() -> Vec<ShareType> {
+    let st = |name: &str, is_default: bool, dhss: Option<bool>| ShareType {
+        id: format!("id-{name}"),
+        name: name.into(),
+        is_default,
+        driver_handles_share_servers: dhss,
+    };
+    vec![
+        st("default", true, Some(false)),
+        st("with_servers", false, Some(true)),
+        st("Gold Tier", false, None),
+    ]
+}
+
 /// Go: testAddonInput, the representative cluster with Keystone in
 /// RegionOne, an OpenStack CA for the workload cluster and a credential
 /// whose secret needs quoting in `cloud.conf`.
@@ -56,6 +72,7 @@ fn test_addon_input() -> AddonInput {
         },
         keystone_auth_policy: None,
         volume_types: Some(test_volume_types()),
+        share_types: Some(test_share_types()),
     }
 }
 
@@ -468,8 +485,13 @@ fn addon_secrets_names_type_and_keys() {
                 "cinder-csi.yaml",
                 "cloud-config-secret.yaml",
                 "cloud-controller-manager.yaml",
+                "csi-nfs.yaml",
+                "manila-csi-secret.yaml",
+                "manila-csi.yaml",
                 "storageclass-block-ssd-fast.yaml",
                 "storageclass-block-standard.yaml",
+                "storageclass-share-default.yaml",
+                "storageclass-share-gold-tier.yaml",
             ],
         ),
     ] {
@@ -735,6 +757,7 @@ fn labels_turn_add_ons_off_and_pick_tags() {
     input.keystone_auth_policy =
         Some(r#"[{"match":[{"type":"project","values":["$PROJECT_ID"]}]}]"#.into());
     input.volume_types = None;
+    input.share_types = None;
     let apply = cluster_addons_secret(&input, &cni).unwrap();
     assert_eq!(keys(&apply), ["calico.yml", "cloud-config-secret.yaml"]);
     let provider = cloud_provider_secret(&input).unwrap();
@@ -768,6 +791,7 @@ fn labels_turn_add_ons_off_and_pick_tags() {
 #[test]
 fn cinder_csi_needs_the_label_and_the_service() {
     let mut input = test_addon_input();
+    input.share_types = None;
     input
         .labels
         .insert("cinder_csi_enabled".into(), "false".into());
@@ -925,6 +949,13 @@ fn every_label_that_reaches_a_manifest_is_checked() {
         ("octavia_lb_healthcheck", "maybe"),
         ("keystone_auth_enabled", "maybe"),
         ("cinder_csi_enabled", "maybe"),
+        ("manila_csi_enabled", "maybe"),
+        ("manila_csi_plugin_tag", "v1.31.0 --v=9"),
+        ("manila_csi_share_network_id", "net-1\n"),
+        (
+            "manila_csi_share_network_id",
+            "0c3a1b52-9d5e-4f0a-8b2f-1e6a7c9d0e1",
+        ),
     ] {
         let mut input = test_addon_input();
         input.labels.insert(key.into(), value.into());
@@ -983,6 +1014,11 @@ fn the_cloud_s_text_stays_data() {
         name: "t\n---\nkind: x".into(),
         is_default: false,
     }]);
+    input.share_types = Some(vec![ShareType {
+        name: "s\n---\nkind: Namespace".into(),
+        is_default: true,
+        ..ShareType::default()
+    }]);
     let provider = cloud_provider_secret(&input).unwrap();
     for key in keys(&provider) {
         for o in objects(&provider, &key) {
@@ -992,4 +1028,271 @@ fn the_cloud_s_text_stays_data() {
     let objs = objects(&provider, KEY_CLOUD_CONFIG);
     assert_eq!(objs.len(), 1);
     assert_eq!(objs[0]["stringData"]["ca.crt"], "\"}\n---\n{");
+}
+
+/// The Manila CSI objects of the representative cluster: valid objects,
+/// NFS only, the cluster's UUID on its shares, the cloud's CA mounted,
+/// every image pinned in `manila::IMAGES` and mirrored.
+#[test]
+fn manila_csi_objects_images_and_cluster_id() {
+    let provider = cloud_provider_secret(&test_addon_input()).unwrap();
+    let objs = objects(&provider, KEY_MANILA_CSI);
+    let mut kinds: Vec<String> = objs.iter().map(kind_name_of).collect();
+    kinds.sort();
+    assert_eq!(
+        kinds,
+        [
+            "CSIDriver/manila.csi.openstack.org",
+            "ClusterRole/manila-csi-controller",
+            "ClusterRoleBinding/manila-csi-controller",
+            "DaemonSet/manila-csi-node",
+            "Deployment/manila-csi-controller",
+            "Role/manila-csi-controller",
+            "RoleBinding/manila-csi-controller",
+            "ServiceAccount/manila-csi-controller",
+            "ServiceAccount/manila-csi-node",
+        ]
+    );
+    assert_eq!(
+        find(&objs, "CSIDriver/manila.csi.openstack.org")["spec"]["attachRequired"],
+        false
+    );
+    for workload in [
+        "Deployment/manila-csi-controller",
+        "DaemonSet/manila-csi-node",
+    ] {
+        let o = find(&objs, workload);
+        let selector = &o["spec"]["selector"]["matchLabels"];
+        assert_eq!(&o["spec"]["template"]["metadata"]["labels"], selector);
+        let plugin = container(o, "manila-csi-plugin");
+        let args: Vec<&str> = plugin["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        for want in [
+            "--share-protocol-selector=NFS",
+            "--drivername=manila.csi.openstack.org",
+            "--fwdendpoint=unix:///var/lib/kubelet/plugins/csi-nfsplugin/csi.sock",
+            &format!("--cluster-id={UUID}"),
+        ] {
+            assert!(args.contains(&want), "{workload}: {args:?}");
+        }
+        // Every mount names a volume of the pod.
+        let volumes: Vec<&str> = o["spec"]["template"]["spec"]["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|v| v["name"].as_str())
+            .collect();
+        for c in containers(o) {
+            for m in c["volumeMounts"].as_array().into_iter().flatten() {
+                let name = m["name"].as_str().unwrap();
+                assert!(
+                    volumes.contains(&name),
+                    "{workload}: {name} not in {volumes:?}"
+                );
+            }
+        }
+        assert!(volumes.contains(&"cloud-config"), "{workload}: {volumes:?}");
+    }
+    assert_eq!(
+        images(&objs),
+        [
+            "registry.example.com/k8s/csi-node-driver-registrar:v2.15.0",
+            "registry.example.com/k8s/csi-provisioner:v5.3.0",
+            "registry.example.com/k8s/csi-resizer:v1.14.0",
+            "registry.example.com/k8s/manila-csi-plugin:v1.31.0",
+        ]
+    );
+    let nfs = objects(&provider, KEY_CSI_NFS);
+    assert_eq!(images(&nfs), ["registry.example.com/k8s/nfsplugin:v4.11.0"]);
+    let node = find(&nfs, "DaemonSet/csi-nfs-node");
+    assert_eq!(
+        container(node, "nfs")["securityContext"]["privileged"],
+        true
+    );
+
+    // Without a mirror the pinned images stay as they are, the plugin at
+    // the cloud provider's tag; the labels retag the plugin and sidecars.
+    let mut input = test_addon_input();
+    input.labels.remove("container_infra_prefix");
+    input.labels.remove("kube_tag");
+    let provider = cloud_provider_secret(&input).unwrap();
+    let mut want: Vec<&str> = vec![
+        manila::IMAGES.manila,
+        manila::IMAGES.provisioner,
+        manila::IMAGES.resizer,
+        manila::IMAGES.registrar,
+    ];
+    want.sort();
+    assert_eq!(images(&objects(&provider, KEY_MANILA_CSI)), want);
+    assert_eq!(
+        images(&objects(&provider, KEY_CSI_NFS)),
+        [manila::IMAGES.nfs]
+    );
+    input
+        .labels
+        .insert("manila_csi_plugin_tag".into(), "v1.33.1".into());
+    input
+        .labels
+        .insert("csi_provisioner_tag".into(), "v5.2.0".into());
+    let got = images(&objects(
+        &cloud_provider_secret(&input).unwrap(),
+        KEY_MANILA_CSI,
+    ));
+    for want in [
+        "registry.k8s.io/provider-os/manila-csi-plugin:v1.33.1",
+        "registry.k8s.io/sig-storage/csi-provisioner:v5.2.0",
+    ] {
+        assert!(got.iter().any(|i| i == want), "{got:?}");
+    }
+}
+
+/// The plugin's credential Secret: the cluster's application credential,
+/// the region (Keystone's default when the cloud names none) and the CA
+/// only when there is one.
+#[test]
+fn the_manila_csi_secret() {
+    let mut input = test_addon_input();
+    let provider = cloud_provider_secret(&input).unwrap();
+    let secret = &objects(&provider, KEY_MANILA_CSI_SECRET)[0];
+    assert_eq!(kind_name_of(secret), "Secret/csi-manila-secrets");
+    assert_eq!(secret["metadata"]["namespace"], "kube-system");
+    assert_eq!(
+        secret["stringData"],
+        json!({
+            "os-authURL": "https://keystone.example.com/v3",
+            "os-region": "RegionOne",
+            "os-applicationCredentialID": "ac-1",
+            "os-applicationCredentialSecret": "s3cr;et",
+            "os-certAuthorityPath": "/etc/config/ca.crt",
+            "os-TLSInsecure": "false",
+        })
+    );
+    input.cloud.cluster_ca_bundle = None;
+    input.cloud.region = Some("RegionTwo".into());
+    let provider = cloud_provider_secret(&input).unwrap();
+    let data = &objects(&provider, KEY_MANILA_CSI_SECRET)[0]["stringData"];
+    assert_eq!(data["os-region"], "RegionTwo");
+    assert!(data.get("os-TLSInsecure").is_none() && data.get("os-certAuthorityPath").is_none());
+    // Nor is the cloud-config Secret mounted then.
+    let objs = objects(&provider, KEY_MANILA_CSI);
+    assert!(!data_of(&objs).contains("cloud-config"));
+    input.cloud.region = None;
+    let provider = cloud_provider_secret(&input).unwrap();
+    let data = &objects(&provider, KEY_MANILA_CSI_SECRET)[0]["stringData"];
+    assert_eq!(data["os-region"], manila::FALLBACK_REGION);
+}
+
+/// The text of a list of objects.
+fn data_of(objs: &[Value]) -> String {
+    objs.iter().map(Value::to_string).collect()
+}
+
+/// One class per share type usable without a share network; the ones
+/// that handle share servers with `manila_csi_share_network_id`; the
+/// default type's class the cluster's default only without Cinder CSI.
+#[test]
+fn storage_classes_of_the_share_types() {
+    let mut input = test_addon_input();
+    let provider = cloud_provider_secret(&input).unwrap();
+    let default = &objects(&provider, "storageclass-share-default.yaml")[0];
+    let secret_params = [
+        "provisioner",
+        "controller-expand",
+        "node-stage",
+        "node-publish",
+    ];
+    let mut parameters = json!({ "type": "default" });
+    for call in secret_params {
+        parameters[format!("csi.storage.k8s.io/{call}-secret-name")] = json!("csi-manila-secrets");
+        parameters[format!("csi.storage.k8s.io/{call}-secret-namespace")] = json!("kube-system");
+    }
+    assert_eq!(
+        default,
+        &json!({
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": { "name": "share-default" },
+            "provisioner": "manila.csi.openstack.org",
+            "parameters": parameters,
+            "reclaimPolicy": "Delete",
+            "volumeBindingMode": "Immediate",
+            "allowVolumeExpansion": true,
+        })
+    );
+    assert_eq!(
+        objects(&provider, "storageclass-share-gold-tier.yaml")[0]["parameters"]["type"],
+        "Gold Tier"
+    );
+
+    let network = "0c3a1b52-9d5e-4f0a-8b2f-1e6a7c9d0e1f";
+    input
+        .labels
+        .insert("manila_csi_share_network_id".into(), network.into());
+    input.volume_types = None;
+    let provider = cloud_provider_secret(&input).unwrap();
+    let servers = &objects(&provider, "storageclass-share-with-servers.yaml")[0];
+    assert_eq!(servers["parameters"]["shareNetworkID"], network);
+    assert_eq!(servers["parameters"]["type"], "with_servers");
+    let default = &objects(&provider, "storageclass-share-default.yaml")[0];
+    assert!(default["parameters"].get("shareNetworkID").is_none());
+    assert_eq!(
+        default["metadata"]["annotations"]["storageclass.kubernetes.io/is-default-class"],
+        "true"
+    );
+    assert!(
+        !keys(&provider)
+            .iter()
+            .any(|k| k.starts_with("storageclass-block-"))
+    );
+}
+
+#[test]
+fn manila_csi_needs_the_label_and_the_service() {
+    let manila_keys = |input: &AddonInput| -> Vec<String> {
+        keys(&cloud_provider_secret(input).unwrap())
+            .into_iter()
+            .filter(|k| k.contains("manila") || k.contains("nfs") || k.contains("share"))
+            .collect()
+    };
+    let mut input = test_addon_input();
+    input
+        .labels
+        .insert("manila_csi_enabled".into(), "false".into());
+    assert!(manila_keys(&input).is_empty());
+    input
+        .labels
+        .insert("manila_csi_enabled".into(), "true".into());
+    input.share_types = None;
+    assert!(manila_keys(&input).is_empty());
+    input.share_types = Some(Vec::new());
+    assert_eq!(
+        manila_keys(&input),
+        ["csi-nfs.yaml", "manila-csi-secret.yaml", "manila-csi.yaml"]
+    );
+    assert_eq!(manila::manila_csi_enabled(&Labels::new()), Ok(true));
+    let (status, _, msg) = client_error(validate_labels(
+        "calico",
+        &Labels::from([("manila_csi_enabled", "maybe")]),
+    ));
+    assert!(status == 400 && msg.contains("manila_csi_enabled"), "{msg}");
+    for good in [
+        "0c3a1b52-9d5e-4f0a-8b2f-1e6a7c9d0e1f",
+        "0C3A1B529D5E4F0A8B2F1E6A7C9D0E1F",
+        "",
+    ] {
+        let labels = Labels::from([("manila_csi_share_network_id", good)]);
+        assert_eq!(validate_labels("calico", &labels), Ok(()), "{good}");
+    }
+    for bad in [
+        "0c3a1b52-9d5e-4f0a-8b2f-1e6a7c9d0e1",
+        "0c3a1b529-d5e-4f0a-8b2f-1e6a7c9d0e1f",
+        "zc3a1b52-9d5e-4f0a-8b2f-1e6a7c9d0e1f",
+    ] {
+        let labels = Labels::from([("manila_csi_share_network_id", bad)]);
+        assert!(validate_labels("calico", &labels).is_err(), "{bad}");
+    }
 }

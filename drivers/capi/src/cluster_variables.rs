@@ -1,5 +1,5 @@
 //! The values of the class variables for one cluster (driver-capi.md
-//! § 4.1): all 39 at the cluster level, and the seven each worker
+//! § 4.1): all 40 at the cluster level, and the seven each worker
 //! MachineDeployment overrides (§ 3.4), from the cluster's rows and labels
 //! (§ 7) and the OpenStack lookups of [`Input`].
 //!
@@ -27,6 +27,7 @@ use crate::labels::{
 };
 use crate::names::{SUFFIX_CLOUD_CONFIG, server_group_name};
 use crate::node_config::{apt_proxy_config, containerd_config, systemd_proxy_config};
+use crate::registries::Registries;
 
 /// Variable values by variable name; the map's order is the order of the
 /// topology's lists, sorted by name as the API server keeps them.
@@ -45,12 +46,12 @@ const DEFAULT_OIDC_USERNAME_CLAIM: &str = "sub";
 /// `oidc_username_prefix` without the label: no prefix.
 const DEFAULT_OIDC_USERNAME_PREFIX: &str = "-";
 
-/// The 39 variables of the cluster, every one the class declares
+/// The 40 variables of the cluster, every one the class declares
 /// ([`crate::variables::VARIABLE_NAMES`]).
 pub fn cluster_variables(input: &Input) -> Result<Variables, DriverError> {
     let labels = input.state.cluster.labels();
     let mut vars = Variables::new();
-    api_server(input, &mut vars);
+    api_server(input, &mut vars)?;
     proxies(&input.state.template, &mut vars);
     vars.insert("auditLog", audit_log(labels)?);
     let zone = labels.str_or(AVAILABILITY_ZONE, "");
@@ -64,9 +65,13 @@ pub fn cluster_variables(input: &Input) -> Result<Variables, DriverError> {
         "clusterIdentityRefName",
         json!(format!("{}{SUFFIX_CLOUD_CONFIG}", input.stack_id)),
     );
+    let registries = Registries::of_cluster(&input.registries, &input.state.template, labels)?;
     vars.insert(
         "containerdConfig",
-        json!(containerd_config(labels.str_or(CONTAINER_INFRA_PREFIX, ""))),
+        json!(containerd_config(
+            labels.str_or(CONTAINER_INFRA_PREFIX, ""),
+            &registries
+        )),
     );
     control_plane(input, &mut vars);
     floating_ip(input, &mut vars)?;
@@ -125,7 +130,7 @@ pub fn variable_list(vars: &Variables) -> Value {
 
 /// The API server's variables: admission plugins, floating IP address,
 /// load balancer, certificate SANs and TLS cipher suites.
-fn api_server(input: &Input, vars: &mut Variables) {
+fn api_server(input: &Input, vars: &mut Variables) -> Result<(), DriverError> {
     let labels = input.state.cluster.labels();
     let admission = match labels.str_or(ADMISSION_CONTROL_LIST, "") {
         "" => ADMISSION_ALWAYS.to_string(),
@@ -137,6 +142,13 @@ fn api_server(input: &Input, vars: &mut Variables) {
         json!(labels.str_or(API_SERVER_FLOATING_IP, "")),
     );
     vars.insert("apiServerLoadBalancer", api_server_load_balancer(input));
+    // Only a load balancer has a list of allowed CIDRs.
+    let cidrs = crate::labels::allowed_cidrs(labels)?;
+    let lb = vars["apiServerLoadBalancer"]["enabled"] == json!(true);
+    vars.insert(
+        "apiServerLoadBalancerAllowedCIDRs",
+        json!(if lb { cidrs } else { Vec::new() }),
+    );
     // A YAML list, which the patch splices into the certificate's SANs:
     // a name or address of letters, digits, dots and dashes as it is (as
     // the Go driver wrote every one), anything else (a wildcard, which YAML
@@ -168,6 +180,7 @@ fn api_server(input: &Input, vars: &mut Variables) {
         "kubeletTLSCipherSuites",
         json!(labels.str_or(KUBELET_TLS_CIPHER_SUITES, DEFAULT_KUBELET_CIPHER_SUITES)),
     );
+    Ok(())
 }
 
 /// `apiServerLoadBalancer`: enabled by the cluster's (else the

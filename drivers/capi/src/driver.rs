@@ -207,7 +207,8 @@ impl<S: Services> Driver for Capi<S> {
         let now = ctx
             .now
             .ok_or_else(|| DriverError::failed("the host gave no time to derive-status"))?;
-        crate::watch::derive(&opts, now, &st, &snapshot)
+        let ca = crate::secrets::ca_digest(self.svc.cloud().ca_bundle.as_deref());
+        crate::watch::derive(&opts, now, &st, &snapshot, &ca)
     }
 
     fn poll(&self, ctx: &CallContext, st: ClusterState) -> Result<StatusAnswer, DriverError> {
@@ -227,7 +228,8 @@ impl<S: Services> Driver for Capi<S> {
             });
         }
         let now = ctx.now.unwrap_or_default();
-        crate::watch::derive(&opts, now, &st, &snapshot)
+        let ca = crate::secrets::ca_digest(self.svc.cloud().ca_bundle.as_deref());
+        crate::watch::derive(&opts, now, &st, &snapshot, &ca)
     }
 
     fn apply_effects(

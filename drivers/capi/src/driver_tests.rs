@@ -6,7 +6,7 @@ use std::cell::RefCell;
 
 use openkeel_magnum_driver::cloud::CloudInfo;
 use openkeel_magnum_driver::openstack::{
-    ApplicationCredential, Flavor, Image, LoadBalancer, VolumeType,
+    ApplicationCredential, Flavor, Image, LoadBalancer, ShareType, VolumeType,
 };
 use openkeel_magnum_driver::secrets::{ClusterCas, KeyPair};
 use openkeel_magnum_driver::{
@@ -20,7 +20,7 @@ use crate::fixtures::{STACK_ID, UUID, now, test_state};
 use crate::services::Services;
 use crate::watch::{
     EFFECT_DELETE_CREDENTIAL, EFFECT_DELETE_SECRET, EFFECT_DELETE_SERVER_GROUP,
-    EFFECT_FORGET_PREVIOUS_CREDENTIAL,
+    EFFECT_FORGET_PREVIOUS_CREDENTIAL, EFFECT_REFRESH_CLOUD_CA,
 };
 
 /// A cloud that answers every lookup and records what was asked.
@@ -28,6 +28,10 @@ use crate::watch::{
 struct Cloud {
     calls: RefCell<Vec<String>>,
     load_balancers: Vec<LoadBalancer>,
+    /// The cloud's CA bundle, which a test may change.
+    ca_bundle: RefCell<Option<String>>,
+    /// Manila's share types; None: no Manila in the catalog.
+    share_types: Option<Vec<ShareType>>,
 }
 
 impl Cloud {
@@ -112,6 +116,10 @@ impl Services for Cloud {
             is_default: true,
         }]))
     }
+    fn share_types(&self) -> R<Option<Vec<ShareType>>> {
+        self.record("share-types".into());
+        Ok(self.share_types.clone())
+    }
     fn cas(&self) -> R<ClusterCas> {
         let pair = || KeyPair {
             cert_pem: pem("CERTIFICATE"),
@@ -132,6 +140,7 @@ impl Services for Cloud {
             endpoint_interface: "public".into(),
             verify: true,
             cluster_verify_ca: true,
+            ca_bundle: self.ca_bundle.borrow().clone(),
             ..CloudInfo::default()
         }
     }
@@ -261,6 +270,64 @@ fn a_create_writes_every_object_and_moves_the_rows() {
     assert!(cluster.to_string().contains(&format!("sg-{stack_id}")));
 }
 
+/// The keys of the `-cloud-provider` Secret.
+fn cloud_provider_keys(stack_id: &str) -> Vec<String> {
+    let secret = object("Secret", &format!("{stack_id}-cloud-provider"));
+    secret["data"]
+        .as_object()
+        .map(|d| d.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn manila_csi_follows_the_catalog_and_the_label() {
+    let manila_keys = [
+        "csi-nfs.yaml",
+        "manila-csi-secret.yaml",
+        "manila-csi.yaml",
+        "storageclass-share-default.yaml",
+    ];
+    // Without Manila in the catalog: asked, nothing installed.
+    let (d, st) = created();
+    let stack_id = st.cluster.stack_id.clone().expect("stack_id");
+    assert!(d.svc.calls().contains(&"share-types".to_string()));
+    let keys = cloud_provider_keys(&stack_id);
+    assert!(keys.contains(&"cinder-csi.yaml".to_string()), "{keys:?}");
+    for key in manila_keys {
+        assert!(!keys.contains(&key.to_string()), "{key} in {keys:?}");
+    }
+    // With Manila: its objects beside Cinder's.
+    let with_manila = || Capi {
+        svc: Cloud {
+            share_types: Some(vec![ShareType {
+                id: "st-1".into(),
+                name: "default".into(),
+                is_default: true,
+                driver_handles_share_servers: Some(false),
+            }]),
+            ..Cloud::default()
+        },
+    };
+    let d = with_manila();
+    let upd = d.create_cluster(&ctx(), new_cluster(), 60).expect("create");
+    let stack_id = upd.cluster.expect("row").stack_id.expect("stack_id");
+    let keys = cloud_provider_keys(&stack_id);
+    for key in manila_keys.iter().chain(&["cinder-csi.yaml"]) {
+        assert!(keys.contains(&key.to_string()), "{key} not in {keys:?}");
+    }
+    // The label turns it off, and the share types are not even asked.
+    let d = with_manila();
+    let mut st = new_cluster();
+    st.cluster.set_label("manila_csi_enabled", "false");
+    let upd = d.create_cluster(&ctx(), st, 60).expect("create");
+    let stack_id = upd.cluster.expect("row").stack_id.expect("stack_id");
+    assert!(!d.svc.calls().contains(&"share-types".to_string()));
+    let keys = cloud_provider_keys(&stack_id);
+    for key in manila_keys {
+        assert!(!keys.contains(&key.to_string()), "{key} in {keys:?}");
+    }
+}
+
 #[test]
 fn a_retried_create_keeps_its_stack_id_and_credential() {
     let (d, st) = created();
@@ -301,6 +368,35 @@ fn bad_input_is_refused_before_anything_is_written() {
         (
             "name",
             Box::new(|st| st.nodegroups[1].name = "Bad_Name".into()),
+        ),
+        (
+            "mirror",
+            Box::new(|st| {
+                st.cluster
+                    .set_label("registry_mirrors", "docker.io=https://m\".example.com")
+            }),
+        ),
+        (
+            "allowed CIDR",
+            Box::new(|st| {
+                st.cluster
+                    .set_label("api_master_lb_allowed_cidrs", "10.0.0.0/33")
+            }),
+        ),
+        (
+            "manila_csi_enabled",
+            Box::new(|st| st.cluster.set_label("manila_csi_enabled", "maybe")),
+        ),
+        (
+            "manila_csi_share_network_id",
+            Box::new(|st| st.cluster.set_label("manila_csi_share_network_id", "net;1")),
+        ),
+        (
+            "insecure registry",
+            Box::new(|st| {
+                st.cluster
+                    .set_label("insecure_registries", "https://r.example.com")
+            }),
         ),
     ];
     for (what, change) in cases {
@@ -578,6 +674,63 @@ fn a_rotation_records_the_old_credential_until_the_infrastructure_is_ready() {
             .contains(&format!("delete-credential {previous}"))
     );
     assert!(effects(&d).is_empty(), "the record was not removed");
+}
+
+/// The operator changes the cloud's CA bundle: the next status pass of
+/// each cluster asks for its cloud-config Secret to be written again, and
+/// that write carries the new bundle and keeps the credential; with the
+/// bundle unchanged a pass asks for nothing (no request for an idle
+/// cluster).
+#[test]
+fn a_new_cloud_ca_is_written_into_the_cloud_config_secret_once() {
+    let (d, st) = created();
+    let stack_id = st.cluster.stack_id.clone().expect("stack_id");
+    let effects = |d: &Capi<Cloud>| {
+        d.derive(
+            &ctx(),
+            st.clone(),
+            testing::snapshot(&d.watches(&ctx(), &st)),
+        )
+        .expect("derive")
+        .effects
+    };
+    assert!(
+        effects(&d).is_empty(),
+        "an idle cluster asked for something"
+    );
+
+    let new_ca = pem("CERTIFICATE");
+    *d.svc.ca_bundle.borrow_mut() = Some(new_ca.clone());
+    let asked = effects(&d);
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(
+        (asked[0].name.as_str(), asked[0].detail.as_str()),
+        (EFFECT_REFRESH_CLOUD_CA, stack_id.as_str())
+    );
+    let before = object("Secret", &format!("{stack_id}-cloud-config"));
+    assert!(before["data"].get("cacert").is_none());
+    d.apply_effects(&ctx(), &st, asked).expect("effects");
+    let after = object("Secret", &format!("{stack_id}-cloud-config"));
+    use base64::Engine as _;
+    let cacert = base64::engine::general_purpose::STANDARD
+        .decode(after["data"]["cacert"].as_str().expect("cacert"))
+        .expect("base64");
+    assert_eq!(String::from_utf8(cacert).expect("utf-8"), new_ca);
+    assert_eq!(after["data"]["clouds.yaml"], before["data"]["clouds.yaml"]);
+    assert_eq!(
+        after["metadata"]["annotations"][crate::names::ANNOTATION_APP_CRED_USER],
+        before["metadata"]["annotations"][crate::names::ANNOTATION_APP_CRED_USER]
+    );
+    assert!(effects(&d).is_empty(), "the refresh is asked for again");
+
+    // Back to no bundle: `cacert` goes.
+    *d.svc.ca_bundle.borrow_mut() = None;
+    let asked = effects(&d);
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    d.apply_effects(&ctx(), &st, asked).expect("effects");
+    let after = object("Secret", &format!("{stack_id}-cloud-config"));
+    assert!(after["data"].get("cacert").is_none(), "{after}");
+    assert!(effects(&d).is_empty());
 }
 
 #[test]

@@ -231,5 +231,6 @@ pub fn test_input() -> Input {
         default_boot_volume_type: None,
         default_volume_type: "standard".into(),
         autoscaler_image_repository: String::new(),
+        registries: Default::default(),
     }
 }

@@ -104,11 +104,57 @@ pub(crate) fn assert_matches(got: &Value, name: &str) {
     assert_matches_with(got, name, |_| {});
 }
 
+/// The variable the Rust driver adds to the Go driver's class and to
+/// every Cluster: `apiServerLoadBalancerAllowedCIDRs` (the label
+/// `api_master_lb_allowed_cidrs`), declared and patched as the class
+/// builder does it, and set to the golden cluster's (empty) list.
+const ADDED_VARIABLE: &str = "apiServerLoadBalancerAllowedCIDRs";
+
+/// Puts into the golden `name` what the Rust driver adds to it (each a
+/// row of docs/compatibility.md): the variable of [`ADDED_VARIABLE`], in
+/// the sorted list of declarations or values, and its patch after the
+/// load balancer's.
+fn additions(name: &str, want: &mut Value) {
+    let insert_sorted = |list: &mut Value, item: Value| {
+        let list = list.as_array_mut().expect("a list of variables");
+        let at = list
+            .iter()
+            .position(|v| v["name"].as_str().is_some_and(|n| n > ADDED_VARIABLE))
+            .unwrap_or(list.len());
+        list.insert(at, item);
+    };
+    match name {
+        "cluster.yaml" => insert_sorted(
+            &mut want["spec"]["topology"]["variables"],
+            serde_json::json!({ "name": ADDED_VARIABLE, "value": [] }),
+        ),
+        "clusterclass.yaml" => {
+            let declared = crate::variables::class_variables()
+                .as_array()
+                .and_then(|vs| vs.iter().find(|v| v["name"] == ADDED_VARIABLE).cloned())
+                .expect("the declaration");
+            insert_sorted(&mut want["spec"]["variables"], declared);
+            let patch = crate::patches::class_patches()
+                .as_array()
+                .and_then(|ps| ps.iter().find(|p| p["name"] == ADDED_VARIABLE).cloned())
+                .expect("the patch");
+            let patches = want["spec"]["patches"].as_array_mut().expect("patches");
+            let lb = patches
+                .iter()
+                .position(|p| p["name"] == "apiServerLoadBalancer")
+                .expect("the load balancer's patch");
+            patches.insert(lb + 1, patch);
+        }
+        _ => {}
+    }
+}
+
 /// [`assert_matches`] against the golden as `fix` changes it: where the
 /// Rust driver differs from the Go one on purpose (each such change is a
 /// row of docs/compatibility.md).
 pub(crate) fn assert_matches_with(got: &Value, name: &str, fix: impl FnOnce(&mut Value)) {
     let mut want = load(name);
+    additions(name, &mut want);
     fix(&mut want);
     let want = normalise(want);
     let got = normalise(got.clone());

@@ -40,6 +40,9 @@ pub struct Input {
     /// image is pulled from without `container_infra_prefix`; "" for the
     /// upstream registry.
     pub autoscaler_image_repository: String,
+    /// The driver options `registry_mirrors` and `insecure_registries`:
+    /// the containerd registry configuration the cluster's labels extend.
+    pub registries: crate::registries::Registries,
 }
 
 /// What the builders need from OpenStack. Each name or ID is "" when the

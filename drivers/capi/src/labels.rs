@@ -64,6 +64,9 @@ pub const OCTAVIA_PROVIDER: &str = "octavia_provider";
 pub const API_SERVER_LB_FLAVOR: &str = "api_server_lb_flavor";
 /// The availability zone of the API load balancer.
 pub const API_SERVER_LB_AVAILABILITY_ZONE: &str = "api_server_lb_availability_zone";
+/// The CIDRs allowed to reach the API load balancer (magnum-capi-helm's
+/// label); unset allows every address.
+pub const API_MASTER_LB_ALLOWED_CIDRS: &str = "api_master_lb_allowed_cidrs";
 /// Extra subject alternative names of the API server certificate.
 pub const API_SERVER_CERT_SANS: &str = "api_server_cert_sans";
 /// The TLS cipher suites of the API server.
@@ -103,12 +106,19 @@ pub const DIFFERENT_FAILURE_DOMAIN: &str = "different_failure_domain";
 /// The cilium release whose operator manifest is installed.
 pub const CILIUM_TAG: &str = "cilium_tag";
 /// The image tag of the cloud controller manager (and, by default, of
-/// Cinder CSI and k8s-keystone-auth).
+/// Cinder CSI, Manila CSI and k8s-keystone-auth).
 pub const CLOUD_PROVIDER_TAG: &str = "cloud_provider_tag";
 /// Whether Cinder CSI is installed (when the cloud has Cinder).
 pub const CINDER_CSI_ENABLED: &str = "cinder_csi_enabled";
 /// The image tag of the Cinder CSI plugin.
 pub const CINDER_CSI_PLUGIN_TAG: &str = "cinder_csi_plugin_tag";
+/// Whether Manila CSI is installed (when the cloud has Manila).
+pub const MANILA_CSI_ENABLED: &str = "manila_csi_enabled";
+/// The image tag of the Manila CSI plugin.
+pub const MANILA_CSI_PLUGIN_TAG: &str = "manila_csi_plugin_tag";
+/// The Manila share network of the StorageClasses of share types that
+/// handle share servers.
+pub const MANILA_CSI_SHARE_NETWORK_ID: &str = "manila_csi_share_network_id";
 /// The image tag of the CSI attacher sidecar.
 pub const CSI_ATTACHER_TAG: &str = "csi_attacher_tag";
 /// The image tag of the CSI liveness probe sidecar.
@@ -266,6 +276,50 @@ fn is_path_component(c: &str) -> bool {
         }
     }
     true
+}
+
+/// The CIDRs of `api_master_lb_allowed_cidrs`, separated by commas,
+/// semicolons or spaces, each an IPv4 or IPv6 address with a prefix
+/// length (`192.0.2.0/24`, `2001:db8::/32`); a bare address is taken as a
+/// single host. Empty when the label is unset or blank; anything else is
+/// a 400 naming the entry.
+pub fn allowed_cidrs(labels: &Labels) -> Result<Vec<String>, DriverError> {
+    let value = labels.str_or(API_MASTER_LB_ALLOWED_CIDRS, "");
+    let mut cidrs: Vec<String> = Vec::new();
+    for entry in value
+        .split(|c: char| c.is_whitespace() || c == ',' || c == ';')
+        .filter(|e| !e.is_empty())
+    {
+        let cidr = cidr(entry).ok_or_else(|| {
+            DriverError::invalid(format!(
+                "Label {API_MASTER_LB_ALLOWED_CIDRS} has an invalid entry {entry:?}: expected \
+                 IPv4 or IPv6 CIDRs separated by commas, such as 192.0.2.0/24,2001:db8::/32."
+            ))
+        })?;
+        if !cidrs.contains(&cidr) {
+            cidrs.push(cidr);
+        }
+    }
+    Ok(cidrs)
+}
+
+/// `entry` as a CIDR (`<address>/<prefix>`, the prefix at most 32 for
+/// IPv4 and 128 for IPv6; a bare address gets the full length).
+fn cidr(entry: &str) -> Option<String> {
+    let (address, prefix) = match entry.split_once('/') {
+        Some((a, p)) => (a, Some(p)),
+        None => (entry, None),
+    };
+    let address: std::net::IpAddr = address.parse().ok()?;
+    let max = if address.is_ipv4() { 32 } else { 128 };
+    let prefix = match prefix {
+        Some(p) if !p.is_empty() && p.len() <= 3 && p.bytes().all(|b| b.is_ascii_digit()) => {
+            p.parse::<u8>().ok().filter(|n| *n <= max)?
+        }
+        Some(_) => return None,
+        None => max,
+    };
+    Some(format!("{address}/{prefix}"))
 }
 
 /// A semantic version's `MAJOR.MINOR.PATCH`. Pre-release and build parts
@@ -457,6 +511,37 @@ impl OperatingSystem {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn allowed_cidrs_are_checked_and_normalised() {
+        let l = Labels::from([(
+            API_MASTER_LB_ALLOWED_CIDRS,
+            " 192.0.2.0/24,2001:DB8::/32; 198.51.100.7  192.0.2.0/24 ::/0",
+        )]);
+        assert_eq!(
+            allowed_cidrs(&l).unwrap(),
+            ["192.0.2.0/24", "2001:db8::/32", "198.51.100.7/32", "::/0"]
+        );
+        assert!(allowed_cidrs(&Labels::new()).unwrap().is_empty());
+        for bad in [
+            "192.0.2.0/33",
+            "2001:db8::/129",
+            "192.0.2.0/",
+            "192.0.2.0/+8",
+            "192.0.2/24",
+            "10.0.0.0/8/8",
+            "example.com/32",
+            "192.0.2.0/24\"",
+        ] {
+            let e =
+                allowed_cidrs(&Labels::from([(API_MASTER_LB_ALLOWED_CIDRS, bad)])).expect_err(bad);
+            assert!(
+                e.to_string()
+                    .contains("api_master_lb_allowed_cidrs has an invalid entry"),
+                "{bad}: {e}"
+            );
+        }
+    }
 
     fn message(e: DriverError) -> (u16, String, String) {
         match e {

@@ -31,7 +31,8 @@
 //!   of an empty group), from an [`input::Input`] (the cluster's rows and
 //!   what the driver looked up in OpenStack), with the values of the class
 //!   variables of [`cluster_variables`] and the node configuration files
-//!   of [`node_config`];
+//!   of [`node_config`] (containerd's registry mirrors and insecure
+//!   registries from [`registries`]);
 //! - [`autoscaler`]: the cluster autoscaler of an autoscaled cluster, its
 //!   Deployment and RBAC as plain manifests for the management cluster's
 //!   namespace, and what to delete when autoscaling ends;
@@ -42,7 +43,8 @@
 //!   Secrets they apply (CNI, cloud-config, k8s-keystone-auth, cloud
 //!   controller manager, Cinder CSI and StorageClasses), from the embedded
 //!   manifests of `addons/` or the operator's, parsed and rewritten by the
-//!   private `manifests` and `images` modules;
+//!   private `manifests` and `images` modules; [`manila`] writes the
+//!   objects of Manila CSI;
 //! - [`loadbalancers`]: the Octavia load balancers that belong to a
 //!   cluster;
 //! - [`status`]: the status rules, Magnum's rows from the Cluster API
@@ -66,11 +68,13 @@ pub mod input;
 pub mod labels;
 pub mod loadbalancers;
 mod manifests;
+pub mod manila;
 pub mod names;
 pub mod node_config;
 pub mod ops;
 pub mod options;
 pub mod patches;
+pub mod registries;
 pub mod secrets;
 pub mod services;
 pub mod status;

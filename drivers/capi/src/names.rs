@@ -93,6 +93,11 @@ pub const ANNOTATION_PREVIOUS_APP_CRED: &str =
 /// credential.
 pub const ANNOTATION_APP_CRED_USER: &str = "magnum.openstack.org/application-credential-user-id";
 
+/// Records, on the cloud-config Secret, a digest of the cloud CA bundle
+/// its `cacert` holds (`none` without one), so that a status pass sees a
+/// changed bundle without reading the Secret's data.
+pub const ANNOTATION_CLOUD_CA: &str = "magnum.openstack.org/cloud-ca-digest";
+
 /// Cluster API's core API group.
 pub const GROUP_CLUSTER: &str = "cluster.x-k8s.io";
 /// Cluster API's control-plane API group.

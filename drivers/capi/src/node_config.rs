@@ -6,15 +6,18 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
+use crate::registries::Registries;
+
 /// The sandbox (pause) image of the pods, and its name under a mirror.
 const PAUSE_IMAGE: &str = "registry.k8s.io/pause:3.9";
 /// The pause image's path under `container_infra_prefix`.
 const PAUSE_IMAGE_NAME: &str = "pause:3.9";
 
 /// containerd's configuration (version 2): the drop-in directory
-/// imported, the pause image (from the mirror `prefix` when one is given)
-/// and runc with the systemd cgroup driver.
-pub fn containerd_config(prefix: &str) -> String {
+/// imported, the pause image (from the mirror `prefix` when one is given),
+/// runc with the systemd cgroup driver, and the CRI plugin's registry
+/// mirrors and insecure registries when there are any.
+pub fn containerd_config(prefix: &str, registries: &Registries) -> String {
     let pause = if prefix.is_empty() {
         PAUSE_IMAGE.to_string()
     } else {
@@ -32,7 +35,8 @@ pub fn containerd_config(prefix: &str) -> String {
            [{runc}]\n    \
              runtime_type = \"io.containerd.runc.v2\"\n  \
            [{runc}.options]\n    \
-             SystemdCgroup = true\n"
+             SystemdCgroup = true\n{}",
+        registries.cri_tables()
     );
     STANDARD.encode(config)
 }
@@ -85,7 +89,7 @@ mod tests {
 
     #[test]
     fn containerd_pulls_the_pause_image_from_the_mirror() {
-        let plain = decoded(&containerd_config(""));
+        let plain = decoded(&containerd_config("", &Registries::default()));
         assert!(plain.starts_with(
             "version = 2\nimports = [\"/etc/containerd/conf.d/*.toml\"]\n\n[plugins]\n"
         ));
@@ -94,12 +98,27 @@ mod tests {
             "  [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc.options]\n    SystemdCgroup = true\n"
         ));
         for prefix in ["registry.example.com/k8s", "registry.example.com/k8s/"] {
-            let mirrored = decoded(&containerd_config(prefix));
+            let mirrored = decoded(&containerd_config(prefix, &Registries::default()));
             assert!(
                 mirrored.contains("sandbox_image = \"registry.example.com/k8s/pause:3.9\""),
                 "{prefix}"
             );
         }
+    }
+
+    #[test]
+    fn containerd_gets_the_registry_tables_after_runc() {
+        let r = Registries::parse(
+            "Label",
+            "docker.io=https://mirror.example.com",
+            "mirror.example.com",
+        )
+        .unwrap();
+        let plain = decoded(&containerd_config("", &r));
+        assert!(plain.ends_with(&format!("    SystemdCgroup = true\n{}", r.cri_tables())));
+        assert!(plain.contains(
+            "[plugins.\"io.containerd.grpc.v1.cri\".registry.mirrors.\"docker.io\"]\n    endpoint = [\"https://mirror.example.com\"]\n"
+        ));
     }
 
     #[test]

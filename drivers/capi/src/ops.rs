@@ -19,6 +19,7 @@ use crate::addons::{
 use crate::cluster::{build_cluster, machine_deployment_topology, settle_autoscaler_bounds};
 use crate::input::{Capacity, Image, Input, LiveInfra, Resolved, ResolvedNodeGroup};
 use crate::labels::{AUTO_HEALING_ENABLED, KUBE_TAG, KubeVersion, OperatingSystem};
+use crate::manila::manila_csi_enabled;
 use crate::names::{
     ANNOTATION_DELETE_MACHINE, API_VERSION_CLUSTER, API_VERSION_INFRASTRUCTURE, GROUP_ADDONS,
     KIND_OPENSTACK_CLUSTER, LABEL_CLUSTER_NAME, LABEL_CLUSTER_UUID, LABEL_DEPLOYMENT_NAME,
@@ -372,6 +373,7 @@ impl<S: Services> Ops<'_, S> {
             default_boot_volume_type: self.opts.default_boot_volume_type.clone(),
             default_volume_type: String::new(),
             autoscaler_image_repository: self.opts.autoscaler_image_repository.clone(),
+            registries: self.opts.registries.clone(),
         })
     }
 
@@ -1069,7 +1071,8 @@ impl<S: Services> Ops<'_, S> {
     }
 
     /// What the add-on Secrets read: the credential of the cloud-config
-    /// Secret (which must exist) and, with Cinder CSI on, Cinder's types.
+    /// Secret (which must exist) and, with Cinder CSI on, Cinder's types;
+    /// with Manila CSI on, Manila's.
     fn addon_input(&self, st: &ClusterState, stack_id: &str) -> Result<AddonInput, DriverError> {
         let labels = st.cluster.labels().clone();
         let credential = self
@@ -1088,6 +1091,13 @@ impl<S: Services> Ops<'_, S> {
         } else {
             None
         };
+        let share_types = if manila_csi_enabled(&labels)? {
+            self.svc
+                .share_types()
+                .map_err(|e| DriverError::failed(format!("list share types: {e}")))?
+        } else {
+            None
+        };
         Ok(AddonInput {
             namespace: self.opts.namespace.clone(),
             stack_id: stack_id.into(),
@@ -1098,6 +1108,7 @@ impl<S: Services> Ops<'_, S> {
             credential,
             keystone_auth_policy: self.opts.keystone_auth_policy.clone(),
             volume_types,
+            share_types,
         })
     }
 }
@@ -1125,6 +1136,36 @@ pub fn forget_previous_credential<S: Services>(
         &ops.svc.cloud(),
         &current,
         None,
+    );
+    apply(&secret)
+}
+
+/// Writes the cloud-config Secret of `st` again with the cloud's CA bundle
+/// of now, keeping its credential and the record of a replaced one (the
+/// operator changed `[capi_client]/ca_file` or
+/// `[keystone_authtoken]/cafile`). Nothing without a Secret or a
+/// credential in it.
+pub fn refresh_cloud_ca<S: Services>(
+    svc: &S,
+    opts: &Options,
+    st: &ClusterState,
+) -> Result<(), DriverError> {
+    let stack_id = require_stack_id(st)?;
+    let ops = Ops { svc, opts };
+    let Some(live) = ops.cloud_config(&stack_id)? else {
+        return Ok(());
+    };
+    let Some(current) = app_credential_from_secret(&live) else {
+        return Ok(());
+    };
+    let previous = crate::secrets::previous_app_credential(&live);
+    let secret = cloud_config_secret(
+        &opts.namespace,
+        &stack_id,
+        &st.cluster.uuid,
+        &ops.svc.cloud(),
+        &current,
+        previous.as_ref(),
     );
     apply(&secret)
 }

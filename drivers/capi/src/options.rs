@@ -4,6 +4,7 @@
 use openkeel_magnum_driver::{DriverError, config};
 
 use crate::names::{CLASS_VERSION, NAMESPACE};
+use crate::registries::{INSECURE_REGISTRIES, REGISTRY_MIRRORS, Registries};
 
 /// Seconds, as the status rules count them (microseconds).
 const MICROS: i64 = 1_000_000;
@@ -34,6 +35,10 @@ pub struct Options {
     /// `[kubernetes]/keystone_auth_default_policy` file, which the host
     /// reads; None for the built-in policy.
     pub keystone_auth_policy: Option<String>,
+    /// `registry_mirrors` and `insecure_registries`: the containerd
+    /// registry configuration of every cluster's nodes, which a cluster's
+    /// labels of the same names extend.
+    pub registries: Registries,
 }
 
 impl Default for Options {
@@ -47,13 +52,14 @@ impl Default for Options {
             delete_timeout: 3600,
             autoscaler_image_repository: String::new(),
             keystone_auth_policy: None,
+            registries: Registries::default(),
         }
     }
 }
 
 impl Options {
-    /// The options of this call. A malformed number is the operator's
-    /// error, reported as a failed operation.
+    /// The options of this call. A malformed number or registry entry is
+    /// the operator's error, reported as a failed operation.
     pub fn read() -> Result<Options, DriverError> {
         let d = Options::default();
         let text = |k: &str| {
@@ -74,6 +80,12 @@ impl Options {
             autoscaler_image_repository: text("autoscaler_image_repository")
                 .unwrap_or(d.autoscaler_image_repository),
             keystone_auth_policy: text("keystone_auth_default_policy"),
+            registries: Registries::parse(
+                "Driver option",
+                &text(REGISTRY_MIRRORS).unwrap_or_default(),
+                &text(INSECURE_REGISTRIES).unwrap_or_default(),
+            )
+            .map_err(DriverError::failed)?,
         })
     }
 

@@ -780,6 +780,43 @@ fn every_class_template_is_in_the_evaluated_subset() {
     assert!(count > 50, "only {count} templates found");
 }
 
+/// `api_master_lb_allowed_cidrs`: the patched OpenStackClusterTemplate's
+/// load balancer gets the CIDRs (CAPO v0.14's `allowedCIDRs`, a list of
+/// strings beside `enabled`); without the label, or without a load
+/// balancer, the patch is off and the load balancer is the golden's.
+#[test]
+fn allowed_cidrs_reach_the_api_load_balancer() {
+    let mut input = test_input();
+    input.state.cluster.set_label(
+        "api_master_lb_allowed_cidrs",
+        "192.0.2.0/24, 2001:db8::/32;198.51.100.7",
+    );
+    let cluster = cluster_of(&input);
+    assert!(
+        applied(&cluster, Holder::InfrastructureCluster)
+            .contains(&"apiServerLoadBalancerAllowedCIDRs".to_string())
+    );
+    assert_eq!(
+        spec(&cluster, Holder::InfrastructureCluster)["apiServerLoadBalancer"],
+        json!({
+            "enabled": true,
+            "allowedCIDRs": ["192.0.2.0/24", "2001:db8::/32", "198.51.100.7/32"],
+        })
+    );
+
+    input.state.cluster.master_lb_enabled = Some(false);
+    input.state.template.master_lb_enabled = Some(false);
+    let no_lb = cluster_of(&input);
+    assert!(
+        !applied(&no_lb, Holder::InfrastructureCluster)
+            .contains(&"apiServerLoadBalancerAllowedCIDRs".to_string())
+    );
+    assert_eq!(
+        spec(&no_lb, Holder::InfrastructureCluster)["apiServerLoadBalancer"],
+        json!({ "enabled": false })
+    );
+}
+
 // ------------------------------------------------ defects of the Go class
 
 /// The Go class's `imageRepository` patch added

@@ -185,6 +185,7 @@ pub fn class_patches() -> Value {
         admission_control_list(),
         api_server_floating_ip(),
         api_server_load_balancer(),
+        api_server_load_balancer_allowed_cidrs(),
         audit_log(),
         boot_volume(),
         cloud_provider(),
@@ -292,6 +293,23 @@ fn api_server_load_balancer() -> Value {
                 "add",
                 &format!("{SPEC}/apiServerLoadBalancer"),
                 "apiServerLoadBalancer",
+            )],
+        )],
+    )
+}
+
+/// The CIDRs allowed to reach the API load balancer, when any is given
+/// (after the load balancer's own patch, which adds the object).
+fn api_server_load_balancer_allowed_cidrs() -> Value {
+    patch(
+        "apiServerLoadBalancerAllowedCIDRs",
+        Some(&if_set("apiServerLoadBalancerAllowedCIDRs")),
+        vec![definition(
+            Target::InfrastructureCluster,
+            vec![from_variable(
+                "add",
+                &format!("{SPEC}/apiServerLoadBalancer/allowedCIDRs"),
+                "apiServerLoadBalancerAllowedCIDRs",
             )],
         )],
     )

@@ -17,8 +17,8 @@ use openkeel_magnum_driver::{Cluster, DriverError};
 use serde_json::{Map, Value, json};
 
 use crate::names::{
-    ANNOTATION_APP_CRED_USER, ANNOTATION_PREVIOUS_APP_CRED, CA_KEY_ADMIN, CA_KEY_ETCD,
-    CA_KEY_FRONT_PROXY, CA_KEY_KUBERNETES, LABEL_CLUSTER_NAME, LABEL_CLUSTER_UUID,
+    ANNOTATION_APP_CRED_USER, ANNOTATION_CLOUD_CA, ANNOTATION_PREVIOUS_APP_CRED, CA_KEY_ADMIN,
+    CA_KEY_ETCD, CA_KEY_FRONT_PROXY, CA_KEY_KUBERNETES, LABEL_CLUSTER_NAME, LABEL_CLUSTER_UUID,
     SECRET_TYPE_CLUSTER, SUFFIX_CA, SUFFIX_CLOUD_CONFIG, SUFFIX_ETCD, SUFFIX_FRONT_PROXY,
     SUFFIX_SA,
 };
@@ -157,11 +157,27 @@ fn with_newline(pem: &str) -> Cow<'_, str> {
     }
 }
 
+/// The digest of a cloud CA bundle the cloud-config Secret records
+/// ([`ANNOTATION_CLOUD_CA`]): FNV-1a (64 bits, hex) of the PEM, `none`
+/// without a bundle. It detects a change, it does not authenticate.
+pub fn ca_digest(bundle: Option<&str>) -> String {
+    let Some(pem) = bundle else {
+        return "none".into();
+    };
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in pem.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
 /// The identity Secret `<stack_id>-cloud-config` that CAPO reads through
 /// the templates' `identityRef` (§ 6.3): Opaque, labelled with the cluster
 /// UUID, `clouds.yaml` with the one cloud `default` authenticating with
 /// `credential`, and `cacert` with the cloud's CA bundle when one is
-/// configured. The annotations record the credential's owner and, after a
+/// configured. The annotations record the digest of that bundle
+/// ([`ca_digest`]), the credential's owner and, after a
 /// rotation, the credential it replaced (`previous`); writing the Secret
 /// again without `previous` removes that record.
 pub fn cloud_config_secret(
@@ -173,6 +189,10 @@ pub fn cloud_config_secret(
     previous: Option<&PreviousCredential>,
 ) -> Value {
     let mut annotations = Map::new();
+    annotations.insert(
+        ANNOTATION_CLOUD_CA.into(),
+        json!(ca_digest(cloud.ca_bundle.as_deref())),
+    );
     if !credential.user_id.is_empty() {
         annotations.insert(ANNOTATION_APP_CRED_USER.into(), json!(credential.user_id));
     }
@@ -502,7 +522,12 @@ mod tests {
             (s["apiVersion"].as_str(), s["kind"].as_str()),
             (Some("v1"), Some("Secret"))
         );
-        golden::assert_matches(&view(&s), "secret-cloud-config.yaml");
+        // Deviation: the digest of the CA bundle is recorded (the Go
+        // driver never refreshed the bundle).
+        golden::assert_matches_with(&view(&s), "secret-cloud-config.yaml", |want| {
+            want["metadata"]["annotations"][ANNOTATION_CLOUD_CA] =
+                json!(ca_digest(Some("-----CA-----\n")));
+        });
         // The text itself is the Go driver's, byte for byte.
         let want = golden::load("secret-cloud-config.yaml");
         assert_eq!(
@@ -613,6 +638,18 @@ mod tests {
     }
 
     #[test]
+    fn the_ca_digest_follows_the_bundle() {
+        let a = ca_digest(Some("-----CA-----\n"));
+        assert_eq!(a.len(), 16);
+        assert!(a.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_eq!(a, ca_digest(Some("-----CA-----\n")));
+        assert_ne!(a, ca_digest(Some("-----CA2-----\n")));
+        assert_eq!(ca_digest(None), "none");
+        // FNV-1a's offset basis: the digest of nothing.
+        assert_eq!(ca_digest(Some("")), "cbf29ce484222325");
+    }
+
+    #[test]
     fn a_rotation_records_the_previous_credential() {
         let old = AppCredential {
             id: "ac-0".into(),
@@ -632,6 +669,7 @@ mod tests {
             s["metadata"]["annotations"],
             json!({
                 "magnum.openstack.org/application-credential-user-id": "u1",
+                "magnum.openstack.org/cloud-ca-digest": ca_digest(Some("-----CA-----\n")),
                 "magnum.openstack.org/previous-application-credential-id": "u0/ac-0",
             })
         );

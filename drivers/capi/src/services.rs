@@ -8,7 +8,7 @@
 use openkeel_magnum_driver::HostError;
 use openkeel_magnum_driver::cloud::{self, CloudInfo};
 use openkeel_magnum_driver::openstack::{
-    self, ApplicationCredential, Flavor, Image, LoadBalancer, VolumeType,
+    self, ApplicationCredential, Flavor, Image, LoadBalancer, ShareType, VolumeType,
 };
 use openkeel_magnum_driver::secrets::{self, ClusterCas};
 
@@ -30,6 +30,7 @@ pub trait Services {
     fn load_balancers(&self, project_id: &str) -> R<Option<Vec<LoadBalancer>>>;
     fn delete_load_balancer(&self, lb: &LoadBalancer) -> R<()>;
     fn volume_types(&self) -> R<Option<Vec<VolumeType>>>;
+    fn share_types(&self) -> R<Option<Vec<ShareType>>>;
     fn cas(&self) -> R<ClusterCas>;
     fn cloud(&self) -> CloudInfo;
 }
@@ -74,6 +75,9 @@ impl Services for Host {
     }
     fn volume_types(&self) -> R<Option<Vec<VolumeType>>> {
         openstack::volume_types()
+    }
+    fn share_types(&self) -> R<Option<Vec<ShareType>>> {
+        openstack::share_types()
     }
     fn cas(&self) -> R<ClusterCas> {
         secrets::cas()

@@ -11,9 +11,9 @@ use openkeel_magnum_driver::{
 };
 
 use crate::names::{
-    API_VERSION_CLUSTER, API_VERSION_CONTROL_PLANE, API_VERSION_INFRASTRUCTURE,
-    KIND_OPENSTACK_CLUSTER, LABEL_CLUSTER_UUID, SUFFIX_CA, SUFFIX_CLOUD_CONFIG, SUFFIX_ETCD,
-    SUFFIX_FRONT_PROXY, SUFFIX_SA, server_group_name,
+    ANNOTATION_CLOUD_CA, API_VERSION_CLUSTER, API_VERSION_CONTROL_PLANE,
+    API_VERSION_INFRASTRUCTURE, KIND_OPENSTACK_CLUSTER, LABEL_CLUSTER_UUID, SUFFIX_CA,
+    SUFFIX_CLOUD_CONFIG, SUFFIX_ETCD, SUFFIX_FRONT_PROXY, SUFFIX_SA, server_group_name,
 };
 use crate::ops::{cluster_selector, reference};
 use crate::options::Options;
@@ -36,6 +36,9 @@ pub const EFFECT_DELETE_CREDENTIAL: &str = "delete-credential";
 pub const EFFECT_DELETE_SECRET: &str = "delete-secret";
 /// Deletes a Nova server group: detail its name.
 pub const EFFECT_DELETE_SERVER_GROUP: &str = "delete-server-group";
+/// Writes the cloud-config Secret again with the cloud's CA bundle of
+/// now, keeping its credential: detail the cluster's `stack_id`.
+pub const EFFECT_REFRESH_CLOUD_CA: &str = "refresh-cloud-ca";
 /// Rewrites the cloud-config Secret without the rotated credential's
 /// annotation: detail the cluster's `stack_id`.
 pub const EFFECT_FORGET_PREVIOUS_CREDENTIAL: &str = "forget-previous-credential";
@@ -83,12 +86,15 @@ fn stack_id(st: &ClusterState) -> Option<&str> {
 
 /// The rows' new state from the host's copy of the cluster's objects.
 /// Nothing changes until every selector is synced: a copy still filling
-/// must never read as objects gone.
+/// must never read as objects gone. `ca_digest` is the
+/// [`crate::secrets::ca_digest`] of the cloud's CA bundle now: a
+/// cloud-config Secret that records another asks for its refresh.
 pub fn derive(
     opts: &Options,
     now: i64,
     st: &ClusterState,
     snapshot: &[Observation],
+    ca_digest: &str,
 ) -> Result<StatusAnswer, DriverError> {
     if snapshot.iter().any(|o| !o.synced) {
         return Ok(StatusAnswer::none());
@@ -138,6 +144,14 @@ pub fn derive(
         answer = answer
             .with_effect(Effect::new(EFFECT_DELETE_CREDENTIAL, previous.clone()))
             .with_effect(Effect::new(EFFECT_FORGET_PREVIOUS_CREDENTIAL, stack_id));
+    } else if st.cluster.status != Some(Status::DeleteInProgress)
+        && cloud_config
+            .is_some_and(|s| annotation_of(s, ANNOTATION_CLOUD_CA).as_deref() != Some(ca_digest))
+    {
+        // The operator changed the cloud's CA bundle (or the Secret
+        // predates the record): the Secret is written again, once. The
+        // forgetting above writes it with the bundle of now already.
+        answer = answer.with_effect(Effect::new(EFFECT_REFRESH_CLOUD_CA, stack_id));
     }
     Ok(answer)
 }
@@ -181,6 +195,18 @@ fn credentials_of(secret: &K8sObject, cluster_user: &str) -> Credentials {
 /// The credential a rotation replaced, as the Secret's annotation records
 /// it (`<user-id>/<id>`).
 fn previous_of(secret: &K8sObject, cluster_user: &str) -> Option<String> {
+    let annotated = serde_json::json!({ "metadata": { "annotations": annotations_of(secret)? } });
+    crate::secrets::previous_app_credential(&annotated)
+        .map(|p| format!("{}/{}", crate::ops::owner(&p.user_id, cluster_user), p.id))
+}
+
+/// One annotation of a Secret of the snapshot.
+fn annotation_of(secret: &K8sObject, key: &str) -> Option<String> {
+    annotations_of(secret)?.remove(key)
+}
+
+/// The annotations of a Secret of the snapshot, without decoding its data.
+fn annotations_of(secret: &K8sObject) -> Option<std::collections::BTreeMap<String, String>> {
     #[derive(serde::Deserialize)]
     struct Meta {
         #[serde(default)]
@@ -191,9 +217,7 @@ fn previous_of(secret: &K8sObject, cluster_user: &str) -> Option<String> {
         metadata: Meta,
     }
     let s: Secret = serde_json::from_str(&secret.json).ok()?;
-    let annotated = serde_json::json!({ "metadata": { "annotations": s.metadata.annotations } });
-    crate::secrets::previous_app_credential(&annotated)
-        .map(|p| format!("{}/{}", crate::ops::owner(&p.user_id, cluster_user), p.id))
+    Some(s.metadata.annotations)
 }
 
 /// The deletion of a cluster whose Cluster has gone: `DELETE_COMPLETE`,
@@ -256,6 +280,9 @@ pub fn apply_effects<S: Services>(
             }
             EFFECT_FORGET_PREVIOUS_CREDENTIAL => {
                 crate::ops::forget_previous_credential(svc, opts, st)?;
+            }
+            EFFECT_REFRESH_CLOUD_CA => {
+                crate::ops::refresh_cloud_ca(svc, opts, st)?;
             }
             other => return Err(DriverError::failed(format!("unknown effect {other}"))),
         }

@@ -888,8 +888,12 @@ fn cloud_config_secret(st: &ClusterState) -> KubeObject {
             "resourceVersion": "123321",
             "creationTimestamp": "2026-11-30T14:27:02Z",
             "labels": { "cluster-uuid": st.cluster.uuid },
+            // The digest of the cloud CA bundle the driver recorded: the
+            // host's services here configure none, so a pass asks for no
+            // refresh.
             "annotations": {
                 "magnum.openstack.org/application-credential-user-id": st.cluster.user_id,
+                "magnum.openstack.org/cloud-ca-digest": "none",
             },
         },
         "type": "Opaque",

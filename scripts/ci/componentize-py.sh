@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs componentize-py (PyPI), which builds the Python driver of
-# sdk/python into a WebAssembly component, into a venv outside the
-# repository and prints the export line for the tests:
+# sdk/python into a WebAssembly component, and pytest, which runs the
+# example's native tests (sdk/python/examples/hello_py/test_app.py), into a
+# venv outside the repository and prints the export lines for the tests:
 #
 #   eval "$(scripts/ci/componentize-py.sh)"
 #
@@ -9,13 +10,14 @@
 # - log:  .../venv-componentize-py/install.log (the tail is printed on failure)
 #
 # Idempotent: a second run reuses the venv and reinstalls only when the pin
-# changes. Only the `export OKM_COMPONENTIZE_PY=...` line goes to stdout.
+# changes. Only the `export OKM_COMPONENTIZE_PY=...` and `export
+# OKM_PYTEST=...` lines go to stdout.
 set -euo pipefail
 
 CACHE="${OKM_CACHE:-$HOME/.cache/openkeel-magnum}"
 VENV="$CACHE/venv-componentize-py"
 LOG="$VENV/install.log"
-PIN="componentize-py==0.25.1"
+PIN="componentize-py==0.25.1 pytest==9.2.0"
 
 log() { echo "[componentize-py.sh] $*" >&2; }
 fail() {
@@ -34,10 +36,13 @@ if [[ ! -x $VENV/bin/python ]]; then
 fi
 if [[ "$(cat "$VENV/.okm-installed" 2>/dev/null)" != "$PIN" ]]; then
   log "installing $PIN into $VENV"
-  "$VENV/bin/pip" install -q --disable-pip-version-check "$PIN" >>"$LOG" 2>&1 ||
+  # shellcheck disable=SC2086 # the pin is two requirements
+  "$VENV/bin/pip" install -q --disable-pip-version-check $PIN >>"$LOG" 2>&1 ||
     fail "pip install $PIN (see $LOG)"
   echo "$PIN" >"$VENV/.okm-installed"
 fi
 got=$("$VENV/bin/componentize-py" --version 2>>"$LOG") || fail "componentize-py does not run"
-log "$got ready in $VENV"
+"$VENV/bin/pytest" --version >>"$LOG" 2>&1 || fail "pytest does not run"
+log "$got and pytest ready in $VENV"
 echo "export OKM_COMPONENTIZE_PY=$VENV/bin/componentize-py"
+echo "export OKM_PYTEST=$VENV/bin/pytest"

@@ -13,8 +13,13 @@ counterpart of the Rust SDK:
 - errors (:func:`client`, :func:`invalid`, :func:`not_supported`,
   :func:`failed`), label readers with the same messages as the Rust SDK
   (:class:`Labels`), logging (:func:`log`), and the host's imports
-  (``kube``, ``config``, ``state``, and ``cloud`` in 1.1) re-exported from
-  the bindings.
+  (``config``, ``state``, ``kube``, ``openstack``, ``cluster_secrets``, and
+  ``cloud`` in 1.1) re-exported from the bindings.
+
+The bindings have only the imports of the world the driver is built for
+(``plain-driver``, ``kube-driver`` or ``cluster-driver``, :data:`WORLD`):
+the SDK imports what is there, and an import the world lacks stands as a
+false object whose use raises :class:`NotInWorld` naming the world.
 
 Contract 1.1 adds, when the driver is built with its WIT files:
 ``validate_nodegroup``, :meth:`ClusterDriver.derive` (``derive-status`` over
@@ -36,24 +41,21 @@ globals between calls; what must survive goes in ``state``.
     Driver, Lifecycle, Status = export(Hello)
 """
 
+import importlib
 import traceback
 
 from componentize_py_types import Err
-from wit_world.imports import config, kube, state, types
+from wit_world.imports import config, state, types
 from wit_world.imports import log as _log
+from wit_world.exports import status as _status
 from wit_world.exports.driver import EntryPoint
-
-try:  # contract 1.1
-    from wit_world.imports import cloud
-    from wit_world.exports import status as _status
-except ImportError:  # a driver built for 1.0
-    cloud = None
-    _status = None
 
 from .labels import Labels, LabelError
 
 __all__ = [
     "WIT_VERSION",
+    "WORLD",
+    "NotInWorld",
     "ClusterDriver",
     "EntryPoint",
     "Target",
@@ -74,11 +76,94 @@ __all__ = [
     "state",
     "types",
     "cloud",
+    "openstack",
+    "cluster_secrets",
 ]
 
 #: The version of the contract the driver's bindings are for.
 WIT_VERSION = "1.1.0" if hasattr(types, "DriverError_FailedAfter") else "1.0.0"
 _V1_1 = WIT_VERSION == "1.1.0"
+
+
+def _binding(name):
+    """The bindings' module of import ``name``, or ``None`` when the world
+    the driver is built for does not import it (componentize-py generates
+    a module for each import of the world, and only those)."""
+    module = f"wit_world.imports.{name}"
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name != module:  # a binding that is there but fails: not ours to hide
+            raise
+        return None
+
+
+_cloud = _binding("cloud")
+_kube = _binding("kube")
+_openstack = _binding("openstack")
+_cluster_secrets = _binding("cluster_secrets")
+
+#: The world the driver is built for, as its imports tell it:
+#: ``plain-driver`` (log, config, state, and cloud in 1.1), ``kube-driver``
+#: (and kube) or ``cluster-driver`` (every import).
+WORLD = (
+    "cluster-driver"
+    if _openstack is not None and _cluster_secrets is not None
+    else "kube-driver" if _kube is not None else "plain-driver"
+)
+_WORLD_IMPORTS = ", ".join(
+    n
+    for n, m in (
+        ("log", _log),
+        ("config", config),
+        ("state", state),
+        ("cloud", _cloud),
+        ("kube", _kube),
+        ("openstack", _openstack),
+        ("cluster-secrets", _cluster_secrets),
+    )
+    if m is not None
+)
+
+
+class NotInWorld(Exception):
+    """An import the driver's world does not have was used."""
+
+
+class _Missing:
+    """Stands for an import the driver's world does not have: false, and
+    any use of it raises :class:`NotInWorld` naming the world and the one
+    to build with instead."""
+
+    def __init__(self, name, worlds):
+        self._name = name
+        self._worlds = worlds
+
+    def __bool__(self):
+        return False
+
+    def __repr__(self):
+        return f"<{self._name}: not imported by {WORLD}>"
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        raise NotInWorld(
+            f"{self._name}.{attr}: this driver is built for the {WORLD} world "
+            f"({WIT_VERSION}: {_WORLD_IMPORTS}), which does not import {self._name}; "
+            f"build it with -w {self._worlds} to use it"
+        )
+
+
+#: The host's imports a world may lack. A driver imports them from here in
+#: every world; using one its world does not have raises
+#: :class:`NotInWorld`. ``cloud`` is ``None`` in a driver built for 1.0.
+kube = _kube if _kube is not None else _Missing("kube", "kube-driver (or cluster-driver)")
+openstack = _openstack if _openstack is not None else _Missing("openstack", "cluster-driver")
+cluster_secrets = (
+    _cluster_secrets if _cluster_secrets is not None else _Missing("cluster_secrets", "cluster-driver")
+)
+cloud = _cloud
 
 Target = types.Target
 #: Magnum's statuses (``ClusterStatus.CREATE_IN_PROGRESS``...). Not named

@@ -1,120 +1,29 @@
-"""The SDK against the bindings of each contract version, natively
-(python3 -m unittest discover sdk/python/tests): the modules componentize-py
-generates are stood in for by small ones of the same shape, so that what
-`export` exports and what the defaults answer is checked without building
-a component."""
+"""The SDK against the bindings of each contract version and world,
+natively (python3 -m unittest discover sdk/python/tests): the modules
+componentize-py generates are stood in for by the test harness's, read
+from the WIT files (test_testing.py checks they have the generated ones'
+names), so that what `export` exports, what the defaults answer and which
+imports each world has are checked without building a component."""
 
 import importlib
 import pathlib
 import sys
-import types as pytypes
 import unittest
-from dataclasses import dataclass, field
 
 SDK = pathlib.Path(__file__).resolve().parent.parent
+if str(SDK) not in sys.path:
+    sys.path.insert(0, str(SDK))
+
+import openkeel_magnum_driver_testing as testing  # noqa: E402
 
 
-class Err(Exception):
-    def __init__(self, value):
-        super().__init__(value)
-        self.value = value
-
-
-@dataclass
-class Update:
-    cluster: object
-    nodegroups: list
-    deleted_nodegroups: list
-
-
-@dataclass
-class Value:
-    value: object
-
-
-@dataclass
-class Failure:
-    reason: str
-    update: Update
-
-
-@dataclass
-class StatusAnswer:
-    update: Update
-    effects: list
-
-
-@dataclass
-class Effect:
-    name: str
-    detail: str
-
-
-@dataclass
-class Observation:
-    selector: object
-    served: bool
-    synced: bool
-    objects: list = field(default_factory=list)
-
-
-def bindings(version):
-    """Stand-ins for the modules of a world of contract `version`."""
-    mods = {}
-
-    def module(name, **attrs):
-        m = pytypes.ModuleType(name)
-        m.__dict__.update(attrs)
-        mods[name] = m
-        return m
-
-    module("componentize_py_types", Err=Err)
-    errors = {
-        n: type(n, (Value,), {})
-        for n in (
-            "DriverError_Client",
-            "DriverError_Failed",
-            "HostError_AccessDenied",
-            "HostError_Invalid",
-            "HostError_NotFound",
-            "HostError_Conflict",
-            "HostError_TooLarge",
-            "HostError_Unavailable",
-            "HostError_Client",
-            "HostError_Other",
-        )
-    }
-    t = module("wit_world.imports.types", Update=Update, MagnumError=tuple, Target=tuple,
-               Status=object, **errors)
-    if version == "1.1.0":
-        t.DriverError_FailedAfter = type("DriverError_FailedAfter", (Value,), {})
-        t.Failure = Failure
-    level = pytypes.SimpleNamespace(TRACE=0, DEBUG=1, INFO=2, WARN=3, ERROR=4)
-    log = module("wit_world.imports.log", Level=level, write=lambda *a: None)
-    imports = {"types": t, "log": log}
-    for n in ("config", "kube", "state"):
-        imports[n] = module(f"wit_world.imports.{n}")
-    if version == "1.1.0":
-        imports["cloud"] = module("wit_world.imports.cloud")
-    module("wit_world.imports", **imports)
-    exports = {"driver": module("wit_world.exports.driver", EntryPoint=tuple)}
-    if version == "1.1.0":
-        exports["status"] = module(
-            "wit_world.exports.status", StatusAnswer=StatusAnswer, Effect=Effect
-        )
-    module("wit_world.exports", **exports)
-    module("wit_world", imports=mods["wit_world.imports"], exports=mods["wit_world.exports"])
-    return mods
-
-
-def load_sdk(version):
-    for name in list(sys.modules):
-        if name.startswith(("wit_world", "componentize_py_types", "openkeel_magnum_driver")):
-            del sys.modules[name]
-    sys.modules.update(bindings(version))
-    if str(SDK) not in sys.path:
-        sys.path.insert(0, str(SDK))
+def load_sdk(version, world="cluster-driver"):
+    testing.install(world, version)
     return importlib.import_module("openkeel_magnum_driver")
+
+
+def Err():
+    return sys.modules["componentize_py_types"].Err
 
 
 class Contract10Test(unittest.TestCase):
@@ -132,13 +41,15 @@ class Contract10Test(unittest.TestCase):
         self.assertFalse(hasattr(status, "apply_effects"))
         self.assertEqual(status().derive_status(None, None, ["o"]), ("derived", ["o"]))
         # Without 1.1, a failure after the fact fails with its reason.
-        e = sdk.failed_after("boom", Update(None, [], []))
+        e = sdk.failed_after("boom", sdk.types.Update(None, [], []))
         self.assertEqual(type(e.value).__name__, "DriverError_Failed")
 
 
 class Contract11Test(unittest.TestCase):
     def setUp(self):
         self.sdk = load_sdk("1.1.0")
+        self.t = self.sdk.types
+        self.status = testing.module("status")
 
     def test_a_1_1_driver_exports_the_1_1_functions(self):
         sdk = self.sdk
@@ -152,26 +63,26 @@ class Contract11Test(unittest.TestCase):
         self.assertIsNone(driver().validate_nodegroup(None, None, None))
 
     def test_derive_waits_for_a_synced_snapshot_then_reads_every_object(self):
-        sdk = self.sdk
+        sdk, t, s = self.sdk, self.t, self.status
         seen = []
 
         class D(sdk.ClusterDriver):
             def derive_status(self, ctx, state, observed):
                 seen.append(observed)
-                return Update("cluster", [], [])
+                return t.Update("cluster", [], [])
 
         _, _, status = sdk.export(D)
-        unsynced = [Observation("s1", True, True, ["a"]), Observation("s2", True, False)]
+        unsynced = [s.Observation("s1", True, True, ["a"]), s.Observation("s2", True, False, [])]
         a = status().derive_status(None, None, unsynced)
-        self.assertEqual(a, StatusAnswer(Update(None, [], []), []))
+        self.assertEqual(a, s.StatusAnswer(t.Update(None, [], []), []))
         self.assertEqual(seen, [])
-        synced = [Observation("s1", True, True, ["a"]), Observation("s2", True, True, ["b"])]
+        synced = [s.Observation("s1", True, True, ["a"]), s.Observation("s2", True, True, ["b"])]
         a = status().derive_status(None, None, synced)
-        self.assertEqual(a, StatusAnswer(Update("cluster", [], []), []))
+        self.assertEqual(a, s.StatusAnswer(t.Update("cluster", [], []), []))
         self.assertEqual(seen, [["a", "b"]])
 
     def test_effects_are_asked_for_and_run_by_the_driver(self):
-        sdk = self.sdk
+        sdk, s = self.sdk, self.status
         ran = []
 
         class D(sdk.ClusterDriver):
@@ -183,28 +94,97 @@ class Contract11Test(unittest.TestCase):
 
         _, _, status = sdk.export(D)
         a = status().poll_status(None, None)
-        self.assertEqual(a.effects, [Effect("forget", "u1")])
+        self.assertEqual(a.effects, [s.Effect("forget", "u1")])
         status().apply_effects(None, None, a.effects)
         self.assertEqual(ran, [("forget", "u1")])
         # A driver that asks for effects it does not run fails the call.
         _, _, plain = sdk.export(sdk.ClusterDriver)
-        with self.assertRaises(Err) as cm:
-            plain().apply_effects(None, None, [Effect("forget", "u1")])
+        with self.assertRaises(Err()) as cm:
+            plain().apply_effects(None, None, [s.Effect("forget", "u1")])
         self.assertIn("forget", cm.exception.value.value)
 
     def test_a_failure_after_the_fact_keeps_its_update(self):
-        sdk = self.sdk
+        sdk, t = self.sdk, self.t
 
         class D(sdk.ClusterDriver):
             def create_cluster(self, ctx, state, timeout):
-                raise sdk.failed_after("quota", Update("with-stack-id", [], []))
+                raise sdk.failed_after("quota", t.Update("with-stack-id", [], []))
 
         _, lifecycle, _ = sdk.export(D)
-        with self.assertRaises(Err) as cm:
+        with self.assertRaises(Err()) as cm:
             lifecycle().create_cluster(None, None, 60)
         v = cm.exception.value
         self.assertEqual(type(v).__name__, "DriverError_FailedAfter")
-        self.assertEqual(v.value, Failure("quota", Update("with-stack-id", [], [])))
+        self.assertEqual(v.value, t.Failure("quota", t.Update("with-stack-id", [], [])))
+
+
+class WorldsTest(unittest.TestCase):
+    """The SDK imports only what the world the driver is built for has: a
+    plain-driver driver builds (its bindings have no kube) and runs, and
+    the imports it lacks say which world it is and which to build with."""
+
+    def test_each_world_has_its_imports(self):
+        cases = [
+            ("1.0.0", "plain-driver", [], ["kube", "openstack", "cluster_secrets"]),
+            ("1.0.0", "kube-driver", ["kube"], ["openstack", "cluster_secrets"]),
+            ("1.0.0", "cluster-driver", ["kube", "openstack", "cluster_secrets"], []),
+            ("1.1.0", "plain-driver", ["cloud"], ["kube", "openstack", "cluster_secrets"]),
+            ("1.1.0", "kube-driver", ["cloud", "kube"], ["openstack", "cluster_secrets"]),
+            ("1.1.0", "cluster-driver", ["cloud", "kube", "openstack", "cluster_secrets"], []),
+        ]
+        for version, world, present, absent in cases:
+            with self.subTest(version=version, world=world):
+                sdk = load_sdk(version, world)
+                self.assertEqual(sdk.WORLD, world)
+                for name in present:
+                    self.assertIs(getattr(sdk, name), sys.modules[f"wit_world.imports.{name}"])
+                for name in absent:
+                    self.assertFalse(getattr(sdk, name), name)
+                    self.assertNotIn(f"wit_world.imports.{name}", sys.modules)
+
+    def test_a_plain_driver_runs_and_kube_there_names_the_world(self):
+        sdk = load_sdk("1.1.0", "plain-driver")
+        with self.assertRaises(sdk.NotInWorld) as cm:
+            sdk.kube.apply(None)
+        self.assertEqual(
+            str(cm.exception),
+            "kube.apply: this driver is built for the plain-driver world (1.1.0: log, config, state, cloud), "
+            "which does not import kube; build it with -w kube-driver (or cluster-driver) to use it",
+        )
+        t = sdk.types
+
+        class D(sdk.ClusterDriver):
+            def describe(self):
+                return [sdk.EntryPoint("p", True, [sdk.Target("vm", "os", "kubernetes")], sdk.WORLD)]
+
+            def create_cluster(self, ctx, state, timeout):
+                sdk.state.set("k", "v")
+                sdk.log("info", "created", n=1)
+                return t.Update(None, [], [])
+
+            def delete_cluster(self, ctx, state):
+                sdk.kube.delete(None)
+
+        driver, lifecycle, _ = sdk.export(D)
+        self.assertEqual(driver().describe()[0].description, "plain-driver")
+        self.assertEqual(lifecycle().create_cluster(None, None, 0), t.Update(None, [], []))
+        self.assertEqual(testing.state(), {"k": "v"})
+        self.assertEqual(testing.logs(), [("info", "created", [("n", "1")])])
+        # Inside a call, the use fails the operation with that text.
+        with self.assertRaises(Err()) as cm:
+            lifecycle().delete_cluster(None, None)
+        v = cm.exception.value
+        self.assertEqual(type(v).__name__, "DriverError_Failed")
+        self.assertTrue(v.value.startswith("NotInWorld: kube.delete: this driver is built for the plain-driver"), v.value)
+
+    def test_a_1_0_plain_driver_has_no_cloud(self):
+        sdk = load_sdk("1.0.0", "plain-driver")
+        self.assertEqual((sdk.WORLD, sdk.WIT_VERSION), ("plain-driver", "1.0.0"))
+        self.assertIsNone(sdk.cloud)
+        with self.assertRaises(sdk.NotInWorld) as cm:
+            sdk.openstack.resolve_image("x")
+        self.assertIn("(1.0.0: log, config, state)", str(cm.exception))
+        self.assertIn("build it with -w cluster-driver", str(cm.exception))
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 """hello_py: a small cluster driver in Python.
 
 It keeps one ConfigMap per cluster in ``magnum-system`` (the desired
-state: phase and size) and derives the cluster's status from it; the
-label ``size`` (1 to 10, default 1) is checked before anything is built.
-Nothing else is supported, and says so.
+state: phase, size and the workers' count) and derives the cluster's
+status from it; the label ``size`` (1 to 10, default 1) is checked before
+anything is built. It creates, updates, resizes and deletes; nothing else
+is supported, and says so. ``test_app.py`` tests it natively.
 """
 
 import json
@@ -36,7 +37,13 @@ def _size(cluster):
     return Labels(cluster.labels or []).int_in("size", 1, 1, 10)
 
 
-def _config_map(cluster, phase):
+def _workers(state):
+    """The nodes of the worker nodegroups, as the rows have them."""
+    return sum(ng.node_count or 0 for ng in state.nodegroups if ng.role != "master")
+
+
+def _config_map(state, phase):
+    cluster = state.cluster
     body = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -45,7 +52,7 @@ def _config_map(cluster, phase):
             "namespace": NAMESPACE,
             "labels": {CLUSTER_LABEL: cluster.uuid},
         },
-        "data": {"phase": phase, "size": str(_size(cluster))},
+        "data": {"phase": phase, "size": str(_size(cluster)), "workers": str(_workers(state))},
     }
     return types.K8sObject("v1", "ConfigMap", NAMESPACE, _name(cluster), json.dumps(body, sort_keys=True))
 
@@ -73,7 +80,7 @@ class Hello(ClusterDriver):
         _size(state.cluster)
 
     def create_cluster(self, ctx, state, timeout_minutes):
-        kube.apply(_config_map(state.cluster, "creating"))
+        kube.apply(_config_map(state, "creating"))
         log("info", "cluster declared", cluster=state.cluster.uuid)
         state.cluster.stack_id = f"hello-{state.cluster.uuid[:8]}"
         for ng in state.nodegroups:
@@ -81,7 +88,16 @@ class Hello(ClusterDriver):
         return _moved(state, ClusterStatus.CREATE_IN_PROGRESS)
 
     def update_cluster(self, ctx, state):
-        kube.apply(_config_map(state.cluster, "updating"))
+        kube.apply(_config_map(state, "updating"))
+        return _moved(state, ClusterStatus.UPDATE_IN_PROGRESS)
+
+    def resize_cluster(self, ctx, state, req):
+        # The resized nodegroup's row already carries the new count.
+        for ng in state.nodegroups:
+            if ng.uuid == req.nodegroup_uuid:
+                ng.node_count = req.node_count
+        kube.apply(_config_map(state, "updating"))
+        log("info", "cluster resized", cluster=state.cluster.uuid, nodes=req.node_count)
         return _moved(state, ClusterStatus.UPDATE_IN_PROGRESS)
 
     def delete_cluster(self, ctx, state):

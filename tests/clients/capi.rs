@@ -1010,9 +1010,10 @@ fn adoption(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<'
             .into_iter()
             .flatten()
         {
+            // Only this cluster's: Keystone is shared with other runs.
             if cred["name"]
                 .as_str()
-                .is_some_and(|n| n.starts_with("magnum-"))
+                .is_some_and(|n| n.starts_with(&format!("magnum-{uuid}-")))
             {
                 let resp = blocking_client(Duration::from_secs(30))
                     .delete(format!("{url}/{}", cred["id"].as_str().unwrap_or_default()))
@@ -1544,10 +1545,13 @@ fn idle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<'_>) 
             .into_iter()
             .flatten()
         {
-            if cred["name"]
-                .as_str()
-                .is_some_and(|n| n.starts_with("magnum-"))
-            {
+            // Only the suite's clusters': Keystone is shared with other
+            // runs.
+            if cred["name"].as_str().is_some_and(|n| {
+                created
+                    .iter()
+                    .any(|(uuid, _)| n.starts_with(&format!("magnum-{uuid}-")))
+            }) {
                 let resp = blocking_client(Duration::from_secs(30))
                     .delete(format!("{url}/{}", cred["id"].as_str().unwrap_or_default()))
                     .header("X-Auth-Token", &token)

@@ -28,6 +28,35 @@ use crate::osc::{Osc, fails, json_out, ok};
 const NS: &str = "magnum-system";
 /// `[capi]/lease_duration` of the stack.
 const LEASE_SECONDS: u64 = 4;
+/// The driver's `update_grace` in the stack.
+const UPDATE_GRACE_SECONDS: u64 = 3;
+
+/// A notification the service logged (`[oslo_messaging_notifications]/driver
+/// = log`): its event type, its CADF outcome and the cluster it is about.
+struct Logged {
+    event_type: String,
+    outcome: String,
+    cluster: String,
+}
+
+/// The notifications in `log`, the service's JSON lines, in order.
+fn notifications(log: &str) -> Vec<Logged> {
+    log.lines()
+        .filter_map(|line| {
+            let event: Value = serde_json::from_str(line).ok()?;
+            if event["message"] != "notification" {
+                return None;
+            }
+            let n: Value = serde_json::from_str(event["notification"].as_str()?).ok()?;
+            let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+            Some(Logged {
+                event_type: text(&n["event_type"]),
+                outcome: text(&n["payload"]["outcome"]),
+                cluster: text(&n["payload"]["target"]["id"]),
+            })
+        })
+        .collect()
+}
 
 /// How many times a reconciler of the stack took the Lease.
 fn leases_taken(s: &Stack) -> usize {
@@ -79,10 +108,14 @@ fn with_stack(key: &'static str, steps: Steps) {
     krt.block_on(mgmt.create_namespace(NS));
     let demo = ks.1.projects.get("demo").cloned().unwrap_or_default();
     let opts = StackOptions {
-        // A short Lease, so that a standby takes over in seconds.
+        // A short Lease, so that a standby takes over in seconds; a short
+        // grace for a topology that does not reconcile; the notifications
+        // in the service's log, where the suites count them.
         conf: format!(
             "[capi]\nkubeconfig = {}\nresync_interval = 1\nlease_duration = {LEASE_SECONDS}\n\
-             renew_deadline = 3\nretry_period = 1\n\n[quotas]\nmax_clusters_per_project = 1000\n",
+             renew_deadline = 3\nretry_period = 1\n\n[quotas]\nmax_clusters_per_project = 1000\n\n\
+             [driver:capi]\noptions = update_grace:{UPDATE_GRACE_SECONDS}\n\n\
+             [oslo_messaging_notifications]\ndriver = log\n",
             mgmt.server.kubeconfig_path().display()
         ),
         without_fake: true,
@@ -483,7 +516,44 @@ fn lifecycle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<
         },
     );
 
-    suite.step("upgrade one minor version up", |c| {
+    suite.step(
+        "an upgrade whose topology does not reconcile is UPDATE_FAILED with the reason",
+        |c| {
+            let refusal = "admission webhook denied the request: test refusal";
+            sim.mark_topology_failed(stack, refusal);
+            let r = o.run_as(
+                c,
+                "demo",
+                "coe cluster upgrade capi-c capi-ct2 --max-batch-size 2",
+            );
+            ok(c, &r, &["Request to upgrade cluster"]);
+            let body = until(c, "UPDATE_FAILED", Duration::from_secs(60), || {
+                let (_, b) = api_get(s, &token(), &format!("/v1/clusters/{uuid}")).ok()?;
+                (b["status"] != "UPDATE_IN_PROGRESS").then_some(b)
+            });
+            let reason = body["status_reason"].as_str().unwrap_or_default();
+            if body["status"] != "UPDATE_FAILED"
+                || !reason.contains("ReconcileFailed")
+                || !reason.contains(refusal)
+            {
+                c.error(format!("{}: {reason:?}", body["status"]));
+            }
+            // Nothing of the new version reached a Machine.
+            let machines = k.list(
+                Kind::Machine,
+                &format!("cluster.x-k8s.io/cluster-name={stack}"),
+            );
+            if machines
+                .iter()
+                .any(|m| m.data["spec"]["version"] == "v1.32.0")
+            {
+                c.error("a Machine of the refused version");
+            }
+        },
+    );
+
+    suite.step("the upgrade retried from UPDATE_FAILED completes", |c| {
+        sim.mark_ready(stack);
         let r = o.run_as(c, "demo", "coe cluster upgrade capi-c capi-ct2 --max-batch-size 2");
         ok(c, &r, &["Request to upgrade cluster"]);
         s.wait_status(c, &token(), uuid, Duration::from_secs(120), &["UPDATE_COMPLETE"]);
@@ -491,6 +561,19 @@ fn lifecycle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<
             .unwrap_or_else(|e| c.fatal(e));
         if body["coe_version"] != "v1.32.0" {
             c.error(format!("coe_version {}", body["coe_version"]));
+        }
+        let r = o.run_as(c, "demo", "coe cluster template show capi-ct2 -f value -c uuid");
+        if body["cluster_template_id"] != r.stdout.trim() {
+            c.error(format!("template {} after the upgrade to capi-ct2", body["cluster_template_id"]));
+        }
+        let machines = k.list(Kind::Machine, &format!("cluster.x-k8s.io/cluster-name={stack}"));
+        let old: Vec<&str> = machines
+            .iter()
+            .filter_map(|m| m.data["spec"]["version"].as_str())
+            .filter(|v| *v != "v1.32.0")
+            .collect();
+        if machines.is_empty() || !old.is_empty() {
+            c.error(format!("{} Machines, of other versions: {old:?}", machines.len()));
         }
         let cluster = &k.list(Kind::Cluster, &format!("cluster-uuid={uuid}"))[0];
         let topology = &cluster.data["spec"]["topology"];
@@ -513,6 +596,7 @@ fn lifecycle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<
                 ));
             }
             sim.pause(true);
+            let logged = s.output().len();
             let r = o.run_as(c, "demo", "coe cluster resize capi-c 2");
             ok(c, &r, &["Request to resize cluster"]);
             let taken = leases_taken(s);
@@ -543,6 +627,23 @@ fn lifecycle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<
                 .unwrap_or_else(|e| c.fatal(e));
             if body["node_count"] != 2 {
                 c.error(format!("node_count {}", body["node_count"]));
+            }
+            // The transition, once: the API's pending and one success,
+            // however many reconcilers saw it (a second application would
+            // show within a resync).
+            std::thread::sleep(Duration::from_secs(2));
+            let events: Vec<String> = notifications(&s.output()[logged..])
+                .into_iter()
+                .filter(|n| n.cluster == uuid)
+                .map(|n| format!("{} {}", n.event_type, n.outcome))
+                .collect();
+            if events
+                != [
+                    "magnum.cluster.update pending",
+                    "magnum.cluster.update success",
+                ]
+            {
+                c.error(format!("the cluster's notifications: {events:?}"));
             }
         },
     );
@@ -751,6 +852,39 @@ impl Kube<'_> {
     }
 }
 
+/// Writes mcapi's class: the driver's under [`MCAPI_CLASS`], without what
+/// mcapi's does not declare.
+fn create_mcapi_class(k: &Kube<'_>, c: &mut Check) {
+    let ours = k.get("ClusterClass", "magnum-v0.38.2-openkeel.1");
+    let mut class = DynamicObject::new(MCAPI_CLASS, &Kube::resource("ClusterClass")).within(NS);
+    let mut spec = ours.data["spec"].clone();
+    let declared: Vec<Value> = spec["variables"].as_array().cloned().unwrap_or_default();
+    for v in NOT_IN_MCAPI {
+        if !declared.iter().any(|d| d["name"] == v) {
+            c.fatal(format!("the driver's class has no variable {v}"));
+        }
+    }
+    spec["variables"] = Value::Array(
+        declared
+            .into_iter()
+            .filter(|d| !NOT_IN_MCAPI.iter().any(|v| d["name"] == *v))
+            .collect(),
+    );
+    if let Some(patches) = spec["patches"].as_array_mut() {
+        patches.retain(|p| !NOT_IN_MCAPI.iter().any(|v| p.to_string().contains(v)));
+    }
+    class.data = json!({ "spec": spec });
+    k.create_as_mcapi("ClusterClass", &class);
+}
+
+/// Puts `cluster` on mcapi's class with exactly that class's variables.
+fn pin_to_mcapi_class(cluster: &mut DynamicObject) {
+    cluster.data["spec"]["topology"]["classRef"] = json!({ "name": MCAPI_CLASS });
+    if let Some(vars) = cluster.data["spec"]["topology"]["variables"].as_array_mut() {
+        vars.retain(|d| !NOT_IN_MCAPI.iter().any(|v| d["name"] == *v));
+    }
+}
+
 /// The names of the variables of a Cluster's topology.
 fn variable_names(cluster: &DynamicObject) -> Vec<String> {
     cluster.data["spec"]["topology"]["variables"]
@@ -833,35 +967,11 @@ fn adoption(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<'
             api_get(s, &token(), &format!("/v1/clusters/{uuid}")).unwrap_or_else(|e| c.fatal(e));
         user_id = body["user_id"].as_str().unwrap_or_default().to_owned();
 
-        // mcapi's class: the driver's, without what mcapi's does not declare.
-        let ours = k.get("ClusterClass", "magnum-v0.38.2-openkeel.1");
-        let mut class = DynamicObject::new(MCAPI_CLASS, &Kube::resource("ClusterClass")).within(NS);
-        let mut spec = ours.data["spec"].clone();
-        let declared: Vec<Value> = spec["variables"].as_array().cloned().unwrap_or_default();
-        for v in NOT_IN_MCAPI {
-            if !declared.iter().any(|d| d["name"] == v) {
-                c.fatal(format!("the driver's class has no variable {v}"));
-            }
-        }
-        spec["variables"] = Value::Array(
-            declared
-                .into_iter()
-                .filter(|d| !NOT_IN_MCAPI.iter().any(|v| d["name"] == *v))
-                .collect(),
-        );
-        if let Some(patches) = spec["patches"].as_array_mut() {
-            patches.retain(|p| !NOT_IN_MCAPI.iter().any(|v| p.to_string().contains(v)));
-        }
-        class.data = json!({ "spec": spec });
-        k.create_as_mcapi("ClusterClass", &class);
-
+        create_mcapi_class(k, c);
         // The Cluster on that class with exactly its variables, written by
         // mcapi's manager.
         let mut cluster = k.get("Cluster", &stack);
-        cluster.data["spec"]["topology"]["classRef"] = json!({ "name": MCAPI_CLASS });
-        if let Some(vars) = cluster.data["spec"]["topology"]["variables"].as_array_mut() {
-            vars.retain(|d| !NOT_IN_MCAPI.iter().any(|v| d["name"] == *v));
-        }
+        pin_to_mcapi_class(&mut cluster);
         k.replace_as_mcapi("Cluster", &cluster);
 
         // mcapi's credential: named after the cluster, its Secret without
@@ -901,9 +1011,10 @@ fn adoption(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<'
             .into_iter()
             .flatten()
         {
+            // Only this cluster's: Keystone is shared with other runs.
             if cred["name"]
                 .as_str()
-                .is_some_and(|n| n.starts_with("magnum-"))
+                .is_some_and(|n| n.starts_with(&format!("magnum-{uuid}-")))
             {
                 let resp = blocking_client(Duration::from_secs(30))
                     .delete(format!("{url}/{}", cred["id"].as_str().unwrap_or_default()))
@@ -1033,16 +1144,183 @@ fn adoption(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<'
 
 // ----------------------------------------------------------------- idle
 
-/// Idle clusters, watched by the reconciler. (A create through the API
-/// costs seconds of certificate generation and Keystone calls: 200 of
-/// them would take ten minutes of the CI run; the watches and the idle
-/// cost are the host's, measured with 200 clusters in tests/e2e/watch.rs.)
-const IDLE: usize = 20;
+/// Idle clusters, watched by the reconciler.
+const IDLE: usize = 200;
+/// Of them, created through the API: a create costs seconds (certificates
+/// and a Keystone application credential), so the others are written as a
+/// migration from magnum-cluster-api leaves them: Python Magnum's rows and
+/// mcapi's Cluster API objects.
+const IDLE_API: usize = 5;
+
+/// `v` as an SQL string literal.
+fn sql_text(v: &str) -> String {
+    format!("'{}'", v.replace('\'', "''"))
+}
+
+/// Writes `n` clusters into the service's database as Python Magnum left
+/// the rows of magnum-cluster-api clusters being created: each a copy of
+/// the rows of cluster `source` (the cluster, its nodegroups, its four
+/// certificates under new references) with its own uuid, name and
+/// `stack_id`, `CREATE_IN_PROGRESS`, no address nor health yet. The
+/// (uuid, stack) of each.
+fn write_magnum_rows(
+    k: &Kube<'_>,
+    db: &std::path::Path,
+    source: &str,
+    n: usize,
+) -> Result<Vec<(String, String)>, sqlx::Error> {
+    use sqlx::{Connection, Row};
+    k.rt.block_on(async {
+        let opts = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(db)
+            .busy_timeout(Duration::from_secs(30));
+        let mut conn = sqlx::SqliteConnection::connect_with(&opts).await?;
+        let columns = |table: &'static str| {
+            let q = format!("SELECT name FROM pragma_table_info('{table}') WHERE name != 'id'");
+            sqlx::query(sqlx::AssertSqlSafe(q))
+        };
+        let cluster_cols: Vec<String> = columns("cluster")
+            .fetch_all(&mut conn)
+            .await?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let ng_cols: Vec<String> = columns("nodegroup")
+            .fetch_all(&mut conn)
+            .await?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let src = sqlx::query(
+            "SELECT stack_id, ca_cert_ref, magnum_cert_ref, etcd_ca_cert_ref, \
+             front_proxy_ca_cert_ref FROM cluster WHERE uuid = ?",
+        )
+        .bind(source)
+        .fetch_one(&mut conn)
+        .await?;
+        let src_stack: String = src.get(0);
+        let refs: Vec<(&str, Option<String>)> = [
+            "ca_cert_ref",
+            "magnum_cert_ref",
+            "etcd_ca_cert_ref",
+            "front_proxy_ca_cert_ref",
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, col)| (col, src.get(i + 1)))
+        .collect();
+        let now = chrono::Utc::now()
+            .naive_utc()
+            .format("%Y-%m-%d %H:%M:%S%.6f")
+            .to_string();
+        let mut made = Vec::with_capacity(n);
+        let mut tx = conn.begin().await?;
+        for i in 0..n {
+            let uuid = uuid::Uuid::new_v4().to_string();
+            let name = format!("mig-{i}");
+            // mcapi's stack ids: the name and a random suffix.
+            let stack = format!("{name}-{}", &uuid::Uuid::new_v4().simple().to_string()[..6]);
+            let mut set: Vec<(&str, String)> = vec![
+                ("uuid", sql_text(&uuid)),
+                ("name", sql_text(&name)),
+                ("stack_id", sql_text(&stack)),
+                ("status", sql_text("CREATE_IN_PROGRESS")),
+                ("status_reason", "NULL".into()),
+                ("api_address", "NULL".into()),
+                ("health_status", "NULL".into()),
+                ("health_status_reason", sql_text("{}")),
+                ("created_at", sql_text(&now)),
+                ("updated_at", "NULL".into()),
+            ];
+            for (col, reference) in &refs {
+                let Some(reference) = reference else { continue };
+                let copy = uuid::Uuid::new_v4().to_string();
+                sqlx::query(
+                    "INSERT INTO x509keypair (created_at, uuid, certificate, private_key, \
+                     project_id, user_id, intermediates, private_key_passphrase) \
+                     SELECT ?, ?, certificate, private_key, project_id, user_id, intermediates, \
+                     private_key_passphrase FROM x509keypair WHERE uuid = ?",
+                )
+                .bind(&now)
+                .bind(&copy)
+                .bind(reference)
+                .execute(&mut *tx)
+                .await?;
+                set.push((col, sql_text(&copy)));
+            }
+            let exprs: Vec<String> = cluster_cols
+                .iter()
+                .map(|c| {
+                    set.iter()
+                        .find(|(k, _)| k == c)
+                        .map_or_else(|| format!("\"{c}\""), |(_, v)| v.clone())
+                })
+                .collect();
+            let q = format!(
+                "INSERT INTO cluster ({}) SELECT {} FROM cluster WHERE uuid = ?",
+                cluster_cols.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(", "),
+                exprs.join(", ")
+            );
+            sqlx::query(sqlx::AssertSqlSafe(q)).bind(source).execute(&mut *tx).await?;
+            let ng_exprs: Vec<String> = ng_cols
+                .iter()
+                .map(|c| match c.as_str() {
+                    "uuid" => "lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || \
+                               substr(lower(hex(randomblob(2))), 2) || '-a' || \
+                               substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6)))"
+                        .to_owned(),
+                    "cluster_id" => sql_text(&uuid),
+                    "stack_id" => format!("replace(stack_id, {}, {})", sql_text(&src_stack), sql_text(&stack)),
+                    "status" => sql_text("CREATE_IN_PROGRESS"),
+                    "status_reason" => "NULL".into(),
+                    "node_addresses" => sql_text("[]"),
+                    "created_at" => sql_text(&now),
+                    "updated_at" => "NULL".into(),
+                    other => format!("\"{other}\""),
+                })
+                .collect();
+            let q = format!(
+                "INSERT INTO nodegroup ({}) SELECT {} FROM nodegroup WHERE cluster_id = ?",
+                ng_cols.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(", "),
+                ng_exprs.join(", ")
+            );
+            sqlx::query(sqlx::AssertSqlSafe(q)).bind(source).execute(&mut *tx).await?;
+            made.push((uuid, stack));
+        }
+        tx.commit().await?;
+        Ok(made)
+    })
+}
+
+/// The Cluster of each of `clusters` as mcapi wrote it: the Cluster of
+/// `source` (uuid, stack) on mcapi's class, under the cluster's own name,
+/// uuid and stack, by mcapi's field manager.
+fn write_mcapi_clusters(k: &Kube<'_>, source: (&str, &str), clusters: &[(String, String)]) {
+    let mut template = k.get("Cluster", source.1);
+    pin_to_mcapi_class(&mut template);
+    let text = serde_json::to_string(&json!({
+        "labels": template.metadata.labels,
+        "annotations": template.metadata.annotations,
+        "spec": template.data["spec"],
+    }))
+    .unwrap_or_default();
+    for (uuid, stack) in clusters {
+        let own: Value =
+            serde_json::from_str(&text.replace(source.0, uuid).replace(source.1, stack))
+                .unwrap_or_default();
+        let mut cluster = DynamicObject::new(stack, &Kube::resource("Cluster")).within(NS);
+        cluster.metadata.labels = serde_json::from_value(own["labels"].clone()).ok();
+        cluster.metadata.annotations = serde_json::from_value(own["annotations"].clone()).ok();
+        cluster.data = json!({ "spec": own["spec"] });
+        k.create_as_mcapi("Cluster", &cluster);
+    }
+}
 
 fn idle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<'_>) {
     let token = s.token("demo", "demo");
     let mut template = String::new();
-    suite.step("clusters of the Cluster API driver, complete", |c| {
+    let mut created: Vec<(String, String)> = Vec::new();
+    suite.step("clusters created through the API, complete", |c| {
         let r = o.run_as(
             c,
             "demo",
@@ -1055,7 +1333,8 @@ fn idle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<'_>) 
         let Some(ct) = json_out(c, &r) else { return };
         template = ct["uuid"].as_str().unwrap_or_default().to_owned();
         let started = Instant::now();
-        for i in 0..IDLE {
+        let mut uuids = Vec::new();
+        for i in 0..IDLE_API {
             let body = json!({"name": format!("idle-{i}"), "cluster_template_id": template,
                 "node_count": 1, "master_count": 1});
             let (code, answer) = s
@@ -1064,26 +1343,158 @@ fn idle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<'_>) 
             if code != 202 {
                 c.fatal(format!("create idle-{i}: HTTP {code} {answer}"));
             }
+            uuids.push(answer["uuid"].as_str().unwrap_or_default().to_owned());
         }
-        until(c, "complete clusters", Duration::from_secs(300), || {
-            for cluster in k.list(Kind::Cluster, "") {
-                sim.mark_ready(cluster.metadata.name.as_deref().unwrap_or_default());
+        let accepted = started.elapsed();
+        created = until(c, "the Clusters", Duration::from_secs(120), || {
+            let mut found = Vec::new();
+            for u in &uuids {
+                let l = k.list(Kind::Cluster, &format!("cluster-uuid={u}"));
+                found.push((u.clone(), l.first()?.metadata.name.clone()?));
             }
-            let (_, list) = api_get(s, &token, "/v1/clusters?limit=1000")
-                .ok()?;
+            Some(found)
+        });
+        let applied = started.elapsed();
+        for (_, stack) in &created {
+            sim.mark_ready(stack);
+        }
+        until(c, "complete clusters", Duration::from_secs(120), || {
+            let (_, list) = api_get(s, &token, "/v1/clusters?limit=1000").ok()?;
             let complete = list["clusters"]
                 .as_array()
                 .into_iter()
                 .flatten()
                 .filter(|cl| cl["status"] == "CREATE_COMPLETE")
                 .count();
-            (complete == IDLE).then_some(())
+            (complete == IDLE_API).then_some(())
         });
         eprintln!(
-            "cluster api idle: {IDLE} clusters created and complete in {} s",
-            started.elapsed().as_secs()
+            "cluster api idle: {IDLE_API} clusters created through the API: accepted in {} ms, \
+             their Clusters applied in {} ms ({} ms a cluster), complete in {} ms",
+            accepted.as_millis(),
+            applied.as_millis(),
+            applied.as_millis() / IDLE_API as u128,
+            started.elapsed().as_millis()
         );
     });
+    if created.is_empty() {
+        suite.fail("no cluster was created");
+        return;
+    }
+    let mut migrated: Vec<(String, String)> = Vec::new();
+    suite.step(
+        "clusters as a migration from magnum-cluster-api leaves them: Magnum's rows, mcapi's objects",
+        |c| {
+            let started = Instant::now();
+            let (source, source_stack) = (&created[0].0, &created[0].1);
+            create_mcapi_class(k, c);
+            migrated = write_magnum_rows(k, &s.dir.path().join("magnum.db"), source, IDLE - IDLE_API)
+                .unwrap_or_else(|e| c.fatal(format!("write the rows: {e}")));
+            let rows = started.elapsed();
+            for (_, stack) in &migrated {
+                sim.mark_ready(stack);
+            }
+            write_mcapi_clusters(k, (source, source_stack), &migrated);
+            eprintln!(
+                "cluster api idle: {} clusters migrated: rows in {} ms, Clusters in {} ms",
+                migrated.len(),
+                rows.as_millis(),
+                (started.elapsed() - rows).as_millis()
+            );
+        },
+    );
+    suite.step(
+        "every cluster is derived from its objects; the active reconciler killed meanwhile, \
+         each transition happens once",
+        |c| {
+            let started = Instant::now();
+            let pids = s.reconciler_pids();
+            if pids.len() != 2 {
+                c.fatal(format!(
+                    "want an active and a standby reconciler, have {pids:?}"
+                ));
+            }
+            let complete = || {
+                let (_, list) = api_get(s, &token, "/v1/clusters/detail?limit=1000").ok()?;
+                let done = list["clusters"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|cl| {
+                        cl["status"] == "CREATE_COMPLETE"
+                            && cl["health_status"] == "HEALTHY"
+                            && cl["api_address"].is_string()
+                    })
+                    .count();
+                Some(done)
+            };
+            // Kill the active reconciler once a quarter of the migrated
+            // clusters are complete: the others' transitions are in flight.
+            let taken = leases_taken(s);
+            let at_kill = until(c, "a quarter complete", Duration::from_secs(180), || {
+                let n = complete()?;
+                (n >= IDLE_API + (IDLE - IDLE_API) / 4).then_some(n)
+            });
+            let killed = std::process::Command::new("kill")
+                .args(["-KILL", &pids[0].to_string()])
+                .status()
+                .is_ok_and(|st| st.success());
+            if !killed {
+                c.fatal(format!("could not kill reconciler {}", pids[0]));
+            }
+            let died = Instant::now();
+            until(
+                c,
+                "the standby takes the Lease",
+                Duration::from_secs(60),
+                || (leases_taken(s) > taken).then_some(()),
+            );
+            let took = died.elapsed();
+            until(
+                c,
+                "every cluster complete",
+                Duration::from_secs(300),
+                || (complete()? == IDLE).then_some(()),
+            );
+            eprintln!(
+                "cluster api idle: {IDLE} clusters complete in {} ms; the active reconciler killed \
+                 with {} transitions in flight, the standby took over in {} ms",
+                started.elapsed().as_millis(),
+                IDLE - at_kill,
+                took.as_millis()
+            );
+            if at_kill >= IDLE {
+                c.error("no transition was in flight when the reconciler died");
+            }
+            if took > Duration::from_secs(LEASE_SECONDS + 5) {
+                c.error(format!("the standby took over after {took:?}"));
+            }
+            // Each create ends once: one success per cluster, whichever
+            // reconciler saved it (a second application would show within
+            // a resync).
+            std::thread::sleep(Duration::from_secs(2));
+            let logged = notifications(&s.output());
+            let mut wrong = Vec::new();
+            for (uuid, _) in created.iter().chain(&migrated) {
+                let ends: Vec<&str> = logged
+                    .iter()
+                    .filter(|n| n.cluster == *uuid && n.event_type == "magnum.cluster.create")
+                    .map(|n| n.outcome.as_str())
+                    .filter(|o| *o != "pending")
+                    .collect();
+                if ends != ["success"] {
+                    wrong.push(format!("{uuid}: {ends:?}"));
+                }
+            }
+            if !wrong.is_empty() {
+                c.error(format!(
+                    "{} clusters without exactly one create success, the first: {:?}",
+                    wrong.len(),
+                    &wrong[..wrong.len().min(5)]
+                ));
+            }
+        },
+    );
     suite.step("60 s idle: no request besides Lease renewals and watches", |c| {
         // The last transitions' effects settle.
         std::thread::sleep(Duration::from_secs(3));
@@ -1137,10 +1548,13 @@ fn idle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<'_>) 
             .into_iter()
             .flatten()
         {
-            if cred["name"]
-                .as_str()
-                .is_some_and(|n| n.starts_with("magnum-"))
-            {
+            // Only the suite's clusters': Keystone is shared with other
+            // runs.
+            if cred["name"].as_str().is_some_and(|n| {
+                created
+                    .iter()
+                    .any(|(uuid, _)| n.starts_with(&format!("magnum-{uuid}-")))
+            }) {
                 let resp = blocking_client(Duration::from_secs(30))
                     .delete(format!("{url}/{}", cred["id"].as_str().unwrap_or_default()))
                     .header("X-Auth-Token", &token)
@@ -1149,8 +1563,8 @@ fn idle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<'_>) 
                 removed += usize::from(resp.status().as_u16() == 204);
             }
         }
-        if removed < IDLE {
-            c.error(format!("{removed} credentials of {IDLE} clusters"));
+        if removed < IDLE_API {
+            c.error(format!("{removed} credentials of {IDLE_API} clusters"));
         }
     });
 }

@@ -113,9 +113,13 @@ impl Status {
         self.is_complete() || matches!(self, Status::UpdateInProgress | Status::UpdateFailed)
     }
 
-    /// Whether an upgrade may proceed (`cluster_conductor.py:271`).
+    /// Whether an upgrade may proceed (`cluster_conductor.py:271`): the
+    /// complete statuses plus `UPDATE_FAILED`.
+    // Deviation: Magnum refuses an upgrade from UPDATE_FAILED, so a failed
+    // upgrade (a version the webhook refused, a topology that did not
+    // reconcile) locks the cluster; here the upgrade can be retried.
     pub fn can_upgrade(self) -> bool {
-        self.is_complete()
+        self.is_complete() || self == Status::UpdateFailed
     }
 
     /// Whether a CA rotation may proceed (`ca_conductor.py:73`).
@@ -289,7 +293,7 @@ mod tests {
                 Some(UpdateInProgress),
                 [false, true, false, false, true, true],
             ),
-            (Some(UpdateFailed), [false, true, false, false, true, true]),
+            (Some(UpdateFailed), [false, true, true, false, true, true]),
             (Some(CreateInProgress), [false; 6]),
             (Some(CreateFailed), [false; 6]),
             (Some(DeleteComplete), [false; 6]),
@@ -351,7 +355,11 @@ mod tests {
                 s.as_str().ends_with("_IN_PROGRESS"),
                 "{s}"
             );
-            assert_eq!(s.can_update(), s.can_upgrade(), "{s}");
+            assert_eq!(
+                s.can_update() || *s == Status::UpdateFailed,
+                s.can_upgrade(),
+                "{s}"
+            );
             assert_eq!(s.can_update(), s.can_rotate_ca(), "{s}");
             assert_eq!(s.can_resize(), s.can_rotate_credential(), "{s}");
             assert_eq!(s.shows_faults(), s.is_failed(), "{s}");

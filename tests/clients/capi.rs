@@ -186,6 +186,28 @@ fn secrets(k: &Kube<'_>) -> Vec<String> {
 }
 
 /// The uuid in `Request to create cluster <uuid> accepted`.
+/// SIGKILLs the reconciler `pid`, which holds the Lease, runs `then`, and
+/// answers how long the standby took to take the Lease over.
+fn kill_active_reconciler(c: &mut Check, s: &Stack, pid: u32, then: impl FnOnce()) -> Duration {
+    let taken = leases_taken(s);
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .is_ok_and(|st| st.success());
+    if !killed {
+        c.fatal(format!("could not kill reconciler {pid}"));
+    }
+    let died = Instant::now();
+    then();
+    until(
+        c,
+        "the standby takes the Lease",
+        Duration::from_secs(60),
+        || (leases_taken(s) > taken).then_some(()),
+    );
+    died.elapsed()
+}
+
 fn accepted_uuid(stdout: &str) -> String {
     stdout
         .split_whitespace()
@@ -599,25 +621,9 @@ fn lifecycle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<
             let logged = s.output().len();
             let r = o.run_as(c, "demo", "coe cluster resize capi-c 2");
             ok(c, &r, &["Request to resize cluster"]);
-            let taken = leases_taken(s);
             // The first reconciler took the Lease: it dies without releasing
             // it.
-            let killed = std::process::Command::new("kill")
-                .args(["-KILL", &pids[0].to_string()])
-                .status()
-                .is_ok_and(|st| st.success());
-            if !killed {
-                c.fatal(format!("could not kill reconciler {}", pids[0]));
-            }
-            let died = Instant::now();
-            sim.pause(false);
-            until(
-                c,
-                "the standby takes the Lease",
-                Duration::from_secs(60),
-                || (leases_taken(s) > taken).then_some(()),
-            );
-            let took = died.elapsed();
+            let took = kill_active_reconciler(c, s, pids[0], || sim.pause(false));
             eprintln!("cluster api reconciler takeover: {} ms", took.as_millis());
             if took > Duration::from_secs(LEASE_SECONDS + 5) {
                 c.error(format!("the standby took over after {took:?}"));
@@ -1430,26 +1436,11 @@ fn idle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<'_>) 
             };
             // Kill the active reconciler once a quarter of the migrated
             // clusters are complete: the others' transitions are in flight.
-            let taken = leases_taken(s);
             let at_kill = until(c, "a quarter complete", Duration::from_secs(180), || {
                 let n = complete()?;
                 (n >= IDLE_API + (IDLE - IDLE_API) / 4).then_some(n)
             });
-            let killed = std::process::Command::new("kill")
-                .args(["-KILL", &pids[0].to_string()])
-                .status()
-                .is_ok_and(|st| st.success());
-            if !killed {
-                c.fatal(format!("could not kill reconciler {}", pids[0]));
-            }
-            let died = Instant::now();
-            until(
-                c,
-                "the standby takes the Lease",
-                Duration::from_secs(60),
-                || (leases_taken(s) > taken).then_some(()),
-            );
-            let took = died.elapsed();
+            let took = kill_active_reconciler(c, s, pids[0], || {});
             until(
                 c,
                 "every cluster complete",

@@ -67,6 +67,10 @@ struct Deliberate {
     pointer: &'static str,
     /// The Rust driver's value there; `None`: it writes nothing there.
     rust: fn() -> Option<Value>,
+    /// Whether the value is an element the Rust driver adds to the list
+    /// at `pointer` (inserted before the golden's element of that index)
+    /// rather than a replacement of the golden's.
+    insert: bool,
     /// Why, in the words of docs/compatibility.md's row.
     why: &'static str,
 }
@@ -79,6 +83,7 @@ const DELIBERATE: &[Deliberate] = &[
         // KubeadmConfigTemplate.
         pointer: "/spec/patches/14/definitions/1",
         rust: || None,
+        insert: false,
         why: "the class's imageRepository patch is on the control plane only: the Go class \
               patched the workers' KubeadmConfigTemplate at a path it does not have",
     },
@@ -86,7 +91,69 @@ const DELIBERATE: &[Deliberate] = &[
         object: "Secret/<stack-id>-cloud-config",
         pointer: "/data (decoded)/cacert",
         rust: || None,
+        insert: false,
         why: "cacert of <stack_id>-cloud-config without a CA bundle is left out, not written empty",
+    },
+    Deliberate {
+        object: "Secret/<stack-id>-cloud-config",
+        // `none`: the stack's cloud has no CA bundle.
+        pointer: "/metadata/annotations/magnum.openstack.org~1cloud-ca-digest",
+        rust: || Some(json!("none")),
+        insert: false,
+        why: "a new cloud CA bundle is written into every cluster's -cloud-config Secret, by \
+              comparing a digest recorded on the Secret (annotation \
+              magnum.openstack.org/cloud-ca-digest) with the bundle's",
+    },
+    // The class variable of `api_master_lb_allowed_cidrs`: declared, set
+    // (to no CIDR: the cluster has no such label) and patched into the
+    // OpenStackClusterTemplate after the load balancer's own patch; the
+    // sorted lists put it before `apiServerSANs`.
+    Deliberate {
+        object: "ClusterClass/magnum-v0.38.2-openkeel.1",
+        pointer: "/spec/variables/3",
+        rust: || {
+            Some(json!({
+                "name": "apiServerLoadBalancerAllowedCIDRs",
+                "required": true,
+                "schema": { "openAPIV3Schema": { "type": "array", "items": { "type": "string" } } },
+            }))
+        },
+        insert: true,
+        why: "api_master_lb_allowed_cidrs: the API load balancer's allowedCIDRs, through a class \
+              variable of the driver's own class (apiServerLoadBalancerAllowedCIDRs)",
+    },
+    Deliberate {
+        object: "ClusterClass/magnum-v0.38.2-openkeel.1",
+        pointer: "/spec/patches/4",
+        rust: || {
+            Some(json!({
+                "name": "apiServerLoadBalancerAllowedCIDRs",
+                "enabledIf": "{{ if .apiServerLoadBalancerAllowedCIDRs }}true{{ end }}",
+                "definitions": [{
+                    "selector": {
+                        "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+                        "kind": "OpenStackClusterTemplate",
+                        "matchResources": { "infrastructureCluster": true },
+                    },
+                    "jsonPatches": [{
+                        "op": "add",
+                        "path": "/spec/template/spec/apiServerLoadBalancer/allowedCIDRs",
+                        "valueFrom": { "variable": "apiServerLoadBalancerAllowedCIDRs" },
+                    }],
+                }],
+            }))
+        },
+        insert: true,
+        why: "api_master_lb_allowed_cidrs: the API load balancer's allowedCIDRs, through a class \
+              variable of the driver's own class (apiServerLoadBalancerAllowedCIDRs)",
+    },
+    Deliberate {
+        object: "Cluster/<stack-id>",
+        pointer: "/spec/topology/variables/3",
+        rust: || Some(json!({ "name": "apiServerLoadBalancerAllowedCIDRs", "value": [] })),
+        insert: true,
+        why: "api_master_lb_allowed_cidrs: the API load balancer's allowedCIDRs, through a class \
+              variable of the driver's own class (apiServerLoadBalancerAllowedCIDRs)",
     },
 ];
 
@@ -643,7 +710,7 @@ fn compare(got: &BTreeMap<String, Vec<Value>>) -> Vec<String> {
                 continue;
             };
             used[i] = true;
-            if let Err(e) = set_pointer(object, d.pointer, (d.rust)()) {
+            if let Err(e) = set_pointer(object, d.pointer, (d.rust)(), d.insert) {
                 out.push(format!("{} {}: {e} ({})", d.object, d.pointer, d.why));
             }
         }
@@ -679,7 +746,12 @@ fn compare(got: &BTreeMap<String, Vec<Value>>) -> Vec<String> {
 
 /// Sets (`Some`) or removes (`None`) the value at `pointer` of `v`; the
 /// parent must exist.
-fn set_pointer(v: &mut Value, pointer: &str, value: Option<Value>) -> Result<(), String> {
+fn set_pointer(
+    v: &mut Value,
+    pointer: &str,
+    value: Option<Value>,
+    insert: bool,
+) -> Result<(), String> {
     let (parent, last) = pointer
         .rsplit_once('/')
         .ok_or_else(|| format!("{pointer} is not a JSON pointer"))?;
@@ -703,6 +775,7 @@ fn set_pointer(v: &mut Value, pointer: &str, value: Option<Value>) -> Result<(),
                 return Err(format!("the golden has no {pointer}"));
             }
             match value {
+                Some(x) if insert => a.insert(i, x),
                 Some(x) => a[i] = x,
                 None => {
                     a.remove(i);
@@ -803,10 +876,13 @@ fn the_reduction_is_the_go_tests() {
         json!({"<x>-1": ["<x>", 1]})
     );
     let mut v = json!({"a": {"b": [1, 2]}});
-    set_pointer(&mut v, "/a/b/0", None).unwrap();
-    set_pointer(&mut v, "/a/c", Some(json!(3))).unwrap();
+    set_pointer(&mut v, "/a/b/0", None, false).unwrap();
+    set_pointer(&mut v, "/a/c", Some(json!(3)), false).unwrap();
     assert_eq!(v, json!({"a": {"b": [2], "c": 3}}));
-    assert!(set_pointer(&mut v, "/x/y", None).is_err());
+    set_pointer(&mut v, "/a/b/0", Some(json!(1)), true).unwrap();
+    set_pointer(&mut v, "/a/b/1", Some(json!(5)), false).unwrap();
+    assert_eq!(v, json!({"a": {"b": [1, 5], "c": 3}}));
+    assert!(set_pointer(&mut v, "/x/y", None, false).is_err());
     assert_eq!(
         differences(
             &json!({"t": "a\nb\n", "n": 1}),
@@ -830,7 +906,7 @@ fn a_changed_field_fails_the_comparison() {
         for d in DELIBERATE {
             let (k, name) = d.object.split_once('/').unwrap_or_default();
             if let Some(o) = objects.get_mut(name).filter(|_| k.to_lowercase() == kind) {
-                set_pointer(o, d.pointer, (d.rust)()).unwrap();
+                set_pointer(o, d.pointer, (d.rust)(), d.insert).unwrap();
             }
         }
         got.insert(kind, objects.into_values().collect());

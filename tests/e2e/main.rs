@@ -2,6 +2,7 @@
 //! would. See docs/testing.md.
 
 mod admin;
+mod capi_objects;
 mod capi_sim;
 mod capi_sim_tests;
 mod certificates;

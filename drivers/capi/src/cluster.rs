@@ -14,9 +14,8 @@ use crate::cluster_variables::{
 use crate::input::{Capacity, Input};
 use crate::labels::{
     AUTO_HEALING_ENABLED, AUTO_SCALING_ENABLED, AVAILABILITY_ZONE, CALICO_IPV4POOL, CALICO_TAG,
-    CILIUM_IPV4POOL, DEFAULT_CALICO_TAG, DEFAULT_POD_CIDR, DEFAULT_SERVICE_CIDR,
-    DEFAULT_SERVICE_DOMAIN, DNS_CLUSTER_DOMAIN, KubeVersion, MAX_NODE_COUNT, MIN_NODE_COUNT,
-    SERVICE_CLUSTER_IP_RANGE,
+    CILIUM_IPV4POOL, DEFAULT_CALICO_TAG, DEFAULT_POD_CIDR, KubeVersion, MAX_NODE_COUNT,
+    MIN_NODE_COUNT, is_dns_subdomain, service_cidr, service_domain,
 };
 use crate::names::{
     ANNOTATION_AUTOSCALER_MAX, ANNOTATION_AUTOSCALER_MIN, ANNOTATION_CAPACITY_CPU,
@@ -96,7 +95,7 @@ pub fn build_cluster(input: &Input) -> Result<Value, DriverError> {
             "labels": metadata_labels,
         },
         "spec": {
-            "clusterNetwork": cluster_network(state, &pod_cidr),
+            "clusterNetwork": cluster_network(state, &pod_cidr)?,
             "topology": topology,
         },
     }))
@@ -203,9 +202,17 @@ pub fn machine_deployment_topology(
         "variables": { "overrides": variable_list(&overrides) },
     });
     let zone = ng.labels().str_or(AVAILABILITY_ZONE, "");
+    if zone.len() > MAX_ZONE_LEN {
+        return Err(crate::images::invalid_label(
+            AVAILABILITY_ZONE,
+            zone,
+            "a Nova availability zone (at most 255 characters)",
+        ));
+    }
     if !zone.is_empty() {
         md["failureDomain"] = json!(zone);
     }
+    validate_taints(ng)?;
     let taints = taints(ng);
     if !taints.is_empty() {
         md["taints"] = Value::Array(taints);
@@ -236,15 +243,13 @@ fn pod_network(state: &ClusterState) -> (Option<String>, String) {
 
 /// `spec.clusterNetwork`: the DNS domain and the pods' and Services'
 /// CIDRs.
-fn cluster_network(state: &ClusterState, pod_cidr: &str) -> Value {
+fn cluster_network(state: &ClusterState, pod_cidr: &str) -> Result<Value, DriverError> {
     let labels = state.cluster.labels();
-    json!({
-        "serviceDomain": labels.str_or(DNS_CLUSTER_DOMAIN, DEFAULT_SERVICE_DOMAIN),
+    Ok(json!({
+        "serviceDomain": service_domain(labels)?,
         "pods": { "cidrBlocks": [pod_cidr] },
-        "services": {
-            "cidrBlocks": [labels.str_or(SERVICE_CLUSTER_IP_RANGE, DEFAULT_SERVICE_CIDR)],
-        },
-    })
+        "services": { "cidrBlocks": [service_cidr(labels)?] },
+    }))
 }
 
 /// The control plane of the topology: the master role label, the
@@ -317,6 +322,91 @@ fn node_labels(ng: &NodeGroup) -> Map<String, Value> {
         labels.insert(key.clone(), json!(value));
     }
     labels
+}
+
+/// The longest Nova availability zone name (the column's size; the
+/// MachineDeployment's `failureDomain` takes at most 256 characters).
+const MAX_ZONE_LEN: usize = 255;
+/// The most taints a MachineDeployment of the topology takes.
+const MAX_TAINTS: usize = 64;
+/// The effects of a Kubernetes taint.
+const TAINT_EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
+
+/// Checks a nodegroup's `node_taints` against what the Cluster takes (a
+/// 400 naming the nodegroup and the taint rather than a Cluster the API
+/// server refuses): at most 64; each key a qualified name (an optional
+/// DNS subdomain prefix and `/`, then at most 63 letters, digits, `-`,
+/// `_` and `.`, starting and ending alphanumeric), each value empty or a
+/// label value of the same form, each effect one of Kubernetes'; no two
+/// with the same key and effect. Magnum's API checks only that a taint
+/// has a key and a known effect.
+pub fn validate_taints(ng: &NodeGroup) -> Result<(), DriverError> {
+    let Some(taints) = &ng.node_taints else {
+        return Ok(());
+    };
+    let invalid = |what: String| {
+        DriverError::invalid(format!(
+            "Nodegroup {} has invalid node_taints: {what}.",
+            ng.name
+        ))
+    };
+    if taints.len() > MAX_TAINTS {
+        return Err(invalid(format!(
+            "{} taints, at most {MAX_TAINTS} are allowed",
+            taints.len()
+        )));
+    }
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for (i, taint) in taints.iter().enumerate() {
+        let field = |f: &str| taint.get(f).map_or("", String::as_str);
+        let (key, value, effect) = (field("key"), field("value"), field("effect"));
+        if !is_qualified_name(key) {
+            return Err(invalid(format!(
+                "node_taints[{i}].key {key:?} is not a qualified name such as \
+                 example.com/dedicated"
+            )));
+        }
+        if !value.is_empty() && !is_label_name(value) {
+            return Err(invalid(format!(
+                "node_taints[{i}].value {value:?} is not a label value (at most 63 letters, \
+                 digits, '-', '_' and '.', starting and ending with a letter or digit)"
+            )));
+        }
+        if !TAINT_EFFECTS.contains(&effect) {
+            return Err(invalid(format!(
+                "node_taints[{i}].effect {effect:?} is not one of {}",
+                TAINT_EFFECTS.join(", ")
+            )));
+        }
+        if seen.contains(&(key, effect)) {
+            return Err(invalid(format!(
+                "node_taints[{i}] repeats the key {key:?} with the effect {effect}"
+            )));
+        }
+        seen.push((key, effect));
+    }
+    Ok(())
+}
+
+/// Whether `s` is a Kubernetes qualified name: `[prefix/]name`, the prefix
+/// a DNS subdomain, the name a [label name](is_label_name).
+fn is_qualified_name(s: &str) -> bool {
+    match s.split_once('/') {
+        Some((prefix, name)) => is_dns_subdomain(prefix) && is_label_name(name),
+        None => is_label_name(s),
+    }
+}
+
+/// Whether `s` is at most 63 letters, digits, `-`, `_` and `.`, starting
+/// and ending with a letter or digit.
+fn is_label_name(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 63
+        && b.first().is_some_and(u8::is_ascii_alphanumeric)
+        && b.last().is_some_and(u8::is_ascii_alphanumeric)
+        && b.iter()
+            .all(|x| x.is_ascii_alphanumeric() || matches!(x, b'-' | b'_' | b'.'))
 }
 
 /// The nodegroup's `node_taints` as Machine taints that Cluster API keeps

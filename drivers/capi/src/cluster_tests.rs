@@ -332,3 +332,172 @@ fn fixed_size_and_malformed_bounds() {
         AutoscalerBounds { min: 0, max: 1 }
     );
 }
+
+/// The 400 of `input`'s Cluster, which must not build.
+fn refused(input: &Input) -> String {
+    match build_cluster(input) {
+        Err(DriverError::Client(e)) if e.status == 400 => e.message,
+        Err(e) => panic!("not a 400: {e}"),
+        Ok(c) => panic!("built: {}", c["spec"]),
+    }
+}
+
+/// What the Cluster CRD of Cluster API v1.14 refuses in
+/// `spec.clusterNetwork` (an empty, an over-long or a malformed entry) is
+/// a 400 naming the label; the edges it takes are built.
+#[test]
+fn service_network_labels_are_checked_against_the_clusters_schema() {
+    for (label, bad) in [
+        ("dns_cluster_domain", ""),
+        ("dns_cluster_domain", "Cluster.Local"),
+        ("dns_cluster_domain", "cluster_local"),
+        ("dns_cluster_domain", "a.-b"),
+        ("service_cluster_ip_range", ""),
+        ("service_cluster_ip_range", "10.254.0.0"),
+        ("service_cluster_ip_range", "10.254.0.0/33"),
+        ("service_cluster_ip_range", "10.254.0.0/16,10.255.0.0/16"),
+        ("service_cluster_ip_range", " 10.254.0.0/16"),
+    ] {
+        let mut input = test_input();
+        input.state.cluster.set_label(label, bad);
+        let message = refused(&input);
+        assert!(
+            message.starts_with(&format!("Label {label} has an invalid value")),
+            "{label}={bad:?}: {message}"
+        );
+    }
+    let long = [
+        "a".repeat(63),
+        "b".repeat(63),
+        "c".repeat(63),
+        "d".repeat(61),
+    ]
+    .join(".");
+    assert_eq!(long.len(), 253);
+    let mut input = test_input();
+    input.state.cluster.set_label("dns_cluster_domain", &long);
+    input
+        .state
+        .cluster
+        .set_label("service_cluster_ip_range", "fd00:10:96::/112");
+    let cluster = build_cluster(&input).expect("cluster");
+    let network = &cluster["spec"]["clusterNetwork"];
+    assert_eq!(network["serviceDomain"], long.as_str());
+    assert_eq!(
+        network["services"]["cidrBlocks"],
+        json!(["fd00:10:96::/112"])
+    );
+    input
+        .state
+        .cluster
+        .set_label("dns_cluster_domain", format!("{long}x"));
+    assert!(refused(&input).contains("dns_cluster_domain"));
+}
+
+/// The taints the Cluster CRD refuses (a key or value outside Kubernetes'
+/// syntax, a repeated key and effect, more than 64, an unknown effect)
+/// are a 400 naming the nodegroup, at create and when a nodegroup is
+/// added; what it takes is built.
+#[test]
+fn node_taints_are_checked_against_the_clusters_schema() {
+    let taint = |key: &str, value: &str, effect: &str| {
+        [("key", key), ("value", value), ("effect", effect)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let with_taints = |taints: Vec<_>| {
+        let mut input = test_input();
+        input.state.nodegroups[2].node_taints = Some(taints);
+        input
+    };
+    let good = with_taints(vec![
+        taint("example.com/dedicated", "gpu_a100.x", "NoSchedule"),
+        taint("example.com/dedicated", "", "NoExecute"),
+        taint(&"k".repeat(63), &"v".repeat(63), "PreferNoSchedule"),
+    ]);
+    let cluster = build_cluster(&good).expect("cluster");
+    let gpu = &machine_deployments_of(&cluster)[1];
+    assert_eq!(gpu["taints"].as_array().map(Vec::len), Some(3));
+    assert_eq!(
+        gpu["taints"][1],
+        json!({
+            "key": "example.com/dedicated", "effect": "NoExecute", "propagation": "Always"
+        })
+    );
+    let ng = &good.state.nodegroups[2];
+    crate::cluster::validate_taints(ng).expect("valid taints");
+    for (taints, expected) in [
+        (
+            vec![taint("bad key", "", "NoSchedule")],
+            "node_taints[0].key \"bad key\"",
+        ),
+        (
+            vec![taint("Example.com/x", "", "NoSchedule")],
+            "node_taints[0].key",
+        ),
+        (
+            vec![taint(&"k".repeat(64), "", "NoSchedule")],
+            "node_taints[0].key",
+        ),
+        (
+            vec![taint("k", "with space", "NoSchedule")],
+            "node_taints[0].value",
+        ),
+        (
+            vec![taint("k", &"v".repeat(64), "NoSchedule")],
+            "node_taints[0].value",
+        ),
+        (vec![taint("k", "-v", "NoSchedule")], "node_taints[0].value"),
+        (vec![taint("k", "v", "Sometimes")], "node_taints[0].effect"),
+        (
+            vec![taint("k", "a", "NoSchedule"), taint("k", "b", "NoSchedule")],
+            "node_taints[1] repeats the key \"k\" with the effect NoSchedule",
+        ),
+        (
+            (0..65)
+                .map(|i| taint(&format!("k{i}"), "", "NoSchedule"))
+                .collect(),
+            "65 taints, at most 64",
+        ),
+    ] {
+        let input = with_taints(taints);
+        let message = refused(&input);
+        let name = &input.state.nodegroups[2].name;
+        assert!(
+            message.starts_with(&format!("Nodegroup {name} has invalid node_taints: "))
+                && message.contains(expected),
+            "{message}"
+        );
+        let Err(DriverError::Client(e)) =
+            crate::cluster::validate_taints(&input.state.nodegroups[2])
+        else {
+            panic!("taints accepted: {expected}");
+        };
+        assert_eq!((e.status, e.message), (400, message));
+    }
+}
+
+/// An availability zone longer than Nova's column is a 400 (the
+/// MachineDeployment's `failureDomain` takes 256 characters at most); a
+/// kube_tag longer than an image tag is Magnum's InvalidVersion (the
+/// Cluster's `topology.version` takes 256 at most).
+#[test]
+fn over_long_zone_and_kube_tag_are_refused() {
+    let mut input = test_input();
+    input.state.nodegroups[2].set_label("availability_zone", "z".repeat(256));
+    assert!(refused(&input).starts_with("Label availability_zone has an invalid value"));
+    input.state.nodegroups[2].set_label("availability_zone", "z".repeat(255));
+    build_cluster(&input).expect("a 255-character zone");
+
+    let mut input = test_input();
+    let tag = format!("v1.31.1-{}", "r".repeat(120));
+    assert_eq!(tag.len(), 128);
+    input.state.cluster.set_label("kube_tag", &tag);
+    build_cluster(&input).expect("a 128-character kube_tag");
+    input.state.cluster.set_label("kube_tag", format!("{tag}x"));
+    let Err(DriverError::Client(e)) = build_cluster(&input) else {
+        panic!("an over-long kube_tag was taken");
+    };
+    assert_eq!((e.status, e.kind.as_str()), (400, "InvalidVersion"));
+}

@@ -111,7 +111,8 @@ impl<S: Services> Driver for Capi<S> {
         _st: &ClusterState,
         ng: &NodeGroup,
     ) -> Result<(), DriverError> {
-        validate_nodegroup_name(&ng.name)
+        validate_nodegroup_name(&ng.name)?;
+        crate::cluster::validate_taints(ng)
     }
 
     fn can_rotate_ca(&self, _ctx: &CallContext, _st: &ClusterState) -> Result<(), DriverError> {

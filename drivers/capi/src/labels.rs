@@ -322,6 +322,56 @@ fn cidr(entry: &str) -> Option<String> {
     Some(format!("{address}/{prefix}"))
 }
 
+/// The Services' CIDR: `service_cluster_ip_range`, else
+/// [`DEFAULT_SERVICE_CIDR`]; an IPv4 or IPv6 address with its prefix
+/// length. Anything else, blank included, is a 400: the Cluster's
+/// `services.cidrBlocks` refuses an empty entry or one longer than 43
+/// characters, and the API server would refuse any other.
+pub fn service_cidr(labels: &Labels) -> Result<&str, DriverError> {
+    let value = labels.str_or(SERVICE_CLUSTER_IP_RANGE, DEFAULT_SERVICE_CIDR);
+    if value.contains('/') && cidr(value).is_some() {
+        return Ok(value);
+    }
+    Err(crate::images::invalid_label(
+        SERVICE_CLUSTER_IP_RANGE,
+        value,
+        "an IPv4 or IPv6 CIDR such as 10.254.0.0/16",
+    ))
+}
+
+/// The cluster's DNS domain: `dns_cluster_domain`, else
+/// [`DEFAULT_SERVICE_DOMAIN`]; a lower-case DNS name of at most 253
+/// characters (the Cluster's `serviceDomain` refuses an empty or a longer
+/// one, and the kubelets a name that is not a DNS subdomain). Anything
+/// else is a 400.
+pub fn service_domain(labels: &Labels) -> Result<&str, DriverError> {
+    let value = labels.str_or(DNS_CLUSTER_DOMAIN, DEFAULT_SERVICE_DOMAIN);
+    if is_dns_subdomain(value) {
+        return Ok(value);
+    }
+    Err(crate::images::invalid_label(
+        DNS_CLUSTER_DOMAIN,
+        value,
+        "a lower-case DNS domain such as cluster.local",
+    ))
+}
+
+/// Whether `s` is an RFC 1123 subdomain: at most 253 characters, dot-
+/// separated labels of at most 63 lower-case letters, digits and inner
+/// hyphens.
+pub fn is_dns_subdomain(s: &str) -> bool {
+    let label = |l: &str| {
+        let b = l.as_bytes();
+        let alnum = |x: &u8| x.is_ascii_lowercase() || x.is_ascii_digit();
+        !b.is_empty()
+            && b.len() <= 63
+            && b.first().is_some_and(alnum)
+            && b.last().is_some_and(alnum)
+            && b.iter().all(|x| alnum(x) || *x == b'-')
+    };
+    !s.is_empty() && s.len() <= 253 && s.split('.').all(label)
+}
+
 /// A semantic version's `MAJOR.MINOR.PATCH`. Pre-release and build parts
 /// are accepted and ignored, so they take no part in the ordering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -391,6 +441,11 @@ impl KubeVersion {
         } else {
             format!("v{kube_tag}")
         };
+        // The version becomes the tag of the control plane's images (and
+        // the Cluster's `topology.version`, at most 256 characters).
+        if tag.len() > MAX_TAG_LEN {
+            return Err(invalid_version(kube_tag));
+        }
         match Version::parse(&tag) {
             Some(version) => Ok(KubeVersion { tag, version }),
             None => Err(invalid_version(kube_tag)),

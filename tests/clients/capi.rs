@@ -575,9 +575,27 @@ fn lifecycle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<
     );
 
     suite.step("the upgrade retried from UPDATE_FAILED completes", |c| {
-        sim.mark_ready(stack);
+        // The retry is applied while the Cluster still reports the failure
+        // of its earlier spec, past the grace: that failure must not fail
+        // the retry before the controller has seen the new spec.
+        sim.pause(true);
         let r = o.run_as(c, "demo", "coe cluster upgrade capi-c capi-ct2 --max-batch-size 2");
         ok(c, &r, &["Request to upgrade cluster"]);
+        let deadline = Instant::now() + Duration::from_secs(UPDATE_GRACE_SECONDS + 4);
+        while Instant::now() < deadline {
+            let (_, body) = api_get(s, &token(), &format!("/v1/clusters/{uuid}"))
+                .unwrap_or_else(|e| c.fatal(e));
+            if body["status"] != "UPDATE_IN_PROGRESS" {
+                c.error(format!(
+                    "the retry is {} before the controller saw it: {}",
+                    body["status"], body["status_reason"]
+                ));
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        sim.mark_ready(stack);
+        sim.pause(false);
         s.wait_status(c, &token(), uuid, Duration::from_secs(120), &["UPDATE_COMPLETE"]);
         let (_, body) = api_get(s, &token(), &format!("/v1/clusters/{uuid}"))
             .unwrap_or_else(|e| c.fatal(e));

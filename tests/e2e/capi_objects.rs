@@ -856,7 +856,7 @@ fn variations() -> Vec<Variation> {
             ("kube_tag", "v1.32.3"),
             (
                 "api_master_lb_allowed_cidrs",
-                "192.0.2.0/24,2001:db8::/32 198.51.100.7",
+                "192.0.2.0/24,10.1.0.0/16 198.51.100.7",
             ),
             ("octavia_provider", "amphora"),
             ("api_server_lb_flavor", "lb-small"),

@@ -731,6 +731,17 @@ fn a_new_cloud_ca_is_written_into_the_cloud_config_secret_once() {
     let after = object("Secret", &format!("{stack_id}-cloud-config"));
     assert!(after["data"].get("cacert").is_none(), "{after}");
     assert!(effects(&d).is_empty());
+
+    // A Secret without a credential could never be written again: it is
+    // not asked for at every pass.
+    let mut broken = after.clone();
+    broken["data"]
+        .as_object_mut()
+        .expect("data")
+        .remove("clouds.yaml");
+    put(broken);
+    *d.svc.ca_bundle.borrow_mut() = Some(new_ca);
+    assert!(effects(&d).is_empty(), "a refresh that cannot be done");
 }
 
 #[test]

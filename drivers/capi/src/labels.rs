@@ -282,7 +282,9 @@ fn is_path_component(c: &str) -> bool {
 /// semicolons or spaces, each an IPv4 or IPv6 address with a prefix
 /// length (`192.0.2.0/24`, `2001:db8::/32`); a bare address is taken as a
 /// single host. Empty when the label is unset or blank; anything else is
-/// a 400 naming the entry.
+/// a 400 naming the entry, and so is a list of both families (Octavia
+/// refuses CIDRs of another family than the load balancer's address, so
+/// such a cluster could never get its API listener).
 pub fn allowed_cidrs(labels: &Labels) -> Result<Vec<String>, DriverError> {
     let value = labels.str_or(API_MASTER_LB_ALLOWED_CIDRS, "");
     let mut cidrs: Vec<String> = Vec::new();
@@ -299,6 +301,13 @@ pub fn allowed_cidrs(labels: &Labels) -> Result<Vec<String>, DriverError> {
         if !cidrs.contains(&cidr) {
             cidrs.push(cidr);
         }
+    }
+    let v6 = cidrs.iter().filter(|c| c.contains(':')).count();
+    if v6 > 0 && v6 < cidrs.len() {
+        return Err(DriverError::invalid(format!(
+            "Label {API_MASTER_LB_ALLOWED_CIDRS} mixes IPv4 and IPv6 CIDRs: the API load \
+             balancer's address has one family, and Octavia refuses CIDRs of the other."
+        )));
     }
     Ok(cidrs)
 }
@@ -571,12 +580,22 @@ mod tests {
     fn allowed_cidrs_are_checked_and_normalised() {
         let l = Labels::from([(
             API_MASTER_LB_ALLOWED_CIDRS,
-            " 192.0.2.0/24,2001:DB8::/32; 198.51.100.7  192.0.2.0/24 ::/0",
+            " 192.0.2.0/24,10.1.0.0/16; 198.51.100.7  192.0.2.0/24 0.0.0.0/0",
         )]);
         assert_eq!(
             allowed_cidrs(&l).unwrap(),
-            ["192.0.2.0/24", "2001:db8::/32", "198.51.100.7/32", "::/0"]
+            [
+                "192.0.2.0/24",
+                "10.1.0.0/16",
+                "198.51.100.7/32",
+                "0.0.0.0/0"
+            ]
         );
+        let l = Labels::from([(API_MASTER_LB_ALLOWED_CIDRS, "2001:DB8::/32 ::/0")]);
+        assert_eq!(allowed_cidrs(&l).unwrap(), ["2001:db8::/32", "::/0"]);
+        let mixed = Labels::from([(API_MASTER_LB_ALLOWED_CIDRS, "192.0.2.0/24,2001:db8::/32")]);
+        let e = allowed_cidrs(&mixed).expect_err("mixed families");
+        assert!(e.to_string().contains("mixes IPv4 and IPv6"), "{e}");
         assert!(allowed_cidrs(&Labels::new()).unwrap().is_empty());
         for bad in [
             "192.0.2.0/33",

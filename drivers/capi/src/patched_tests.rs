@@ -789,7 +789,7 @@ fn allowed_cidrs_reach_the_api_load_balancer() {
     let mut input = test_input();
     input.state.cluster.set_label(
         "api_master_lb_allowed_cidrs",
-        "192.0.2.0/24, 2001:db8::/32;198.51.100.7",
+        "192.0.2.0/24, 10.1.0.0/16;198.51.100.7",
     );
     let cluster = cluster_of(&input);
     assert!(
@@ -800,7 +800,7 @@ fn allowed_cidrs_reach_the_api_load_balancer() {
         spec(&cluster, Holder::InfrastructureCluster)["apiServerLoadBalancer"],
         json!({
             "enabled": true,
-            "allowedCIDRs": ["192.0.2.0/24", "2001:db8::/32", "198.51.100.7/32"],
+            "allowedCIDRs": ["192.0.2.0/24", "10.1.0.0/16", "198.51.100.7/32"],
         })
     );
 

@@ -746,12 +746,16 @@ fn create_expired(cl: &Cluster, now: Timestamp) -> bool {
 }
 
 /// TopologyReconciled, when it has been False with ReconcileFailed (a
-/// webhook's refusal, for example) for longer than the grace.
+/// webhook's refusal, for example) for longer than the grace, about the
+/// Cluster's current spec: a condition left by an earlier spec (a failed
+/// upgrade being retried) says nothing until the controller has seen the
+/// new one.
 fn topology_failed<'a>(obs: &'a Observed, rules: &Rules) -> Option<&'a Condition> {
-    let cond = find(
-        &obs.cluster.as_ref()?.status.conditions,
-        TOPOLOGY_RECONCILED,
-    )?;
+    let cluster = obs.cluster.as_ref()?;
+    if cluster.status.observed_generation != cluster.metadata.generation {
+        return None;
+    }
+    let cond = find(&cluster.status.conditions, TOPOLOGY_RECONCILED)?;
     let since = cond
         .last_transition_time
         .as_deref()

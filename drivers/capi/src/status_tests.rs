@@ -402,6 +402,24 @@ fn conditions_become_statuses() {
             ),
         ),
         (
+            "a failure left by the spec before a retried upgrade waits for the new spec",
+            Status::UpdateInProgress,
+            |_, obs| {
+                let c = obs.cluster.as_mut().expect("cluster");
+                set(
+                    &mut c.status.conditions,
+                    condition(
+                        TOPOLOGY_RECONCILED,
+                        "False",
+                        TOPOLOGY_RECONCILE_FAILED,
+                        "admission webhook denied: version cannot be increased",
+                    ),
+                );
+                c.metadata.generation = c.status.observed_generation + 1;
+            },
+            want("", "-", "HEALTHY", ALL_UPDATED),
+        ),
+        (
             "a failed MachineDeployment fails its nodegroup and the cluster",
             Status::UpdateInProgress,
             |_, obs| {

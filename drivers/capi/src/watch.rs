@@ -145,8 +145,7 @@ pub fn derive(
             .with_effect(Effect::new(EFFECT_DELETE_CREDENTIAL, previous.clone()))
             .with_effect(Effect::new(EFFECT_FORGET_PREVIOUS_CREDENTIAL, stack_id));
     } else if st.cluster.status != Some(Status::DeleteInProgress)
-        && cloud_config
-            .is_some_and(|s| annotation_of(s, ANNOTATION_CLOUD_CA).as_deref() != Some(ca_digest))
+        && cloud_config.is_some_and(|s| cloud_ca_stale(s, ca_digest))
     {
         // The operator changed the cloud's CA bundle (or the Secret
         // predates the record): the Secret is written again, once. The
@@ -200,9 +199,30 @@ fn previous_of(secret: &K8sObject, cluster_user: &str) -> Option<String> {
         .map(|p| format!("{}/{}", crate::ops::owner(&p.user_id, cluster_user), p.id))
 }
 
-/// One annotation of a Secret of the snapshot.
-fn annotation_of(secret: &K8sObject, key: &str) -> Option<String> {
-    annotations_of(secret)?.remove(key)
+/// Whether the cloud-config Secret records another CA bundle than
+/// `digest` and holds a credential to write it again with (a Secret
+/// without one could never be refreshed, and would be asked for at every
+/// pass). Its data is not decoded.
+fn cloud_ca_stale(secret: &K8sObject, digest: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        #[serde(default)]
+        annotations: std::collections::BTreeMap<String, String>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Secret {
+        metadata: Meta,
+        #[serde(default)]
+        data: std::collections::BTreeMap<String, serde::de::IgnoredAny>,
+    }
+    serde_json::from_str::<Secret>(&secret.json).is_ok_and(|s| {
+        s.data.contains_key(crate::secrets::KEY_CLOUDS_YAML)
+            && s.metadata
+                .annotations
+                .get(ANNOTATION_CLOUD_CA)
+                .map(String::as_str)
+                != Some(digest)
+    })
 }
 
 /// The annotations of a Secret of the snapshot, without decoding its data.

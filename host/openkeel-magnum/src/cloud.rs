@@ -3,7 +3,9 @@
 //! for what a driver writes into a cluster. The CA files are read again at
 //! every call, so a replaced bundle reaches drivers at their next call.
 
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use driver_host::{CloudAccess, CloudInfo, HostFuture};
 
@@ -20,7 +22,24 @@ pub struct ConfiguredCloud {
     verify: bool,
     cluster_ca_file: Option<PathBuf>,
     cluster_verify_ca: bool,
+    last_read: LastRead,
 }
+
+/// The last content read of each CA file. A file that cannot be read for a
+/// moment (being replaced, a permission changed) must not look like a cloud
+/// without a CA: a driver would then write every cluster's Secrets without
+/// the bundle.
+#[derive(Clone, Debug, Default)]
+struct LastRead(Arc<Mutex<HashMap<PathBuf, String>>>);
+
+impl PartialEq for LastRead {
+    /// A cache, not configuration: never a difference.
+    fn eq(&self, _: &LastRead) -> bool {
+        true
+    }
+}
+
+impl Eq for LastRead {}
 
 impl ConfiguredCloud {
     /// The cloud of `options`: Keystone's public URL
@@ -50,6 +69,7 @@ impl ConfiguredCloud {
             verify: !c.insecure && !k.insecure,
             cluster_ca_file: file(&Some(options.drivers.openstack_ca_file.clone())),
             cluster_verify_ca: options.drivers.verify_ca,
+            last_read: LastRead::default(),
         }
     }
 }
@@ -66,15 +86,30 @@ fn interface(endpoint_type: &str) -> String {
     }
 }
 
-/// The content of a CA file, or `None` (with a warning) when it cannot be
-/// read: a driver then writes no bundle rather than failing every call.
-async fn bundle(path: &Option<PathBuf>) -> Option<String> {
-    let path = path.as_ref()?;
-    match tokio::fs::read_to_string(path).await {
-        Ok(pem) => Some(pem),
-        Err(e) => {
-            tracing::warn!(path = %path.display(), error = %e, "cannot read a CA bundle for drivers");
-            None
+impl LastRead {
+    /// The content of the CA file `path`. When it cannot be read, or is
+    /// empty, the content last read (with a warning); `None` when it never
+    /// could be read: a driver then writes no bundle rather than failing
+    /// every call.
+    async fn bundle(&self, path: &Option<PathBuf>) -> Option<String> {
+        let path = path.as_ref()?;
+        let read = match tokio::fs::read_to_string(path).await {
+            Ok(pem) if pem.trim().is_empty() => Err("the file is empty".to_string()),
+            Ok(pem) => Ok(pem),
+            Err(e) => Err(e.to_string()),
+        };
+        let mut last = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        match read {
+            Ok(pem) => {
+                last.insert(path.clone(), pem.clone());
+                Some(pem)
+            }
+            Err(error) => {
+                let kept = last.get(Path::new(path)).cloned();
+                tracing::warn!(path = %path.display(), %error, keeping_last_read = kept.is_some(),
+                    "cannot read a CA bundle for drivers");
+                kept
+            }
         }
     }
 }
@@ -86,9 +121,9 @@ impl CloudAccess for ConfiguredCloud {
                 keystone_url: self.keystone_url.clone(),
                 region: self.region.clone(),
                 endpoint_interface: self.interface.clone(),
-                ca_bundle: bundle(&self.ca_file).await,
+                ca_bundle: self.last_read.bundle(&self.ca_file).await,
                 verify: self.verify,
-                cluster_ca_bundle: bundle(&self.cluster_ca_file).await,
+                cluster_ca_bundle: self.last_read.bundle(&self.cluster_ca_file).await,
                 cluster_verify_ca: self.cluster_verify_ca,
             }
         })
@@ -129,6 +164,14 @@ mod tests {
         // A replaced bundle is what the next call reads.
         std::fs::write(&ca, "CA TWO").expect("write");
         assert_eq!(cloud.info().await.ca_bundle.as_deref(), Some("CA TWO"));
+        // A bundle gone for a moment, or empty while it is rewritten, is
+        // the one last read, not a cloud without a CA.
+        std::fs::remove_file(&ca).expect("remove");
+        assert_eq!(cloud.info().await.ca_bundle.as_deref(), Some("CA TWO"));
+        std::fs::write(&ca, "").expect("write");
+        assert_eq!(cloud.info().await.ca_bundle.as_deref(), Some("CA TWO"));
+        std::fs::write(&ca, "CA THREE").expect("write");
+        assert_eq!(cloud.info().await.ca_bundle.as_deref(), Some("CA THREE"));
     }
 
     #[tokio::test]

@@ -340,7 +340,7 @@ pub fn derive(st: &ClusterState, obs: &Observed, rules: &Rules) -> Update {
         Some(Status::UpdateInProgress) => {
             if cluster_ready(obs, &nodegroups, true) {
                 complete(&mut next, Status::UpdateComplete);
-            } else if let Some(c) = topology_failed(obs, rules) {
+            } else if let Some(c) = topology_failed(obs, cl, rules) {
                 next.status = Some(Status::UpdateFailed);
                 next.status_reason = Some(cut(&c.text()));
             } else if let Some(r) = first_failed_reason(&nodegroups) {
@@ -747,19 +747,22 @@ fn create_expired(cl: &Cluster, now: Timestamp) -> bool {
 
 /// TopologyReconciled, when it has been False with ReconcileFailed (a
 /// webhook's refusal, for example) for longer than the grace, about the
-/// Cluster's current spec: a condition left by an earlier spec (a failed
-/// upgrade being retried) says nothing until the controller has seen the
-/// new one.
-fn topology_failed<'a>(obs: &'a Observed, rules: &Rules) -> Option<&'a Condition> {
+/// Cluster's current spec, and counted from the later of the condition's
+/// change and the row's last write (the update's start at the latest): a
+/// failure left from before a retried upgrade says nothing until the
+/// controller has seen the new spec, and the retry gets its whole grace
+/// even when its spec is the one that failed (a cause since fixed).
+fn topology_failed<'a>(obs: &'a Observed, cl: &Cluster, rules: &Rules) -> Option<&'a Condition> {
     let cluster = obs.cluster.as_ref()?;
     if cluster.status.observed_generation != cluster.metadata.generation {
         return None;
     }
     let cond = find(&cluster.status.conditions, TOPOLOGY_RECONCILED)?;
-    let since = cond
+    let changed = cond
         .last_transition_time
         .as_deref()
         .and_then(parse_rfc3339)?;
+    let since = changed.max(cl.updated_at.unwrap_or(0));
     (cond.is("False")
         && cond.reason == TOPOLOGY_RECONCILE_FAILED
         && rules.now.saturating_sub(since) > rules.update_grace)

@@ -420,6 +420,25 @@ fn conditions_become_statuses() {
             want("", "-", "HEALTHY", ALL_UPDATED),
         ),
         (
+            "a retry of the spec that failed gets its grace from its start",
+            Status::UpdateInProgress,
+            |st, obs| {
+                let c = obs.cluster.as_mut().expect("cluster");
+                set(
+                    &mut c.status.conditions,
+                    condition(
+                        TOPOLOGY_RECONCILED,
+                        "False",
+                        TOPOLOGY_RECONCILE_FAILED,
+                        "admission webhook denied: version cannot be increased",
+                    ),
+                );
+                // The retry moved the row to UPDATE_IN_PROGRESS just now.
+                st.cluster.updated_at = Some(crate::fixtures::now());
+            },
+            want("", "-", "HEALTHY", ALL_UPDATED),
+        ),
+        (
             "a failed MachineDeployment fails its nodegroup and the cluster",
             Status::UpdateInProgress,
             |_, obs| {

@@ -199,23 +199,31 @@ fn previous_of(secret: &K8sObject, cluster_user: &str) -> Option<String> {
         .map(|p| format!("{}/{}", crate::ops::owner(&p.user_id, cluster_user), p.id))
 }
 
+/// What the status reads of a Secret of the snapshot: its annotations and
+/// the names of its data keys, without decoding the data.
+#[derive(serde::Deserialize)]
+struct SecretHead {
+    metadata: SecretMeta,
+    #[serde(default)]
+    data: std::collections::BTreeMap<String, serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize)]
+struct SecretMeta {
+    #[serde(default)]
+    annotations: std::collections::BTreeMap<String, String>,
+}
+
+fn secret_head(secret: &K8sObject) -> Option<SecretHead> {
+    serde_json::from_str(&secret.json).ok()
+}
+
 /// Whether the cloud-config Secret records another CA bundle than
 /// `digest` and holds a credential to write it again with (a Secret
 /// without one could never be refreshed, and would be asked for at every
-/// pass). Its data is not decoded.
+/// pass).
 fn cloud_ca_stale(secret: &K8sObject, digest: &str) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Meta {
-        #[serde(default)]
-        annotations: std::collections::BTreeMap<String, String>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Secret {
-        metadata: Meta,
-        #[serde(default)]
-        data: std::collections::BTreeMap<String, serde::de::IgnoredAny>,
-    }
-    serde_json::from_str::<Secret>(&secret.json).is_ok_and(|s| {
+    secret_head(secret).is_some_and(|s| {
         s.data.contains_key(crate::secrets::KEY_CLOUDS_YAML)
             && s.metadata
                 .annotations
@@ -225,19 +233,9 @@ fn cloud_ca_stale(secret: &K8sObject, digest: &str) -> bool {
     })
 }
 
-/// The annotations of a Secret of the snapshot, without decoding its data.
+/// The annotations of a Secret of the snapshot.
 fn annotations_of(secret: &K8sObject) -> Option<std::collections::BTreeMap<String, String>> {
-    #[derive(serde::Deserialize)]
-    struct Meta {
-        #[serde(default)]
-        annotations: std::collections::BTreeMap<String, String>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Secret {
-        metadata: Meta,
-    }
-    let s: Secret = serde_json::from_str(&secret.json).ok()?;
-    Some(s.metadata.annotations)
+    secret_head(secret).map(|s| s.metadata.annotations)
 }
 
 /// The deletion of a cluster whose Cluster has gone: `DELETE_COMPLETE`,

@@ -24,6 +24,20 @@ fn condition(kind: &str, status: &str, reason: &str, message: &str) -> Condition
     }
 }
 
+/// TopologyReconciled False with ReconcileFailed: a webhook refused the
+/// Cluster's version (at the fixed time of `condition`).
+fn refused_topology(c: &mut crate::status::CapiCluster) {
+    set(
+        &mut c.status.conditions,
+        condition(
+            TOPOLOGY_RECONCILED,
+            "False",
+            TOPOLOGY_RECONCILE_FAILED,
+            "admission webhook denied: version cannot be increased",
+        ),
+    );
+}
+
 fn set(conditions: &mut Vec<Condition>, c: Condition) {
     match conditions.iter_mut().find(|x| x.kind == c.kind) {
         Some(x) => *x = c,
@@ -384,15 +398,7 @@ fn conditions_become_statuses() {
             Status::UpdateInProgress,
             |_, obs| {
                 let c = obs.cluster.as_mut().expect("cluster");
-                set(
-                    &mut c.status.conditions,
-                    condition(
-                        TOPOLOGY_RECONCILED,
-                        "False",
-                        TOPOLOGY_RECONCILE_FAILED,
-                        "admission webhook denied: version cannot be increased",
-                    ),
-                );
+                refused_topology(c);
             },
             want(
                 "UPDATE_FAILED",
@@ -406,15 +412,7 @@ fn conditions_become_statuses() {
             Status::UpdateInProgress,
             |_, obs| {
                 let c = obs.cluster.as_mut().expect("cluster");
-                set(
-                    &mut c.status.conditions,
-                    condition(
-                        TOPOLOGY_RECONCILED,
-                        "False",
-                        TOPOLOGY_RECONCILE_FAILED,
-                        "admission webhook denied: version cannot be increased",
-                    ),
-                );
+                refused_topology(c);
                 c.metadata.generation = c.status.observed_generation + 1;
             },
             want("", "-", "HEALTHY", ALL_UPDATED),
@@ -424,15 +422,7 @@ fn conditions_become_statuses() {
             Status::UpdateInProgress,
             |st, obs| {
                 let c = obs.cluster.as_mut().expect("cluster");
-                set(
-                    &mut c.status.conditions,
-                    condition(
-                        TOPOLOGY_RECONCILED,
-                        "False",
-                        TOPOLOGY_RECONCILE_FAILED,
-                        "admission webhook denied: version cannot be increased",
-                    ),
-                );
+                refused_topology(c);
                 // The retry moved the row to UPDATE_IN_PROGRESS just now.
                 st.cluster.updated_at = Some(crate::fixtures::now());
             },

@@ -8,6 +8,7 @@ mod capi_sim_tests;
 mod certificates;
 mod cli;
 mod conformance;
+mod driver_test;
 mod foundation;
 mod harness;
 mod hostile;

@@ -28,6 +28,8 @@ pub(super) async fn run(
             let r = host.validate(Path::new(&file)).await;
             (format!("{}\n", r.render_verdict()), r.exit_code())
         }
+        // Dispatched before the host starts (cli::run).
+        DriverCommand::Test { .. } => return Err(Failure::new("driver test: not dispatched")),
     };
     write!(out, "{text}").map_err(Failure::new)?;
     match u8::try_from(code) {

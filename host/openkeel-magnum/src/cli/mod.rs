@@ -4,6 +4,7 @@
 
 mod db;
 mod driver;
+mod driver_test;
 mod serve;
 mod status;
 mod table;
@@ -97,6 +98,29 @@ enum DriverCommand {
         /// A driver.toml, its directory, or a component file.
         file: String,
     },
+    /// Test a driver package before shipping it: the conformance kit, then
+    /// a cluster's lifecycle (template, refused labels, create, resize,
+    /// delete) through the API of this binary started as `all-in-one
+    /// --kube memory`. Exit 0 when both pass, 1 otherwise.
+    Test {
+        /// The package directory (its driver.toml and component).
+        package: PathBuf,
+        /// A label the driver must refuse with a 400, as LABEL=VALUE
+        /// (repeatable: one refused create each).
+        #[arg(long = "refuses", value_name = "LABEL=VALUE", value_parser = driver_test::parse_label)]
+        refuses: Vec<(String, String)>,
+        /// The entry point the lifecycle's template names (default: the
+        /// manifest's first).
+        #[arg(long = "entry-point", value_name = "NAME")]
+        entry_point: Option<String>,
+        /// The bound of each wait of the lifecycle (the server's start,
+        /// each status), in seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 120)]
+        timeout: u64,
+        /// Run the conformance kit only.
+        #[arg(long)]
+        skip_lifecycle: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -189,6 +213,24 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::AllInOne => runtime.block_on(serve::all_in_one(options)),
         Command::Reconciler => runtime.block_on(serve::reconciler(options)),
         Command::Db(c) => runtime.block_on(db::run(&options, c, &mut stdout)),
+        Command::Driver(DriverCommand::Test {
+            package,
+            refuses,
+            entry_point,
+            timeout,
+            skip_lifecycle,
+        }) => {
+            let args = driver_test::Args {
+                package,
+                refuses,
+                entry_point,
+                timeout: std::time::Duration::from_secs(timeout.max(1)),
+                skip_lifecycle,
+                config_files: cli.config_file.clone(),
+                config_dirs: cli.config_dir.clone(),
+            };
+            runtime.block_on(driver_test::run(&options, args, &mut stdout))
+        }
         Command::Driver(c) => runtime.block_on(driver::run(&options, c, &mut stdout)),
         Command::Status(StatusCommand::UpgradeCheck) => {
             runtime.block_on(status::upgrade_check(&options, &mut stdout))
@@ -210,7 +252,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
 fn load(cli: &Cli) -> Result<Options, Failure> {
     let (mut files, mut dirs) = (cli.config_file.clone(), cli.config_dir.clone());
     let all_in_one = matches!(cli.command, Command::AllInOne);
-    if files.is_empty() && dirs.is_empty() && !all_in_one {
+    // `driver test` reads only the files it is given (as all-in-one), and
+    // passes them on to the server it starts.
+    let driver_test = matches!(cli.command, Command::Driver(DriverCommand::Test { .. }));
+    if files.is_empty() && dirs.is_empty() && !all_in_one && !driver_test {
         if Path::new(options::DEFAULT_CONFIG_FILE).is_file() {
             files.push(PathBuf::from(options::DEFAULT_CONFIG_FILE));
         }

@@ -319,6 +319,21 @@ impl Server {
         let _ = tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await;
     }
 
+    /// The driver call whose answer moved the cluster to `status`, from the
+    /// server's log line `cluster status changed` (`derive-status` when it
+    /// came from the objects its watches select, `poll-status` otherwise).
+    async fn moved_by(&self, uuid: &str, status: &str) -> Option<String> {
+        // The line follows the row's write by a moment.
+        for _ in 0..20 {
+            let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+            if let Some(call) = status_call(&text, uuid, status) {
+                return Some(call);
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        None
+    }
+
     /// The last lines the server printed.
     fn tail(&self) -> String {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
@@ -372,6 +387,10 @@ async fn lifecycle(plan: &Plan<'_>, p: &mut Printer<'_>) -> Result<(), Failure> 
         .stdout(logfile.try_clone().map_err(Failure::new)?)
         .stderr(logfile)
         .kill_on_drop(true);
+    // Its info lines say how each status arrived.
+    if std::env::var_os("RUST_LOG").is_none() {
+        cmd.env("RUST_LOG", "info");
+    }
     let child = cmd
         .spawn()
         .map_err(|e| Failure::new(format!("start all-in-one: {e}")))?;
@@ -501,7 +520,9 @@ async fn steps(
             }
             uuid = v["uuid"].as_str().unwrap_or_default().to_string();
             wait_status(api, server, &uuid, "CREATE_COMPLETE", timeout).await?;
-            Ok(StepOutcome::Passed(String::new()))
+            Ok(StepOutcome::Passed(arrived(
+                server.moved_by(&uuid, "CREATE_COMPLETE").await,
+            )))
         }
         .await
     );
@@ -532,7 +553,9 @@ async fn steps(
                     c["node_count"]
                 ));
             }
-            Ok(StepOutcome::Passed(String::new()))
+            Ok(StepOutcome::Passed(arrived(
+                server.moved_by(&uuid, "UPDATE_COMPLETE").await,
+            )))
         }
         .await
     );
@@ -551,6 +574,29 @@ async fn steps(
         .await
     );
     Ok(())
+}
+
+/// The `call` of the last JSON log line saying that the cluster moved to
+/// `status`.
+fn status_call(log: &str, uuid: &str, status: &str) -> Option<String> {
+    log.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| {
+            v["message"] == "cluster status changed"
+                && v["cluster_uuid"] == uuid
+                && v["to"] == status
+        })
+        .filter_map(|v| v["call"].as_str().map(str::to_string))
+        .last()
+}
+
+/// How a step's status arrived, for its line.
+fn arrived(call: Option<String>) -> String {
+    match call.as_deref() {
+        Some("derive-status") => "by derive-status over its watches".into(),
+        Some(c) => format!("by {c}"),
+        None => String::new(),
+    }
 }
 
 /// A name usable as a cluster's.
@@ -891,6 +937,32 @@ mod tests {
             r.to_string()
                 .contains("the host refuses the package: not granted")
         );
+    }
+
+    #[test]
+    fn how_a_status_arrived_is_read_from_the_servers_log() {
+        let log = [
+            r#"{"level":"INFO","message":"cluster status changed","cluster_uuid":"u1","from":"CREATE_IN_PROGRESS","to":"CREATE_COMPLETE","call":"poll-status"}"#,
+            "not JSON",
+            r#"{"level":"INFO","message":"cluster status changed","cluster_uuid":"u2","from":"CREATE_IN_PROGRESS","to":"CREATE_COMPLETE","call":"derive-status"}"#,
+            r#"{"level":"INFO","message":"cluster status changed","cluster_uuid":"u1","from":"UPDATE_IN_PROGRESS","to":"UPDATE_COMPLETE","call":"derive-status"}"#,
+        ]
+        .join("\n");
+        assert_eq!(
+            status_call(&log, "u1", "CREATE_COMPLETE").as_deref(),
+            Some("poll-status")
+        );
+        assert_eq!(
+            status_call(&log, "u2", "CREATE_COMPLETE").as_deref(),
+            Some("derive-status")
+        );
+        assert_eq!(status_call(&log, "u2", "UPDATE_COMPLETE"), None);
+        assert_eq!(
+            arrived(Some("derive-status".into())),
+            "by derive-status over its watches"
+        );
+        assert_eq!(arrived(Some("poll-status".into())), "by poll-status");
+        assert_eq!(arrived(None), "");
     }
 
     #[test]

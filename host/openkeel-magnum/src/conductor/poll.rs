@@ -317,6 +317,7 @@ impl Conductor {
                 cluster_uuid = %uuid,
                 from = before.map_or("None", Status::as_str),
                 to = now.map_or("None", Status::as_str),
+                call = function,
                 "cluster status changed"
             );
             let ngs = merged_nodegroups(&st, &upd.nodegroups, &upd.deleted_nodegroups);

@@ -8,6 +8,7 @@
 //! before anything is built. It creates, updates, resizes and deletes;
 //! nothing else is supported, and says so (the SDK's defaults).
 
+// [example: driver]
 use openkeel_magnum_driver::kube;
 use openkeel_magnum_driver::log::info;
 use openkeel_magnum_driver::prelude::*;
@@ -186,7 +187,9 @@ impl Driver for Hello {
         Ok(moved(st, done, |ng| ng.status == from))
     }
 }
+// [/example: driver]
 
+// [example: tests]
 #[cfg(test)]
 mod tests {
     //! Natively, without the host: the SDK's in-memory Kubernetes stands
@@ -353,3 +356,4 @@ mod tests {
         assert_eq!(statuses(&st)[0], Some(Status::DeleteComplete));
     }
 }
+// [/example: tests]

@@ -24,8 +24,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use driver_host::access::memory::{MemoryCloud, MemoryOpenStack, MemorySecrets};
-use driver_host::clock::ManualClock;
-use driver_host::manifest::Manifest;
 use driver_host::{
     DriverConfig, DriverHost, DriverSettings, HostServices, Origin, PackageSource, Refusal,
 };

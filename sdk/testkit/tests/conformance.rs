@@ -345,7 +345,8 @@ async fn create_resize_delete(kit: &Kit, entry_point: &str) {
         Some("3".into())
     );
 
-    fixtures::save(&mut st, &by_watch(kit, &d, &st).await);
+    let u = by_watch(kit, &d, &st).await;
+    fixtures::save(&mut st, &u);
     assert_eq!(st.cluster.status, Some(Status::CreateComplete));
 
     let req = Resize {
@@ -360,13 +361,15 @@ async fn create_resize_delete(kit: &Kit, entry_point: &str) {
         kit.kube().object(&cm).map(|v| v["data"]["workers"].clone()),
         Some("5".into())
     );
-    fixtures::save(&mut st, &by_watch(kit, &d, &st).await);
+    let u = by_watch(kit, &d, &st).await;
+    fixtures::save(&mut st, &u);
     assert_eq!(st.cluster.status, Some(Status::UpdateComplete));
 
     let u = d.delete_cluster(&user, &st).await;
     fixtures::save(&mut st, &u.unwrap_or_else(|e| panic!("delete: {e}")));
     assert_eq!(kit.kube().object(&cm), None);
-    fixtures::save(&mut st, &by_watch(kit, &d, &st).await);
+    let u = by_watch(kit, &d, &st).await;
+    fixtures::save(&mut st, &u);
     assert_eq!(st.cluster.status, Some(Status::DeleteComplete));
 }
 // [/example: testkit-lifecycle]

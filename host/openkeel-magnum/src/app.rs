@@ -222,10 +222,10 @@ pub async fn reconciler(
     // the health at every pass.
     let health = options.kubernetes.health_polling_interval;
     settings.health_interval = (health >= 0).then(|| Duration::from_secs(health.unsigned_abs()));
-    let Some(client) = management_client(options, mode).await? else {
+    let Some(management) = management(options, mode).await? else {
         return Ok(crate::reconcile::Reconciler::new(conductor, settings));
     };
-    let management = crate::management::ManagementCluster::new(client.clone());
+    let client = management.client().clone();
     let (hub, changed) = crate::watch::WatchHub::new(management);
     let namespace = match capi.lease_namespace.trim() {
         "" => capi.namespace.clone(),
@@ -248,26 +248,37 @@ pub async fn reconciler(
     ))
 }
 
-/// The management cluster's client: `[capi]/kubeconfig`; with the option
-/// empty, `api` and `reconciler` infer it (in-cluster service account,
+/// The management cluster: `[capi]/kubeconfig`; with the option empty,
+/// `api` and `reconciler` infer it (in-cluster service account,
 /// `KUBECONFIG`) and go without one when there is none, and all-in-one
-/// goes without.
-pub async fn management_client(
+/// goes without. With `[capi]/management_cluster = memory` (all-in-one
+/// only) it is the process's in-memory cluster.
+pub async fn management(
     options: &Options,
     mode: Mode,
-) -> Result<Option<kube::Client>, StartError> {
+) -> Result<Option<Arc<crate::management::ManagementCluster>>, StartError> {
+    use crate::management::{ManagementCluster, memory::MemoryCluster};
+    if options.capi.management_cluster.trim() == "memory" {
+        if mode != Mode::AllInOne {
+            return Err(StartError::new(
+                "[capi]/management_cluster = memory is for all-in-one only: the in-memory \
+                 cluster lives in one process",
+            ));
+        }
+        return Ok(Some(ManagementCluster::in_memory(MemoryCluster::shared())));
+    }
     let kubeconfig = options.capi.kubeconfig.trim();
     if !kubeconfig.is_empty() {
         return certs::management_client(kubeconfig)
             .await
-            .map(Some)
+            .map(|c| Some(ManagementCluster::new(c)))
             .map_err(|e| StartError::new(format!("management cluster: {e}")));
     }
     if mode == Mode::AllInOne {
         return Ok(None);
     }
     match certs::management_client("").await {
-        Ok(c) => Ok(Some(c)),
+        Ok(c) => Ok(Some(ManagementCluster::new(c))),
         Err(e) => {
             tracing::info!("no management cluster: {e}");
             Ok(None)
@@ -549,7 +560,7 @@ pub async fn driver_services(
     lookup: Arc<dyn Lookup>,
     certificates: Arc<dyn certs::Store>,
 ) -> Result<HostServices, StartError> {
-    let client = management_client(options, mode).await?;
+    let management = management(options, mode).await?;
     let openstack = if mode == Mode::AllInOne {
         None
     } else {
@@ -614,9 +625,7 @@ pub async fn driver_services(
         cloud: Some(Arc::new(crate::cloud::ConfiguredCloud::from_options(
             options,
         ))),
-        kube: client.map(|c| {
-            crate::management::ManagementCluster::new(c) as Arc<dyn driver_host::KubeAccess>
-        }),
+        kube: management.map(|m| m as Arc<dyn driver_host::KubeAccess>),
         openstack,
         secrets: Some(Arc::new(certs::DriverSecrets::new(certificates))),
         ..HostServices::default()
@@ -743,13 +752,17 @@ pub async fn certificate_store(
             Ok(Arc::new(certs::X509KeyPairStore::new(Arc::new(db.clone()))))
         }
         certs::StoreType::Kubernetes => {
-            let client = certs::management_client(&options.capi.kubeconfig)
-                .await
-                .map_err(|e| {
-                    StartError::new(format!(
-                        "[certificates]/cert_manager_type = kubernetes: {e}"
-                    ))
-                })?;
+            let client = if options.capi.management_cluster.trim() == "memory" {
+                crate::management::memory::MemoryCluster::shared().client()
+            } else {
+                certs::management_client(&options.capi.kubeconfig)
+                    .await
+                    .map_err(|e| {
+                        StartError::new(format!(
+                            "[certificates]/cert_manager_type = kubernetes: {e}"
+                        ))
+                    })?
+            };
             Ok(Arc::new(certs::KubernetesStore::new(
                 client,
                 &options.capi.namespace,

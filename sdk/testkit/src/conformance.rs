@@ -8,7 +8,7 @@
 //! | `answers-within-the-contract` | no call traps, times out or answers out of the contract, whatever it is asked |
 //! | `unsupported-answers-not-supported` | an operation the driver does not support answers 400 `NotSupported` and touches nothing (not a `failed`, not a trap) |
 //! | `create-idempotent`, `update-idempotent`, `delete-idempotent` | the same call on the same rows twice gives the same answer and leaves the same Kubernetes objects |
-//! | `status-pure` | `derive-status` and `poll-status` give the same answer for the same snapshot, and `derive-status` writes nothing |
+//! | `status-pure` | `derive-status` twice over the same snapshot of its watches gives the same answer (effects included) and writes nothing; `poll-status` twice on the same rows gives the same answer |
 //! | `granted-kinds-only` | the driver never asked the host for something outside its grants (kinds, verbs, namespaces, OpenStack calls, secrets, files) |
 //! | `bad-labels-are-400s` | labels the driver must refuse are refused with a 4xx before anything is built, and nonsense label values never make it fail or trap |
 

@@ -2,10 +2,11 @@
 //! on: server-side apply by field manager (each manager owns the fields it
 //! last applied; a field no manager sets any more disappears), the
 //! server's metadata (`uid`, `resourceVersion`, `generation`,
-//! `creationTimestamp`, `managedFields`), list by label, and delete that
-//! waits for finalizers.
+//! `creationTimestamp`, `managedFields`), list by label, delete that
+//! waits for finalizers, create and replace with a resourceVersion
+//! precondition, and the changes since a resourceVersion, for watches.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;
 
 use driver_host::{
@@ -33,6 +34,47 @@ struct Stored {
     deleting: bool,
 }
 
+/// How many changes the server keeps for watches that resume; a watch
+/// from before the oldest is told its resourceVersion is too old.
+const KEPT_CHANGES: usize = 10_000;
+
+/// What happened to an object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChangeKind {
+    Added,
+    Modified,
+    Deleted,
+}
+
+impl ChangeKind {
+    /// The watch event's `type`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Added => "ADDED",
+            ChangeKind::Modified => "MODIFIED",
+            ChangeKind::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One change of one object, as a watch sees it.
+#[derive(Clone, Debug)]
+pub struct Change {
+    /// The resourceVersion the change made.
+    pub revision: u64,
+    pub kind: ChangeKind,
+    pub reference: ObjectRef,
+    /// The object after the change (for a deletion, as it last was).
+    pub object: Value,
+}
+
+/// A watch asked for changes the server no longer keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TooOld {
+    /// The oldest resourceVersion a watch may still start from.
+    pub oldest: u64,
+}
+
 #[derive(Default)]
 struct Inner {
     objects: BTreeMap<ObjectRef, Stored>,
@@ -44,12 +86,45 @@ struct Inner {
     writes: Vec<(String, ObjectRef, String)>,
     /// Kinds the server does not serve, as `api-version/kind`.
     unserved: Vec<String>,
+    /// The last [`KEPT_CHANGES`] changes, oldest first.
+    changes: VecDeque<Change>,
+    /// The resourceVersion before the oldest kept change.
+    forgotten: u64,
+}
+
+impl Inner {
+    /// Takes the next resourceVersion for a change of `r`, now `object`.
+    fn record(&mut self, kind: ChangeKind, r: &ObjectRef, object: Value) -> u64 {
+        self.revision += 1;
+        self.changes.push_back(Change {
+            revision: self.revision,
+            kind,
+            reference: r.clone(),
+            object,
+        });
+        if self.changes.len() > KEPT_CHANGES
+            && let Some(c) = self.changes.pop_front()
+        {
+            self.forgotten = c.revision;
+        }
+        self.revision
+    }
 }
 
 /// The management cluster of the test kit. Cheap to share (`Arc`).
-#[derive(Default)]
 pub struct ApiServer {
     inner: Mutex<Inner>,
+    /// The last resourceVersion, for watches waiting for a change.
+    revisions: tokio::sync::watch::Sender<u64>,
+}
+
+impl Default for ApiServer {
+    fn default() -> Self {
+        ApiServer {
+            inner: Mutex::new(Inner::default()),
+            revisions: tokio::sync::watch::Sender::new(0),
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -199,57 +274,144 @@ impl ApiServer {
     }
 
     fn apply_as(&self, obj: &KubeObject, manager: &str) -> Result<KubeObject, HostError> {
-        let body: Value = serde_json::from_str(&obj.json)
-            .map_err(|e| HostError::Invalid(format!("the object is not JSON: {e}")))?;
-        if !body.is_object() {
-            return Err(HostError::Invalid("the object is not a JSON object".into()));
-        }
-        let body = client_part(body);
+        let body = client_body(obj)?;
         let r = obj.reference();
-        let mut g = lock(&self.inner);
-        let inner = &mut *g;
-        inner.revision += 1;
-        let revision = inner.revision;
-        let stored = match inner.objects.get_mut(&r) {
-            Some(s) => {
-                let before = client_part(s.render());
-                match s.applied.iter_mut().find(|(m, _)| m == manager) {
-                    Some((_, cfg)) => *cfg = body,
-                    None => s.applied.push((manager.to_string(), body)),
-                }
-                let after = client_part(s.render());
-                if after == before {
-                    // A no-op apply changes nothing, resourceVersion included.
-                    inner.revision -= 1;
-                } else {
-                    s.resource_version = revision;
-                    // Only a change outside status is a new generation.
-                    if spec_part(&after) != spec_part(&before) {
-                        s.generation += 1;
+        let out = {
+            let mut g = lock(&self.inner);
+            let inner = &mut *g;
+            let next = inner.revision + 1;
+            let (stored, kind) = match inner.objects.get_mut(&r) {
+                Some(s) => {
+                    let before = client_part(s.render());
+                    match s.applied.iter_mut().find(|(m, _)| m == manager) {
+                        Some((_, cfg)) => *cfg = body,
+                        None => s.applied.push((manager.to_string(), body)),
                     }
+                    let after = client_part(s.render());
+                    // A no-op apply changes nothing, resourceVersion included.
+                    let changed = after != before;
+                    if changed {
+                        s.resource_version = next;
+                        // Only a change outside status is a new generation.
+                        if spec_part(&after) != spec_part(&before) {
+                            s.generation += 1;
+                        }
+                    }
+                    (s.clone(), changed.then_some(ChangeKind::Modified))
                 }
-                s.clone()
+                None => {
+                    inner.uids += 1;
+                    let s = Stored {
+                        applied: vec![(manager.to_string(), body)],
+                        uid: format!("00000000-0000-4000-8000-{:012x}", inner.uids),
+                        resource_version: next,
+                        generation: 1,
+                        deleting: false,
+                    };
+                    inner.objects.insert(r.clone(), s.clone());
+                    (s, Some(ChangeKind::Added))
+                }
+            };
+            inner
+                .writes
+                .push(("apply".into(), r.clone(), manager.to_string()));
+            let rendered = stored.render();
+            if let Some(kind) = kind {
+                inner.record(kind, &r, rendered.clone());
             }
-            None => {
-                inner.uids += 1;
-                let s = Stored {
-                    applied: vec![(manager.to_string(), body)],
-                    uid: format!("00000000-0000-4000-8000-{:012x}", inner.uids),
-                    resource_version: revision,
-                    generation: 1,
-                    deleting: false,
-                };
-                inner.objects.insert(r.clone(), s.clone());
-                s
+            if stored.deleting && !stored.finalizers() {
+                inner.objects.remove(&r);
+                let mut last = stored.clone();
+                last.resource_version = inner.revision + 1;
+                inner.record(ChangeKind::Deleted, &r, last.render());
             }
+            to_object(&r, &rendered)
         };
-        inner
-            .writes
-            .push(("apply".into(), r.clone(), manager.to_string()));
-        if stored.deleting && !stored.finalizers() {
-            inner.objects.remove(&r);
-        }
-        Ok(to_object(&r, &stored.render()))
+        self.notify();
+        Ok(out)
+    }
+
+    /// Wakes the watches after a change.
+    fn notify(&self) {
+        let revision = lock(&self.inner).revision;
+        self.revisions.send_if_modified(|r| {
+            let moved = *r != revision;
+            *r = revision;
+            moved
+        });
+    }
+
+    /// Creates an object as a client's `POST` does: the whole body is the
+    /// object, owned by `manager`; a conflict when it exists.
+    pub fn create(&self, obj: &KubeObject, manager: &str) -> Result<KubeObject, HostError> {
+        let body = client_body(obj)?;
+        let r = obj.reference();
+        let out = {
+            let mut g = lock(&self.inner);
+            let inner = &mut *g;
+            if inner.objects.contains_key(&r) {
+                return Err(HostError::Conflict(format!("{} already exists", r.name)));
+            }
+            inner.uids += 1;
+            let s = Stored {
+                applied: vec![(manager.to_string(), body)],
+                uid: format!("00000000-0000-4000-8000-{:012x}", inner.uids),
+                resource_version: inner.revision + 1,
+                generation: 1,
+                deleting: false,
+            };
+            let rendered = s.render();
+            inner.objects.insert(r.clone(), s);
+            inner
+                .writes
+                .push(("create".into(), r.clone(), manager.to_string()));
+            inner.record(ChangeKind::Added, &r, rendered.clone());
+            to_object(&r, &rendered)
+        };
+        self.notify();
+        Ok(out)
+    }
+
+    /// Replaces an object as a client's `PUT` does: the body is the whole
+    /// object, owned by `manager`. With `resource_version`, a conflict
+    /// unless the object is still at that version.
+    pub fn replace(
+        &self,
+        obj: &KubeObject,
+        manager: &str,
+        resource_version: Option<u64>,
+    ) -> Result<KubeObject, HostError> {
+        let body = client_body(obj)?;
+        let r = obj.reference();
+        let out = {
+            let mut g = lock(&self.inner);
+            let inner = &mut *g;
+            let next = inner.revision + 1;
+            let Some(s) = inner.objects.get_mut(&r) else {
+                return Err(HostError::NotFound(format!("{} not found", r.name)));
+            };
+            if resource_version.is_some_and(|v| v != s.resource_version) {
+                return Err(HostError::Conflict(format!(
+                    "the object has been modified; please apply your changes to the latest version \
+                     ({} is at {})",
+                    r.name, s.resource_version
+                )));
+            }
+            let before = spec_part(&s.render());
+            s.applied = vec![(manager.to_string(), body)];
+            s.resource_version = next;
+            if spec_part(&s.render()) != before {
+                s.generation += 1;
+            }
+            let rendered = s.render();
+            inner
+                .writes
+                .push(("replace".into(), r.clone(), manager.to_string()));
+            inner.record(ChangeKind::Modified, &r, rendered.clone());
+            to_object(&r, &rendered)
+        };
+        self.notify();
+        Ok(out)
     }
 
     /// Writes `status` of an object as a controller would (its own field
@@ -274,21 +436,31 @@ impl ApiServer {
     /// Removes an object's finalizers, as its controller does when it is
     /// done; the object goes if it was being deleted.
     pub fn finalize(&self, r: &ObjectRef) {
-        let mut g = lock(&self.inner);
-        let gone = match g.objects.get_mut(r) {
-            Some(s) => {
-                for (_, cfg) in &mut s.applied {
-                    if let Some(Value::Object(m)) = cfg.get_mut("metadata") {
-                        m.remove("finalizers");
-                    }
+        {
+            let mut g = lock(&self.inner);
+            let inner = &mut *g;
+            let next = inner.revision + 1;
+            let Some(s) = inner.objects.get_mut(r) else {
+                return;
+            };
+            let had = s.finalizers();
+            for (_, cfg) in &mut s.applied {
+                if let Some(Value::Object(m)) = cfg.get_mut("metadata") {
+                    m.remove("finalizers");
                 }
-                s.deleting
             }
-            None => false,
-        };
-        if gone {
-            g.objects.remove(r);
+            if s.deleting {
+                s.resource_version = next;
+                let last = s.render();
+                inner.objects.remove(r);
+                inner.record(ChangeKind::Deleted, r, last);
+            } else if had {
+                s.resource_version = next;
+                let now = s.render();
+                inner.record(ChangeKind::Modified, r, now);
+            }
         }
+        self.notify();
     }
 
     /// Every stored object as the server shows it, in reference order.
@@ -398,6 +570,89 @@ impl ApiServer {
     }
 }
 
+impl ApiServer {
+    /// Deletes an object: it goes at once, or, with finalizers, is marked
+    /// deleting until they are removed. `false` when there is none.
+    fn remove(&self, reference: &ObjectRef) -> bool {
+        let mut g = lock(&self.inner);
+        let inner = &mut *g;
+        let next = inner.revision + 1;
+        let Some(s) = inner.objects.get_mut(reference) else {
+            return false;
+        };
+        if s.deleting {
+            return true;
+        }
+        inner
+            .writes
+            .push(("delete".into(), reference.clone(), String::new()));
+        if s.finalizers() {
+            s.deleting = true;
+            s.resource_version = next;
+            let now = s.render();
+            inner.record(ChangeKind::Modified, reference, now);
+        } else {
+            s.resource_version = next;
+            let last = s.render();
+            inner.objects.remove(reference);
+            inner.record(ChangeKind::Deleted, reference, last);
+        }
+        true
+    }
+
+    /// The objects `keep` accepts, as the server shows them, and the
+    /// resourceVersion they are at (a list's).
+    pub fn list_where(&self, keep: impl Fn(&ObjectRef, &Value) -> bool) -> (Vec<Value>, u64) {
+        let g = lock(&self.inner);
+        let items = g
+            .objects
+            .iter()
+            .map(|(r, s)| (r, s.render()))
+            .filter(|(r, v)| keep(r, v))
+            .map(|(_, v)| v)
+            .collect();
+        (items, g.revision)
+    }
+
+    /// The changes after resourceVersion `since`, oldest first.
+    pub fn changes_since(&self, since: u64) -> Result<Vec<Change>, TooOld> {
+        let g = lock(&self.inner);
+        if since < g.forgotten {
+            return Err(TooOld {
+                oldest: g.forgotten,
+            });
+        }
+        Ok(g.changes
+            .iter()
+            .filter(|c| c.revision > since)
+            .cloned()
+            .collect())
+    }
+
+    /// The last resourceVersion, changing with every write.
+    pub fn revisions(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.revisions.subscribe()
+    }
+
+    /// Whether the server serves `kind` of `api_version`.
+    pub fn serves(&self, api_version: &str, kind: &str) -> bool {
+        !lock(&self.inner)
+            .unserved
+            .contains(&format!("{api_version}/{kind}"))
+    }
+}
+
+/// A client's body of `obj`, without the server's metadata: a JSON
+/// object.
+fn client_body(obj: &KubeObject) -> Result<Value, HostError> {
+    let body: Value = serde_json::from_str(&obj.json)
+        .map_err(|e| HostError::Invalid(format!("the object is not JSON: {e}")))?;
+    if !body.is_object() {
+        return Err(HostError::Invalid("the object is not a JSON object".into()));
+    }
+    Ok(client_part(body))
+}
+
 impl KubeAccess for ApiServer {
     fn apply<'a>(
         &'a self,
@@ -422,25 +677,9 @@ impl KubeAccess for ApiServer {
 
     fn delete(&self, reference: ObjectRef) -> HostFuture<'_, Result<bool, HostError>> {
         Box::pin(async move {
-            let mut g = lock(&self.inner);
-            let finalizers = match g.objects.get(&reference) {
-                None => return Ok(false),
-                Some(s) if s.deleting => return Ok(true),
-                Some(s) => s.finalizers(),
-            };
-            g.writes
-                .push(("delete".into(), reference.clone(), String::new()));
-            if finalizers {
-                g.revision += 1;
-                let rev = g.revision;
-                if let Some(s) = g.objects.get_mut(&reference) {
-                    s.deleting = true;
-                    s.resource_version = rev;
-                }
-            } else {
-                g.objects.remove(&reference);
-            }
-            Ok(true)
+            let deleted = self.remove(&reference);
+            self.notify();
+            Ok(deleted)
         })
     }
 
@@ -449,8 +688,7 @@ impl KubeAccess for ApiServer {
         api_version: &'a str,
         kind: &'a str,
     ) -> HostFuture<'a, Result<bool, HostError>> {
-        let key = format!("{api_version}/{kind}");
-        Box::pin(async move { Ok(!lock(&self.inner).unserved.contains(&key)) })
+        Box::pin(async move { Ok(self.serves(api_version, kind)) })
     }
 }
 

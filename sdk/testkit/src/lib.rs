@@ -24,8 +24,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use driver_host::access::memory::{MemoryCloud, MemoryOpenStack, MemorySecrets};
-use driver_host::clock::ManualClock;
-use driver_host::manifest::Manifest;
 use driver_host::{
     DriverConfig, DriverHost, DriverSettings, HostServices, Origin, PackageSource, Refusal,
 };
@@ -34,13 +32,23 @@ pub mod conformance;
 pub mod fixtures;
 pub mod kube;
 
+// The host's types a driver's tests use, so that they need no other
+// dependency than the kit (and tokio for `#[tokio::test]`).
+/// The rows' times (`created_at`, `updated_at`: `NaiveDateTime` in UTC).
+pub use chrono::{DateTime, NaiveDateTime, Utc};
 pub use driver_host::access::memory::MemoryCloud as Cloud;
+pub use driver_host::access::memory::MemoryOpenStack as OpenStack;
+pub use driver_host::clock::ManualClock;
+pub use driver_host::manifest::Manifest;
 pub use driver_host::{
-    CallContext, CallError, CloudInfo, ClusterState, Driver, DriverFault, Effect, FaultKind,
-    Observation, Resize, Selector, StatusAnswer, Target, Update, Upgrade,
+    CallContext, CallError, CloudInfo, ClusterState, Credentials, Driver, DriverFault, Effect,
+    FaultKind, HostError, KubeObject, ObjectRef, Observation, Resize, Selector, StatusAnswer,
+    Target, Update, Upgrade, field_manager,
 };
-pub use magnum_domain::Status;
 pub use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup};
+pub use magnum_domain::{MagnumError, Status};
+/// JSON, as [`kube::ApiServer`] answers objects.
+pub use serde_json;
 
 /// A driver package: its manifest and its component.
 #[derive(Clone)]

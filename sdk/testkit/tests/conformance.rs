@@ -293,3 +293,95 @@ async fn the_example_driver_passes() {
         "{report}"
     );
 }
+
+// [example: testkit-lifecycle]
+use openkeel_magnum_driver_testkit::{
+    CallError, ClusterState, Driver, ObjectRef, Resize, Status, Update, fixtures,
+};
+
+/// What the host does when a watched object changes: `derive-status` over
+/// the snapshot of the driver's watches.
+async fn by_watch(kit: &Kit, d: &Driver, st: &ClusterState) -> Update {
+    let admin = fixtures::admin();
+    let watches = d
+        .watches(&admin, st)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let snapshot = kit.kube().snapshot_of(&watches);
+    let a = d.derive_status(&admin, st, &snapshot).await;
+    a.unwrap_or_else(|e| panic!("derive-status: {e}")).update
+}
+
+/// A driver's own lifecycle test, with the kit's names alone: a refused
+/// label, create, the status by watch, a resize and a delete, in the real
+/// host with the in-memory Kubernetes.
+async fn create_resize_delete(kit: &Kit, entry_point: &str) {
+    let d = kit.driver(entry_point).unwrap_or_else(|e| panic!("{e}"));
+    let user = fixtures::user();
+    let target = d.provides()[0].clone();
+    let labels = |size: &str| [("size".to_string(), size.to_string())].into();
+
+    let bad = fixtures::new_cluster(entry_point, &target, &labels("11"));
+    match d.validate_create(&user, &bad).await {
+        Err(CallError::Client(e)) => assert_eq!(
+            (e.status, e.message.as_str()),
+            (400, "Label size must be between 1 and 10, not 11.")
+        ),
+        other => panic!("size=11: {other:?}"),
+    }
+
+    let mut st = fixtures::new_cluster(entry_point, &target, &labels("3"));
+    let u = d.create_cluster(&user, &st, 60).await;
+    fixtures::save(&mut st, &u.unwrap_or_else(|e| panic!("create: {e}")));
+    assert_eq!(st.cluster.status, Some(Status::CreateInProgress));
+    let cm = ObjectRef {
+        api_version: "v1".into(),
+        kind: "ConfigMap".into(),
+        namespace: Some("magnum-system".into()),
+        name: format!("cluster-{}", st.cluster.uuid),
+    };
+    assert_eq!(
+        kit.kube().object(&cm).map(|v| v["data"]["size"].clone()),
+        Some("3".into())
+    );
+
+    let u = by_watch(kit, &d, &st).await;
+    fixtures::save(&mut st, &u);
+    assert_eq!(st.cluster.status, Some(Status::CreateComplete));
+
+    let req = Resize {
+        nodegroup_uuid: fixtures::WORKER_UUID.into(),
+        node_count: 5,
+        nodes_to_remove: vec![],
+    };
+    let u = d.resize_cluster(&user, &st, &req).await;
+    fixtures::save(&mut st, &u.unwrap_or_else(|e| panic!("resize: {e}")));
+    assert_eq!(st.cluster.status, Some(Status::UpdateInProgress));
+    assert_eq!(
+        kit.kube().object(&cm).map(|v| v["data"]["workers"].clone()),
+        Some("5".into())
+    );
+    let u = by_watch(kit, &d, &st).await;
+    fixtures::save(&mut st, &u);
+    assert_eq!(st.cluster.status, Some(Status::UpdateComplete));
+
+    let u = d.delete_cluster(&user, &st).await;
+    fixtures::save(&mut st, &u.unwrap_or_else(|e| panic!("delete: {e}")));
+    assert_eq!(kit.kube().object(&cm), None);
+    let u = by_watch(kit, &d, &st).await;
+    fixtures::save(&mut st, &u);
+    assert_eq!(st.cluster.status, Some(Status::DeleteComplete));
+}
+// [/example: testkit-lifecycle]
+
+#[tokio::test]
+async fn the_example_drivers_create_resize_and_delete_by_watch() {
+    for (var, entry_point) in [
+        ("OKM_EXAMPLE_DRIVER", "hello"),
+        ("OKM_PYTHON_DRIVER", "hello_py"),
+    ] {
+        if let Some(pkg) = package_from_env(var) {
+            create_resize_delete(&load(pkg, None).await, entry_point).await;
+        }
+    }
+}

@@ -44,7 +44,14 @@ enum Command {
     /// openkeel-magnum.sqlite in the working directory (created and migrated
     /// on start), no authentication (identity from the X-Project-Id,
     /// X-User-Id and X-Roles headers), and the built-in fake driver.
-    AllInOne,
+    AllInOne {
+        /// The drivers' Kubernetes: `memory` for an in-memory Kubernetes API
+        /// inside the process (to try a driver without a cluster; the
+        /// objects are lost at exit), or a kubeconfig file. Overrides
+        /// [capi]/management_cluster and [capi]/kubeconfig.
+        #[arg(long, value_name = "memory|KUBECONFIG")]
+        kube: Option<String>,
+    },
     /// Run the background work of magnum-conductor: the service heartbeat
     /// that `openstack coe service list` shows.
     Reconciler,
@@ -200,7 +207,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
     // The servers log what they do; the management commands only problems.
     let serving = matches!(
         cli.command,
-        Command::Api | Command::AllInOne | Command::Reconciler
+        Command::Api | Command::AllInOne { .. } | Command::Reconciler
     );
     crate::telemetry::init(&options, serving);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -210,7 +217,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
     let mut stdout = std::io::stdout().lock();
     match cli.command {
         Command::Api => runtime.block_on(serve::api(options)),
-        Command::AllInOne => runtime.block_on(serve::all_in_one(options)),
+        Command::AllInOne { .. } => runtime.block_on(serve::all_in_one(options)),
         Command::Reconciler => runtime.block_on(serve::reconciler(options)),
         Command::Db(c) => runtime.block_on(db::run(&options, c, &mut stdout)),
         Command::Driver(DriverCommand::Test {
@@ -251,7 +258,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
 /// errors exit with status 2; warnings go to stderr.
 fn load(cli: &Cli) -> Result<Options, Failure> {
     let (mut files, mut dirs) = (cli.config_file.clone(), cli.config_dir.clone());
-    let all_in_one = matches!(cli.command, Command::AllInOne);
+    let all_in_one = matches!(cli.command, Command::AllInOne { .. });
     // `driver test` reads only the files it is given (as all-in-one), and
     // passes them on to the server it starts.
     let driver_test = matches!(cli.command, Command::Driver(DriverCommand::Test { .. }));
@@ -279,6 +286,15 @@ fn load(cli: &Cli) -> Result<Options, Failure> {
         let cwd =
             std::env::current_dir().map_err(|e| Failure::new(format!("working directory: {e}")))?;
         options.apply_all_in_one_defaults(&cwd);
+    }
+    if let Command::AllInOne { kube: Some(kube) } = &cli.command {
+        match kube.trim() {
+            "memory" => options.capi.management_cluster = "memory".into(),
+            path => {
+                options.capi.management_cluster = "kubeconfig".into();
+                options.capi.kubeconfig = path.into();
+            }
+        }
     }
     // The [driver:<package>] groups are configuration too: a key the
     // driver host does not know is a configuration error.

@@ -668,6 +668,9 @@ pub struct Capi {
     /// `kubeconfig`: a kubeconfig file; empty means the in-cluster service
     /// account.
     pub kubeconfig: String,
+    /// `management_cluster`: `kubeconfig` (the cluster of `kubeconfig`) or
+    /// `memory` (an in-memory Kubernetes API inside an all-in-one process).
+    pub management_cluster: String,
     /// `namespace`: the management namespace of clusters' objects and, with
     /// `[certificates]/cert_manager_type = kubernetes`, of their
     /// certificates.
@@ -1228,6 +1231,7 @@ impl<'a> Reader<'a> {
             },
             capi: Capi {
                 kubeconfig: self.string("capi", "kubeconfig"),
+                management_cluster: self.string("capi", "management_cluster"),
                 namespace: self.string("capi", "namespace"),
                 enabled: self.bool("capi", "enabled"),
                 lease_namespace: self.string("capi", "lease_namespace"),

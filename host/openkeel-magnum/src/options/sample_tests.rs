@@ -124,6 +124,10 @@ const NOT_IN_SAMPLE: &[(&str, &str)] = &[
         "ours: the Cluster API management cluster",
     ),
     (
+        "[capi]/management_cluster",
+        "ours: the Cluster API management cluster",
+    ),
+    (
         "[capi]/namespace",
         "ours: the Cluster API management cluster",
     ),

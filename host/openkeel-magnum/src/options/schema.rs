@@ -665,6 +665,10 @@ pub(super) fn modelled() -> Vec<Opt> {
             .default("")
             .namespace(OURS)
             .help("Path of the kubeconfig file of the Cluster API management cluster; empty for the in-cluster service account."),
+        Opt::new("capi", "management_cluster", choices(&["kubeconfig", "memory"]))
+            .default("kubeconfig")
+            .namespace(OURS)
+            .help("Where the drivers' Kubernetes is: kubeconfig, the cluster of [capi]/kubeconfig; memory, an in-memory Kubernetes API inside the process, for trying a driver with all-in-one (all-in-one only; its objects are lost when the process ends)."),
         Opt::new("capi", "namespace", OptType::string())
             .default("magnum-system")
             .namespace(OURS)

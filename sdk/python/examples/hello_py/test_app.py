@@ -43,10 +43,13 @@ def test_validate_create_refuses_a_bad_size_label(driver):
     e = testing.refusal(driver.driver.validate_create, testing.user(), testing.new_cluster(labels={"size": "x"}))
     assert e.message == 'Label size has an invalid integer value "x".'
     assert driver.driver.validate_create(testing.user(), testing.new_cluster(labels={"size": "3"})) is None
+    # create-cluster refuses it too, before anything is built.
+    e = testing.refusal(driver.lifecycle.create_cluster, testing.user(), testing.new_cluster(labels={"size": "11"}), 60)
+    assert (e.status, e.kind) == (400, "Invalid")
     assert testing.objects() == []
 
 
-def test_create_status_resize_delete(driver):
+def test_create_status_by_watches_resize_delete(driver):
     st = testing.new_cluster("hello_py", labels={"size": "3"})
 
     testing.save(st, driver.lifecycle.create_cluster(testing.user(), st, 60))
@@ -54,6 +57,7 @@ def test_create_status_resize_delete(driver):
     assert st.cluster.stack_id == "hello-5d12f6fd"
     assert config_map()["data"] == {"phase": "creating", "size": "3", "workers": "2"}
     assert ("info", "cluster declared", [("cluster", testing.CLUSTER_UUID)]) in testing.logs()
+    created = testing.objects()[0]
 
     # The host watches the ConfigMap and derives the status from it.
     (sel,) = driver.status.watches(testing.admin(), st)
@@ -64,19 +68,24 @@ def test_create_status_resize_delete(driver):
     again = driver.status_by_watches(testing.admin(), st)
     assert getattr(again, "update", again).cluster is None
 
-    # Resize the default worker to 5: the row carries the count, the
-    # ConfigMap follows, and the status completes.
+    # Resize the default worker to 5: the driver sets the row's count, the
+    # ConfigMap follows, the cluster and that nodegroup move.
     worker = testing.worker(st)
-    worker.node_count = 5
-    testing.set_status(st, "UPDATE_IN_PROGRESS")
     req = testing.record("lifecycle", "resize", nodegroup_uuid=worker.uuid, node_count=5, nodes_to_remove=[])
     testing.save(st, driver.lifecycle.resize_cluster(testing.user(), st, req))
     assert config_map()["data"]["workers"] == "5"
     assert testing.worker(st).node_count == 5
+    assert status_of(st) == ["UPDATE_IN_PROGRESS", "CREATE_COMPLETE", "UPDATE_IN_PROGRESS"]
+    # A copy of the ConfigMap from before the resize says nothing.
+    resized = testing.objects()[0]
+    testing.put_object(created)
+    stale = driver.status_by_watches(testing.admin(), st)
+    assert getattr(stale, "update", stale).cluster is None
+    testing.put_object(resized)
     testing.save(st, driver.status_by_watches(testing.admin(), st))
-    assert status_of(st) == ["UPDATE_COMPLETE"] * 3
+    assert status_of(st) == ["UPDATE_COMPLETE", "CREATE_COMPLETE", "UPDATE_COMPLETE"]
 
-    # The poll says what the watch says.
+    # The base class's poll says nothing: the status comes by watch.
     polled = driver.status.poll_status(testing.admin(), st)
     assert getattr(polled, "update", polled).cluster is None
 
@@ -84,7 +93,7 @@ def test_create_status_resize_delete(driver):
     assert status_of(st) == ["DELETE_IN_PROGRESS"] * 3
     assert testing.objects() == []
     testing.save(st, driver.status_by_watches(testing.admin(), st))
-    assert st.cluster.status.name == "DELETE_COMPLETE"
+    assert status_of(st) == ["DELETE_COMPLETE"] * 3
 
 
 def test_the_config_map_keeps_what_others_wrote(driver):

@@ -127,3 +127,84 @@ fn a_body_that_is_not_an_object_is_invalid() {
     ));
     assert!(s.objects().is_empty());
 }
+
+fn kinds(s: &ApiServer, since: u64) -> Vec<(u64, &'static str, String)> {
+    s.changes_since(since)
+        .unwrap_or_else(|e| panic!("{e:?}"))
+        .into_iter()
+        .map(|c| {
+            let rv = c.object["metadata"]["resourceVersion"]
+                .as_str()
+                .map(str::to_owned);
+            // Every change carries the object at the change's version.
+            assert_eq!(rv, Some(c.revision.to_string()));
+            (c.revision, c.kind.as_str(), c.reference.name)
+        })
+        .collect()
+}
+
+#[test]
+fn every_write_is_a_change_a_watch_can_resume_from() {
+    let s = ApiServer::new();
+    let revisions = s.revisions();
+    block_on(s.apply(cm("a", json!({"data": {"k": "1"}})), "m")).unwrap_or_else(|e| panic!("{e}"));
+    block_on(s.apply(cm("a", json!({"data": {"k": "2"}})), "m")).unwrap_or_else(|e| panic!("{e}"));
+    // A no-op apply is no change.
+    block_on(s.apply(cm("a", json!({"data": {"k": "2"}})), "m")).unwrap_or_else(|e| panic!("{e}"));
+    block_on(s.apply(cm("b", json!({"metadata": {"finalizers": ["x/y"]}})), "m"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(block_on(s.delete(r("a"))).unwrap_or(false));
+    assert!(block_on(s.delete(r("b"))).unwrap_or(false));
+    s.finalize(&r("b"));
+    assert_eq!(
+        kinds(&s, 0),
+        [
+            (1, "ADDED", "a".to_owned()),
+            (2, "MODIFIED", "a".to_owned()),
+            (3, "ADDED", "b".to_owned()),
+            (4, "DELETED", "a".to_owned()),
+            (5, "MODIFIED", "b".to_owned()),
+            (6, "DELETED", "b".to_owned()),
+        ]
+    );
+    assert_eq!(kinds(&s, 4).len(), 2);
+    assert_eq!(*revisions.borrow(), 6);
+    let (items, at) = s.list_where(|_, _| true);
+    assert_eq!((items.len(), at), (0, 6));
+}
+
+#[test]
+fn create_and_replace_keep_their_preconditions() {
+    let s = ApiServer::new();
+    let lease = cm("lease", json!({"spec": {"holderIdentity": "one"}}));
+    let made = s.create(&lease, "c").unwrap_or_else(|e| panic!("{e}"));
+    assert!(made.json.contains("\"resourceVersion\":\"1\""));
+    assert!(matches!(s.create(&lease, "c"), Err(HostError::Conflict(_))));
+    let two = cm("lease", json!({"spec": {"holderIdentity": "two"}}));
+    // Another writer moved it on: a stale version is refused.
+    assert!(matches!(
+        s.replace(&two, "c", Some(0)),
+        Err(HostError::Conflict(_))
+    ));
+    let v = s
+        .replace(&two, "c", Some(1))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let v: Value = serde_json::from_str(&v.json).unwrap_or_default();
+    assert_eq!(v["spec"]["holderIdentity"], "two");
+    assert_eq!(v["metadata"]["generation"], 2);
+    assert!(matches!(
+        s.replace(&cm("none", json!({})), "c", None),
+        Err(HostError::NotFound(_))
+    ));
+}
+
+#[test]
+fn a_watch_from_before_the_kept_changes_is_too_old() {
+    let s = ApiServer::new();
+    for i in 0..=KEPT_CHANGES {
+        block_on(s.apply(cm("a", json!({"data": {"i": i.to_string()}})), "m"))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    assert_eq!(s.changes_since(0).err(), Some(TooOld { oldest: 1 }));
+    assert_eq!(s.changes_since(1).map(|c| c.len()), Ok(KEPT_CHANGES));
+}

@@ -1,7 +1,10 @@
 //! The management cluster as the drivers' `kube` import: the driver host
 //! has checked the grants and the envelope; this module does the call with
 //! kube-rs over any kind (discovered once per api version and kind) and
-//! maps the server's answers onto the host's errors.
+//! maps the server's answers onto the host's errors. [`memory`] is the
+//! in-memory cluster of `all-in-one --kube memory`.
+
+pub mod memory;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -28,6 +31,9 @@ struct Served {
 pub struct ManagementCluster {
     client: Client,
     kinds: Mutex<HashMap<(String, String), Served>>,
+    /// The in-memory cluster `client` reaches, which serves a kind once
+    /// it is asked about.
+    memory: Option<Arc<memory::MemoryCluster>>,
 }
 
 impl ManagementCluster {
@@ -36,7 +42,22 @@ impl ManagementCluster {
         Arc::new(ManagementCluster {
             client,
             kinds: Mutex::new(HashMap::new()),
+            memory: None,
         })
+    }
+
+    /// The in-memory cluster `memory`.
+    pub fn in_memory(memory: Arc<memory::MemoryCluster>) -> Arc<ManagementCluster> {
+        Arc::new(ManagementCluster {
+            client: memory.client(),
+            kinds: Mutex::new(HashMap::new()),
+            memory: Some(memory),
+        })
+    }
+
+    /// The client reaching the cluster.
+    pub fn client(&self) -> &Client {
+        &self.client
     }
 
     /// The served resource of `api_version`/`kind`, or `None` when the
@@ -45,6 +66,9 @@ impl ManagementCluster {
         let key = (api_version.to_owned(), kind.to_owned());
         if let Some(s) = lock(&self.kinds).get(&key) {
             return Ok(Some(s.clone()));
+        }
+        if let Some(m) = &self.memory {
+            m.serve(api_version, kind);
         }
         let (group, version) = match api_version.split_once('/') {
             Some((g, v)) => (g, v),

@@ -1,7 +1,8 @@
 //! `driver test`, as a driver's author runs it: the example Rust package
 //! (`$OKM_EXAMPLE_DRIVER`, built by `scripts/ci/example-driver.sh`) passes
 //! the conformance kit and its lifecycle through the API of the binary
-//! started as `all-in-one --kube memory`; the conformance test component
+//! started as `all-in-one --kube memory`, its status derived from what its
+//! watches select; the conformance test component
 //! in its mode `labels-fail` (a bad label answered `failed`, not 400)
 //! fails the kit's check and the refused create through the API, exit 1.
 
@@ -52,14 +53,13 @@ fn the_example_package_passes_conformance_and_its_lifecycle() {
         );
     }
     // Through the API: the refused label is Magnum's 400 with the
-    // driver's message, the cluster completes and goes; hello has no
-    // resize (the SDK's NotSupported).
+    // driver's message; the cluster completes, is resized and goes.
     for step in [
         "ok      server answers",
         "ok      template create",
         "ok      refused size=11 → 400",
         "ok      create → CREATE_COMPLETE",
-        "skipped resize → UPDATE_COMPLETE: the driver does not support it",
+        "ok      resize → UPDATE_COMPLETE",
         "ok      delete → 404",
     ] {
         assert!(has_line(&o, step), "{step}: {o:?}");
@@ -69,6 +69,15 @@ fn the_example_package_passes_conformance_and_its_lifecycle() {
             .contains("Label size must be between 1 and 10, not 11."),
         "{o:?}"
     );
+    // Each status arrived from the objects its watches select.
+    for step in ["create → CREATE_COMPLETE", "resize → UPDATE_COMPLETE"] {
+        let line = o
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("ok      {step}")))
+            .unwrap_or_default();
+        assert!(line.ends_with("by derive-status over its watches"), "{o:?}");
+    }
     let last = o.stdout.lines().last().unwrap_or_default();
     assert_eq!(
         last, "PASSED  hello 1.0.0: conformance and lifecycle",

@@ -15,9 +15,9 @@
 //!    CREATE_COMPLETE, a resize until UPDATE_COMPLETE, a delete until the
 //!    cluster is gone. Each step is printed with the time it took.
 //!
-//! The component is compiled once for both parts when it can be: both use
-//! `[drivers]/precompiled_cache_dir`, else a cache in the temporary
-//! directory. Exit 0 when both parts pass, 1 otherwise; the last line is
+//! The component is compiled once for both parts: both use
+//! `[drivers]/precompiled_cache_dir`, else `~/.cache/openkeel-magnum/drivers`
+//! (`$XDG_CACHE_HOME`), else a cache in the temporary directory. Exit 0 when both parts pass, 1 otherwise; the last line is
 //! the verdict.
 
 use std::collections::BTreeMap;
@@ -100,6 +100,7 @@ pub(super) async fn run(options: &Options, args: Args, out: &mut dyn Write) -> R
     let cache = settings
         .precompiled_cache_dir
         .clone()
+        .or_else(user_cache_dir)
         .unwrap_or_else(|| work.path().join("precompiled"));
     let name = manifest.driver.name.clone();
     let mut p = Printer {
@@ -188,6 +189,18 @@ pub(super) async fn run(options: &Options, args: Args, out: &mut dyn Write) -> R
     } else {
         Err(Failure::status(1))
     }
+}
+
+/// `$XDG_CACHE_HOME/openkeel-magnum/drivers` (else under `~/.cache`), when
+/// it can be created: the compiled components (keyed by their hash and the
+/// engine's settings) kept between runs, the built-in drivers' included.
+fn user_cache_dir() -> Option<PathBuf> {
+    let base = match std::env::var_os("XDG_CACHE_HOME") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => PathBuf::from(std::env::var_os("HOME").filter(|h| !h.is_empty())?).join(".cache"),
+    };
+    let dir = base.join("openkeel-magnum").join("drivers");
+    std::fs::create_dir_all(&dir).ok().map(|()| dir)
 }
 
 fn entry_names(m: &Manifest) -> Vec<String> {
@@ -290,6 +303,7 @@ fn server_conf(work: &Path, port: u16, cache: &Path, manifest: &Manifest) -> Str
          [drivers]\ndrivers_path = {drivers}\nprecompiled_cache_dir = {cache}\n\
          enabled_beta_drivers = {beta}\n\n\
          [capi]\nmanagement_cluster = memory\n\n\
+         [certificates]\ncert_manager_type = x509keypair\n\n\
          [driver:{name}]\ngrant_requested = true\n",
         db = work.join("magnum.sqlite").display(),
         drivers = work.join("drivers").display(),
@@ -587,7 +601,7 @@ fn status_call(log: &str, uuid: &str, status: &str) -> Option<String> {
                 && v["to"] == status
         })
         .filter_map(|v| v["call"].as_str().map(str::to_string))
-        .last()
+        .next_back()
 }
 
 /// How a step's status arrived, for its line.

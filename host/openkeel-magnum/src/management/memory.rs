@@ -314,7 +314,7 @@ async fn handle(
                     Ok(o) => object_response(StatusCode::OK, &o),
                     Err(e) => refused(&e),
                 },
-                Err(r) => r,
+                Err(m) => bad_request(&m),
             }
         }
         (Method::PATCH, Some(_)) => status(
@@ -332,7 +332,7 @@ async fn handle(
                 ),
                 Err(e) => refused(&e),
             },
-            Err(r) => r,
+            Err(m) => bad_request(&m),
         },
         (Method::PUT, Some(name)) => match envelope(&t, Some(&name), &body) {
             Ok(obj) => {
@@ -352,7 +352,7 @@ async fn handle(
                     Err(e) => refused(&e),
                 }
             }
-            Err(r) => r,
+            Err(m) => bad_request(&m),
         },
         (Method::DELETE, Some(name)) => {
             let r = t.reference(&name);
@@ -399,33 +399,35 @@ fn manager_or_writer(query: &HashMap<String, String>) -> &str {
         .unwrap_or(WRITER)
 }
 
-/// The body as the object `t` (and `name`) point at, or the server's 400:
-/// its apiVersion, kind, namespace and name must be the path's.
-fn envelope(t: &Target, name: Option<&str>, body: &[u8]) -> Result<KubeObject, Response> {
-    let bad = |msg: String| status(StatusCode::BAD_REQUEST, "BadRequest", &msg);
-    let v: Value = serde_json::from_slice(body)
-        .map_err(|e| bad(format!("the body is not a JSON object: {e}")))?;
+/// The server's 400 for a bad request.
+fn bad_request(message: &str) -> Response {
+    status(StatusCode::BAD_REQUEST, "BadRequest", message)
+}
+
+/// The body as the object `t` (and `name`) point at, or why it is a bad
+/// request: its apiVersion, kind, namespace and name must be the path's.
+fn envelope(t: &Target, name: Option<&str>, body: &[u8]) -> Result<KubeObject, String> {
+    let v: Value =
+        serde_json::from_slice(body).map_err(|e| format!("the body is not a JSON object: {e}"))?;
     let field = |p: &str| v.pointer(p).and_then(Value::as_str);
     if field("/apiVersion") != Some(t.api_version.as_str())
         || field("/kind") != Some(t.kind.kind.as_str())
     {
-        return Err(bad(format!(
+        return Err(format!(
             "the object's apiVersion and kind must be {} and {}",
             t.api_version, t.kind.kind
-        )));
+        ));
     }
     if let Some(ns) = field("/metadata/namespace")
         && Some(ns) != t.namespace.as_deref()
     {
-        return Err(bad(
+        return Err(
             "the namespace of the object does not match the namespace of the request".into(),
-        ));
+        );
     }
     let object_name = field("/metadata/name").unwrap_or_default();
     if object_name.is_empty() || name.is_some_and(|n| n != object_name) {
-        return Err(bad(
-            "the name of the object does not match the name of the request".into(),
-        ));
+        return Err("the name of the object does not match the name of the request".into());
     }
     Ok(KubeObject {
         api_version: t.api_version.clone(),
@@ -457,23 +459,17 @@ fn labelled(v: &Value, selector: &[(String, String)]) -> bool {
     })
 }
 
-fn selector_of(query: &HashMap<String, String>) -> Result<Vec<(String, String)>, Response> {
+fn selector_of(query: &HashMap<String, String>) -> Result<Vec<(String, String)>, &'static str> {
     match query.get("labelSelector") {
         None => Ok(Vec::new()),
-        Some(s) => label_selector(s).ok_or_else(|| {
-            status(
-                StatusCode::BAD_REQUEST,
-                "BadRequest",
-                "only equality label selectors (k=v) are served",
-            )
-        }),
+        Some(s) => label_selector(s).ok_or("only equality label selectors (k=v) are served"),
     }
 }
 
 fn list(m: &MemoryCluster, t: &Target, query: &HashMap<String, String>) -> Response {
     let selector = match selector_of(query) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(m) => return bad_request(m),
     };
     let (items, revision) = m
         .store
@@ -555,7 +551,7 @@ impl Watching {
 fn watch(m: &Arc<MemoryCluster>, t: &Target, query: &HashMap<String, String>) -> Response {
     let selector = match selector_of(query) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(m) => return bad_request(m),
     };
     let timeout = query
         .get("timeoutSeconds")

@@ -20,7 +20,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PKG=$(cd "$1" && pwd)
 ENTRY=$2
-BIN=${OKM_BINARY:-$ROOT/target/debug/openkeel-magnum}
+BIN=${OKM_BINARY:-${CARGO_TARGET_DIR:-$ROOT/target}/debug/openkeel-magnum}
 CLI=${OPENKEEL_TEST_OPENSTACK_CLI:?run scripts/ci/openstack-cli.sh first}
 [[ -x $BIN ]] || { echo "guide-path: no binary at $BIN (cargo build -p openkeel-magnum)" >&2; exit 1; }
 NAME=$(awk -F'"' '/^name *=/ { print $2; exit }' "$PKG/driver.toml")
@@ -28,7 +28,10 @@ NAME=$(awk -F'"' '/^name *=/ { print $2; exit }' "$PKG/driver.toml")
 work=$(mktemp -d)
 server=""
 cleanup() {
-  [[ -n $server ]] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
+  if [[ -n $server ]]; then
+    kill "$server" 2>/dev/null || true
+    wait "$server" 2>/dev/null || true
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -79,20 +82,21 @@ grant_requested = true
 EOF
 verdict=$("$BIN" driver validate "$work/drivers/$NAME" --config-file "$work/magnum.conf" 2>&1) ||
   fail "driver validate refused the package: $verdict"
-[[ $(printf '%s\n' "$verdict" | wc -l) -eq 1 ]] || fail "driver validate printed more than one line: $verdict"
+[[ -n $verdict && $(printf '%s\n' "$verdict" | wc -l) -eq 1 ]] || fail "driver validate printed more than one line: $verdict"
 
 begin
 (cd "$work" && exec "$BIN" all-in-one --kube memory --config-file magnum.conf >all-in-one.log 2>&1) &
 server=$!
 for _ in $(seq 1 600); do
-  curl -sf -o /dev/null "http://127.0.0.1:$port/" && break
+  curl -sf -m 2 -o /dev/null "http://127.0.0.1:$port/" && break
   kill -0 "$server" 2>/dev/null || fail "all-in-one exited"
   sleep 0.1
 done
-curl -sf -o /dev/null "http://127.0.0.1:$port/" || fail "all-in-one did not answer within 60 s"
+curl -sf -m 2 -o /dev/null "http://127.0.0.1:$port/" || fail "all-in-one did not answer within 60 s"
 done_step "all-in-one --kube memory answers"
 
-os() { "$CLI" --os-auth-type none --os-endpoint "http://127.0.0.1:$port/v1" coe "$@"; }
+# Every client call is bounded: a server that stops answering fails the step.
+os() { timeout 60 "$CLI" --os-auth-type none --os-endpoint "http://127.0.0.1:$port/v1" coe "$@"; }
 # until_status CLUSTER WANT: polls `cluster show` as the guide does; fails
 # on a *_FAILED status and after 120 s.
 until_status() {
@@ -118,22 +122,23 @@ if refused=$(os cluster create --cluster-template guide-template --labels size=1
 fi
 [[ $refused == *"Label size must be between 1 and 10, not 11"*"(HTTP 400)"* ]] ||
   fail "a create with size=11 did not answer the driver's 400: $refused"
-[[ -z $(os cluster list -f value -c uuid) ]] || fail "the refused create left a cluster"
+left=$(os cluster list -f value -c uuid) || fail "cluster list failed"
+[[ -z $left ]] || fail "the refused create left a cluster: $left"
 done_step "cluster create --labels size=11 (400)"
 
 begin
-os cluster create --cluster-template guide-template --node-count 1 guide-1 >/dev/null
+os cluster create --cluster-template guide-template --node-count 1 guide-1 >/dev/null || fail "cluster create failed"
 until_status guide-1 CREATE_COMPLETE
 done_step "cluster create, CREATE_COMPLETE"
 
 begin
-os cluster resize guide-1 2 >/dev/null
+os cluster resize guide-1 2 >/dev/null || fail "cluster resize failed"
 until_status guide-1 UPDATE_COMPLETE
 [[ $(os cluster show guide-1 -f value -c node_count) == 2 ]] || fail "the resized cluster does not have 2 nodes"
 done_step "cluster resize 2, UPDATE_COMPLETE"
 
 begin
-os cluster delete guide-1 >/dev/null
+os cluster delete guide-1 >/dev/null || fail "cluster delete failed"
 gone=""
 for _ in $(seq 1 240); do
   if ! out=$(os cluster show guide-1 -f value -c status 2>&1); then

@@ -36,7 +36,7 @@ struct Stored {
 
 /// How many changes the server keeps for watches that resume; a watch
 /// from before the oldest is told its resourceVersion is too old.
-const KEPT_CHANGES: usize = 10_000;
+pub const KEPT_CHANGES: usize = 10_000;
 
 /// What happened to an object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,6 +93,18 @@ struct Inner {
 }
 
 impl Inner {
+    /// A new object written by `manager`, at the next resourceVersion.
+    fn new_object(&mut self, manager: &str, body: Value) -> Stored {
+        self.uids += 1;
+        Stored {
+            applied: vec![(manager.to_string(), body)],
+            uid: format!("00000000-0000-4000-8000-{:012x}", self.uids),
+            resource_version: self.revision + 1,
+            generation: 1,
+            deleting: false,
+        }
+    }
+
     /// Takes the next resourceVersion for a change of `r`, now `object`.
     fn record(&mut self, kind: ChangeKind, r: &ObjectRef, object: Value) -> u64 {
         self.revision += 1;
@@ -300,14 +312,7 @@ impl ApiServer {
                     (s.clone(), changed.then_some(ChangeKind::Modified))
                 }
                 None => {
-                    inner.uids += 1;
-                    let s = Stored {
-                        applied: vec![(manager.to_string(), body)],
-                        uid: format!("00000000-0000-4000-8000-{:012x}", inner.uids),
-                        resource_version: next,
-                        generation: 1,
-                        deleting: false,
-                    };
+                    let s = inner.new_object(manager, body);
                     inner.objects.insert(r.clone(), s.clone());
                     (s, Some(ChangeKind::Added))
                 }
@@ -352,14 +357,7 @@ impl ApiServer {
             if inner.objects.contains_key(&r) {
                 return Err(HostError::Conflict(format!("{} already exists", r.name)));
             }
-            inner.uids += 1;
-            let s = Stored {
-                applied: vec![(manager.to_string(), body)],
-                uid: format!("00000000-0000-4000-8000-{:012x}", inner.uids),
-                resource_version: inner.revision + 1,
-                generation: 1,
-                deleting: false,
-            };
+            let s = inner.new_object(manager, body);
             let rendered = s.render();
             inner.objects.insert(r.clone(), s);
             inner
@@ -404,10 +402,20 @@ impl ApiServer {
                 s.generation += 1;
             }
             let rendered = s.render();
+            // A replace that drops the last finalizer of an object being
+            // deleted lets it go.
+            let gone = s.deleting && !s.finalizers();
             inner
                 .writes
                 .push(("replace".into(), r.clone(), manager.to_string()));
             inner.record(ChangeKind::Modified, &r, rendered.clone());
+            if gone {
+                inner.objects.remove(&r);
+                let mut last = rendered.clone();
+                last["metadata"]["resourceVersion"] =
+                    Value::String((inner.revision + 1).to_string());
+                inner.record(ChangeKind::Deleted, &r, last);
+            }
             to_object(&r, &rendered)
         };
         self.notify();

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use driver_host::manifest::Manifest;
 use openkeel_magnum_driver_testkit::conformance::{self, Check, Outcome, Report};
-use openkeel_magnum_driver_testkit::{Kit, Package};
+use openkeel_magnum_driver_testkit::{Kit, Package, fixtures};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -124,6 +124,7 @@ pub(super) async fn run(options: &Options, args: Args, out: &mut dyn Write) -> R
         precompiled_cache_dir: Some(cache.clone()),
         ..Default::default()
     };
+    let mut watches = false;
     let (report, loads) = match Kit::load_with(pkg.clone(), kit_options).await {
         Ok(kit) => {
             let opts = conformance::Options {
@@ -134,6 +135,7 @@ pub(super) async fn run(options: &Options, args: Args, out: &mut dyn Write) -> R
                     .collect(),
                 ..Default::default()
             };
+            watches = declares_watches(&kit, &entry_point).await;
             (conformance::run(&kit, &opts).await, true)
         }
         Err(reason) => (not_loaded(&name, &reason), false),
@@ -157,6 +159,7 @@ pub(super) async fn run(options: &Options, args: Args, out: &mut dyn Write) -> R
     } else {
         let plan = Plan {
             manifest: &manifest,
+            watches,
             pkg: &pkg,
             entry_point: &entry_point,
             args: &args,
@@ -277,6 +280,9 @@ impl std::fmt::Display for Step {
 /// What the lifecycle runs.
 struct Plan<'a> {
     manifest: &'a Manifest,
+    /// Whether the entry point declares watches for a new cluster: then
+    /// its statuses must arrive by derive-status.
+    watches: bool,
     pkg: &'a Package,
     entry_point: &'a str,
     args: &'a Args,
@@ -375,7 +381,13 @@ async fn lifecycle(plan: &Plan<'_>, p: &mut Printer<'_>) -> Result<(), Failure> 
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .map_err(|e| Failure::new(format!("a free port: {e}")))?;
-    let conf = plan.work.join("magnum.conf");
+    // The server's own settings are read last (a directory's files come
+    // after every file), so that none of the author's files moves its
+    // port, database, drivers or Kubernetes.
+    let conf_dir = plan.work.join("conf.d");
+    let conf = conf_dir.join("driver-test.conf");
+    std::fs::create_dir_all(&conf_dir)
+        .map_err(|e| Failure::new(format!("{}: {e}", conf_dir.display())))?;
     std::fs::write(
         &conf,
         server_conf(plan.work, port, plan.cache, plan.manifest),
@@ -394,8 +406,8 @@ async fn lifecycle(plan: &Plan<'_>, p: &mut Printer<'_>) -> Result<(), Failure> 
         cmd.arg("--config-dir")
             .arg(std::path::absolute(d).unwrap_or_else(|_| d.clone()));
     }
-    cmd.arg("--config-file")
-        .arg(&conf)
+    cmd.arg("--config-dir")
+        .arg(&conf_dir)
         .current_dir(plan.work)
         .stdin(Stdio::null())
         .stdout(logfile.try_clone().map_err(Failure::new)?)
@@ -534,9 +546,10 @@ async fn steps(
             }
             uuid = v["uuid"].as_str().unwrap_or_default().to_string();
             wait_status(api, server, &uuid, "CREATE_COMPLETE", timeout).await?;
-            Ok(StepOutcome::Passed(arrived(
+            arrived(
+                plan.watches,
                 server.moved_by(&uuid, "CREATE_COMPLETE").await,
-            )))
+            )
         }
         .await
     );
@@ -567,9 +580,10 @@ async fn steps(
                     c["node_count"]
                 ));
             }
-            Ok(StepOutcome::Passed(arrived(
+            arrived(
+                plan.watches,
                 server.moved_by(&uuid, "UPDATE_COMPLETE").await,
-            )))
+            )
         }
         .await
     );
@@ -604,12 +618,38 @@ fn status_call(log: &str, uuid: &str, status: &str) -> Option<String> {
         .next_back()
 }
 
-/// How a step's status arrived, for its line.
-fn arrived(call: Option<String>) -> String {
+/// Whether the entry point's `watches` select anything for a new
+/// cluster of its first cluster type.
+async fn declares_watches(kit: &Kit, entry_point: &str) -> bool {
+    let Ok(d) = kit.driver(entry_point) else {
+        return false;
+    };
+    let Some(target) = d.provides().first().cloned() else {
+        return false;
+    };
+    let st = fixtures::new_cluster(entry_point, &target, &BTreeMap::new());
+    d.watches(&fixtures::admin(), &st)
+        .await
+        .is_ok_and(|w| !w.is_empty())
+}
+
+/// A step's outcome from how its status arrived (the driver call the
+/// server's log names): a driver declaring watches must get it from
+/// derive-status.
+fn arrived(watches: bool, call: Option<String>) -> Result<StepOutcome, String> {
     match call.as_deref() {
-        Some("derive-status") => "by derive-status over its watches".into(),
-        Some(c) => format!("by {c}"),
-        None => String::new(),
+        Some("derive-status") => Ok(StepOutcome::Passed(
+            "by derive-status over its watches".into(),
+        )),
+        other if watches => Err(format!(
+            "the driver declares watches, but the status arrived {}: are its watches granted \
+             `list`? (`openkeel-magnum driver list --details` names a refused watch)",
+            other.map_or("without a logged driver call".to_string(), |c| format!(
+                "by {c}"
+            ))
+        )),
+        Some(c) => Ok(StepOutcome::Passed(format!("by {c}"))),
+        None => Ok(StepOutcome::Passed(String::new())),
     }
 }
 
@@ -971,12 +1011,31 @@ mod tests {
             Some("derive-status")
         );
         assert_eq!(status_call(&log, "u2", "UPDATE_COMPLETE"), None);
+        let passed = |r: Result<StepOutcome, String>| match r {
+            Ok(StepOutcome::Passed(note)) => Some(note),
+            _ => None,
+        };
+        for watches in [false, true] {
+            assert_eq!(
+                passed(arrived(watches, Some("derive-status".into()))).as_deref(),
+                Some("by derive-status over its watches")
+            );
+        }
+        // Without watches, polling is the driver's design.
         assert_eq!(
-            arrived(Some("derive-status".into())),
-            "by derive-status over its watches"
+            passed(arrived(false, Some("poll-status".into()))).as_deref(),
+            Some("by poll-status")
         );
-        assert_eq!(arrived(Some("poll-status".into())), "by poll-status");
-        assert_eq!(arrived(None), "");
+        assert_eq!(passed(arrived(false, None)).as_deref(), Some(""));
+        // With watches, a status that did not come from them fails the step.
+        let why = arrived(true, Some("poll-status".into()))
+            .err()
+            .unwrap_or_default();
+        assert!(
+            why.contains("declares watches, but the status arrived by poll-status"),
+            "{why}"
+        );
+        assert!(arrived(true, None).is_err());
     }
 
     #[test]

@@ -89,13 +89,17 @@ fn plural(kind: &str) -> String {
 }
 
 impl MemoryCluster {
-    /// An empty cluster serving Namespaces and the coordination Leases.
+    /// An empty cluster serving Namespaces, Secrets and the coordination
+    /// Leases.
     pub fn new() -> Arc<MemoryCluster> {
         let m = MemoryCluster {
             store: ApiServer::new(),
             kinds: Mutex::new(BTreeMap::new()),
         };
         m.serve("v1", "Namespace");
+        // The certificate store's Secrets and the reconciler's Lease are
+        // asked for without discovery.
+        m.serve("v1", "Secret");
         m.serve("coordination.k8s.io/v1", "Lease");
         Arc::new(m)
     }
@@ -407,7 +411,7 @@ fn bad_request(message: &str) -> Response {
 /// The body as the object `t` (and `name`) point at, or why it is a bad
 /// request: its apiVersion, kind, namespace and name must be the path's.
 fn envelope(t: &Target, name: Option<&str>, body: &[u8]) -> Result<KubeObject, String> {
-    let v: Value =
+    let mut v: Value =
         serde_json::from_slice(body).map_err(|e| format!("the body is not a JSON object: {e}"))?;
     let field = |p: &str| v.pointer(p).and_then(Value::as_str);
     if field("/apiVersion") != Some(t.api_version.as_str())
@@ -425,15 +429,22 @@ fn envelope(t: &Target, name: Option<&str>, body: &[u8]) -> Result<KubeObject, S
             "the namespace of the object does not match the namespace of the request".into(),
         );
     }
-    let object_name = field("/metadata/name").unwrap_or_default();
+    let object_name = field("/metadata/name").unwrap_or_default().to_owned();
     if object_name.is_empty() || name.is_some_and(|n| n != object_name) {
         return Err("the name of the object does not match the name of the request".into());
+    }
+    // The object is in the request's namespace, said or not.
+    if let (Some(ns), Some(meta)) = (
+        &t.namespace,
+        v.get_mut("metadata").and_then(Value::as_object_mut),
+    ) {
+        meta.insert("namespace".into(), Value::String(ns.clone()));
     }
     Ok(KubeObject {
         api_version: t.api_version.clone(),
         kind: t.kind.kind.clone(),
         namespace: t.namespace.clone(),
-        name: object_name.to_owned(),
+        name: object_name,
         json: v.to_string(),
     })
 }

@@ -208,3 +208,16 @@ fn a_watch_from_before_the_kept_changes_is_too_old() {
     assert_eq!(s.changes_since(0).err(), Some(TooOld { oldest: 1 }));
     assert_eq!(s.changes_since(1).map(|c| c.len()), Ok(KEPT_CHANGES));
 }
+
+#[test]
+fn a_replace_dropping_the_last_finalizer_of_a_deleting_object_lets_it_go() {
+    let s = ApiServer::new();
+    let held = cm("a", json!({"metadata": {"finalizers": ["x/y"]}}));
+    s.create(&held, "c").unwrap_or_else(|e| panic!("{e}"));
+    assert!(block_on(s.delete(r("a"))).unwrap_or(false));
+    assert!(s.object(&r("a")).is_some());
+    s.replace(&cm("a", json!({"metadata": {}})), "c", None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(s.object(&r("a")).is_none());
+    assert_eq!(kinds(&s, 2).last().map(|k| k.1), Some("DELETED"));
+}

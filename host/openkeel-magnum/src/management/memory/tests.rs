@@ -149,3 +149,37 @@ async fn a_lease_is_created_and_replaced_with_its_version() {
     assert!(ok(leases.get_opt("holder").await).is_some());
     assert!(ok(leases.get_opt("nobody").await).is_none());
 }
+
+#[tokio::test]
+async fn a_watch_from_a_forgotten_version_is_told_it_is_gone() {
+    use kube::api::WatchParams;
+    use kube::core::WatchEvent;
+    let memory = MemoryCluster::new();
+    let mc = ManagementCluster::in_memory(memory.clone());
+    // More changes than the server keeps.
+    for i in 0..=openkeel_magnum_driver_testkit::kube::KEPT_CHANGES + 1 {
+        ok(memory
+            .store()
+            .apply(cm("a", json!({"i": i.to_string()})), "m")
+            .await);
+    }
+    let api = ok(mc.watch_api("v1", "ConfigMap", Some("magnum-system")).await)
+        .unwrap_or_else(|| panic!("ConfigMaps are served"));
+    let events = ok(api.watch(&WatchParams::default().timeout(5), "1").await);
+    futures::pin_mut!(events);
+    match tokio::time::timeout(Duration::from_secs(5), events.next()).await {
+        Ok(Some(Ok(WatchEvent::Error(e)))) => assert_eq!(e.code, 410),
+        other => panic!("{:?}", other.map(|o| o.map(|r| r.is_ok()))),
+    }
+}
+
+#[tokio::test]
+async fn a_lease_written_without_its_namespace_is_in_the_requests() {
+    let memory = MemoryCluster::new();
+    let leases: Api<Lease> = Api::namespaced(memory.client(), "magnum-system");
+    let mut lease = Lease::default();
+    lease.metadata.name = Some("holder".into());
+    ok(leases.create(&PostParams::default(), &lease).await);
+    let got = ok(leases.get("holder").await);
+    assert_eq!(got.metadata.namespace.as_deref(), Some("magnum-system"));
+}

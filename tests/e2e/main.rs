@@ -19,4 +19,5 @@ mod sdk;
 mod sql;
 mod sweep;
 mod takeover;
+mod upgrade_check;
 mod watch;

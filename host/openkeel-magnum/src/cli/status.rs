@@ -1,11 +1,21 @@
 //! `status upgrade-check` (magnum-status upgrade check): oslo.upgradecheck's
-//! checks and table.
+//! checks and table — Magnum's policy check, then ours: the schema, the
+//! drivers and their grants, the management cluster and the reconciler's
+//! lease. Exit status: 0 when every check succeeds, 1 for the worst being a
+//! warning, 2 for a failure (magnum-status's codes).
 
+use std::collections::BTreeSet;
 use std::io::Write;
+use std::time::Duration;
+
+use driver_host::{DriverHost, KubeAccess, Refusal};
 
 use super::Failure;
 use crate::app;
 use crate::options::Options;
+
+/// The bound of each call a check makes to the management cluster.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// An oslo.upgradecheck result code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -26,10 +36,14 @@ impl Outcome {
 }
 
 pub(super) async fn upgrade_check(options: &Options, out: &mut dyn Write) -> Result<(), Failure> {
+    let host = app::start_drivers(options).await;
     let checks = [
         ("Policy File JSON to YAML Migration", policy_json(options)),
         ("Database Schema", database(options).await),
-        ("Cluster Drivers", drivers(options).await),
+        ("Cluster Drivers", drivers(&host)),
+        ("Driver Grants", grants(&host)),
+        ("Management Cluster", management(options, &host).await),
+        ("Reconciler Lease", lease(options).await),
     ];
     let worst = checks
         .iter()
@@ -108,9 +122,16 @@ async fn database(options: &Options) -> (Outcome, Option<String>) {
     }
 }
 
-/// The drivers load, the default driver exists, and at least one is enabled.
-async fn drivers(options: &Options) -> (Outcome, Option<String>) {
-    let host = match app::start_drivers(options).await {
+/// Whether a refusal is a grant that does not cover the manifest.
+fn is_grant_refusal(r: &Refusal) -> bool {
+    r.reason.contains("not granted")
+}
+
+/// The drivers load, the default driver exists, and at least one is
+/// enabled; a package refused for another reason than its grants is a
+/// warning.
+fn drivers(host: &Result<DriverHost, app::StartError>) -> (Outcome, Option<String>) {
+    let host = match host {
         Ok(h) => h,
         Err(e) => return (Outcome::Failure, Some(e.to_string())),
     };
@@ -128,6 +149,7 @@ async fn drivers(options: &Options) -> (Outcome, Option<String>) {
     let refused: Vec<String> = host
         .refused()
         .iter()
+        .filter(|r| !is_grant_refusal(r))
         .map(|r| format!("{}: {}", r.name, r.reason))
         .collect();
     if !refused.is_empty() {
@@ -140,4 +162,218 @@ async fn drivers(options: &Options) -> (Outcome, Option<String>) {
         Outcome::Success,
         Some(format!("Installed drivers: {}", names.join(", "))),
     )
+}
+
+/// Every installed package is granted what its manifest requests: one that
+/// is not is refused at start, and its clusters cannot be served.
+fn grants(host: &Result<DriverHost, app::StartError>) -> (Outcome, Option<String>) {
+    let Ok(host) = host else {
+        return (
+            Outcome::Failure,
+            Some("The drivers did not start (see Cluster Drivers).".into()),
+        );
+    };
+    let short: Vec<&str> = host
+        .refused()
+        .iter()
+        .filter(|r| is_grant_refusal(r))
+        .map(|r| r.reason.as_str())
+        .collect();
+    if short.is_empty() {
+        return (
+            Outcome::Success,
+            Some("Every installed driver is granted what its manifest requests.".into()),
+        );
+    }
+    (Outcome::Failure, Some(short.join("; ")))
+}
+
+/// The Kubernetes kinds the enabled entry points' drivers request, as
+/// (api version, kind), and those drivers' names.
+fn requested_kinds(host: &DriverHost) -> (BTreeSet<(String, String)>, BTreeSet<String>) {
+    let (mut kinds, mut users) = (BTreeSet::new(), BTreeSet::new());
+    for d in host.registry().enabled() {
+        for rule in &d.capabilities().kube {
+            users.insert(d.package().to_owned());
+            for k in rule.kinds.iter().filter(|k| k.as_str() != "*") {
+                kinds.insert((rule.api_version.clone(), k.clone()));
+            }
+        }
+    }
+    (kinds, users)
+}
+
+/// The management cluster answers and serves every kind the enabled
+/// drivers request. None configured is a warning when an enabled driver
+/// uses Kubernetes.
+async fn management(
+    options: &Options,
+    host: &Result<DriverHost, app::StartError>,
+) -> (Outcome, Option<String>) {
+    let (kinds, users) = match host {
+        Ok(h) => requested_kinds(h),
+        Err(_) => Default::default(),
+    };
+    let users = users.into_iter().collect::<Vec<_>>().join(", ");
+    let cluster = match app::management(options, app::Mode::Api).await {
+        Ok(Some(c)) => c,
+        Ok(None) if users.is_empty() => {
+            return (
+                Outcome::Success,
+                Some("None configured; no enabled driver uses Kubernetes.".into()),
+            );
+        }
+        Ok(None) => {
+            return (
+                Outcome::Warning,
+                Some(format!(
+                    "No management cluster: [capi]/kubeconfig is empty and none can be inferred, so \
+                     the Kubernetes calls of {users} answer unavailable and their clusters cannot be built."
+                )),
+            );
+        }
+        Err(e) => return (Outcome::Failure, Some(e.to_string())),
+    };
+    let answered = tokio::time::timeout(CHECK_TIMEOUT, cluster.client().apiserver_version()).await;
+    let version = match answered {
+        Ok(Ok(v)) => v.git_version,
+        Ok(Err(e)) => {
+            return (
+                Outcome::Failure,
+                Some(format!("The management cluster does not answer: {e}")),
+            );
+        }
+        Err(_) => {
+            return (
+                Outcome::Failure,
+                Some(format!(
+                    "The management cluster did not answer within {} s.",
+                    CHECK_TIMEOUT.as_secs()
+                )),
+            );
+        }
+    };
+    let mut missing = Vec::new();
+    for (api_version, kind) in &kinds {
+        match cluster.served(api_version, kind).await {
+            Ok(true) => {}
+            Ok(false) => missing.push(format!("{api_version}/{kind}")),
+            Err(e) => return (Outcome::Failure, Some(e.to_string())),
+        }
+    }
+    if !missing.is_empty() {
+        return (
+            Outcome::Warning,
+            Some(format!(
+                "Kubernetes {version} does not serve {} (requested by {users}): install their \
+                 CustomResourceDefinitions (the Cluster API and its OpenStack provider).",
+                missing.join(", ")
+            )),
+        );
+    }
+    (
+        Outcome::Success,
+        Some(format!(
+            "Kubernetes {version} serves the {} kinds the enabled drivers request.",
+            kinds.len()
+        )),
+    )
+}
+
+/// Some reconciler holds the lease: the Lease of the management cluster,
+/// else the database's lock row. Nobody holding it means cluster statuses
+/// are not being updated.
+async fn lease(options: &Options) -> (Outcome, Option<String>) {
+    match app::management(options, app::Mode::Api).await {
+        Ok(Some(cluster)) => kube_lease(options, cluster.client().clone()).await,
+        Ok(None) => database_lease(options).await,
+        Err(e) => (Outcome::Failure, Some(e.to_string())),
+    }
+}
+
+async fn kube_lease(options: &Options, client: kube::Client) -> (Outcome, Option<String>) {
+    use k8s_openapi::api::coordination::v1::Lease;
+    let namespace = match options.capi.lease_namespace.trim() {
+        "" => options.capi.namespace.clone(),
+        ns => ns.to_owned(),
+    };
+    let api: kube::Api<Lease> = kube::Api::namespaced(client, &namespace);
+    let name = crate::watch::lease::LEASE_NAME;
+    let got = match tokio::time::timeout(CHECK_TIMEOUT, api.get_opt(name)).await {
+        Ok(Ok(l)) => l,
+        Ok(Err(e)) => {
+            return (
+                Outcome::Failure,
+                Some(format!("Lease {namespace}/{name}: {e}")),
+            );
+        }
+        Err(_) => {
+            return (
+                Outcome::Failure,
+                Some(format!(
+                    "Lease {namespace}/{name}: no answer within {} s.",
+                    CHECK_TIMEOUT.as_secs()
+                )),
+            );
+        }
+    };
+    let spec = got.and_then(|l| l.spec).unwrap_or_default();
+    let holder = spec.holder_identity.filter(|h| !h.is_empty());
+    let age = spec.renew_time.map(|t| {
+        let now = k8s_openapi::jiff::Timestamp::now();
+        now.duration_since(t.0).as_secs()
+    });
+    let duration = i64::from(spec.lease_duration_seconds.unwrap_or(15));
+    match (holder, age) {
+        (Some(h), Some(a)) if a <= duration => (
+            Outcome::Success,
+            Some(format!(
+                "Lease {namespace}/{name} held by {h}, renewed {a} s ago."
+            )),
+        ),
+        _ => (
+            Outcome::Warning,
+            Some(format!(
+                "No reconciler holds the Lease {namespace}/{name}: cluster statuses are not being \
+                 updated (start openkeel-magnum reconciler)."
+            )),
+        ),
+    }
+}
+
+async fn database_lease(options: &Options) -> (Outcome, Option<String>) {
+    use crate::conductor::{LOCK_SERVICE_BINARY, LOCK_SERVICE_HOST};
+    let d = match app::open_database(options).await {
+        Ok(d) => d,
+        Err(e) => return (Outcome::Failure, Some(e.to_string())),
+    };
+    let row = d
+        .q()
+        .get_magnum_service(LOCK_SERVICE_HOST, LOCK_SERVICE_BINARY)
+        .await;
+    d.close().await;
+    // Three passes of the status loop, as the reconciler's own expiry.
+    let ttl = 3 * options.capi.resync_interval.max(1);
+    let now = chrono::Utc::now().naive_utc();
+    let held = row.ok().and_then(|r| {
+        let holder = r.disabled_reason.filter(|h| !h.is_empty())?;
+        let age = (now - r.last_seen_up?).num_seconds();
+        (age <= ttl).then_some((holder, age))
+    });
+    match held {
+        Some((h, a)) => (
+            Outcome::Success,
+            Some(format!(
+                "The database lease is held by {h}, renewed {a} s ago."
+            )),
+        ),
+        None => (
+            Outcome::Warning,
+            Some(
+                "No reconciler holds the database lease: cluster statuses are not being updated \
+                 (start openkeel-magnum reconciler)."
+                    .into(),
+            ),
+        ),
+    }
 }

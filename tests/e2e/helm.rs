@@ -8,12 +8,15 @@
 //! (`drivers/*/driver.toml`) request, and the service account's rights are
 //! tried for real: what the drivers write is allowed in the management
 //! namespace and refused elsewhere, the autoscaler's Role can be written,
-//! and the reconciler can hold its Lease.
+//! and the Lease can be held. Last, the binary runs as the minimal values'
+//! pods would: the hook's `db upgrade`, the `api` answering its probes'
+//! path, and the `reconciler` taking the Lease as the release's service
+//! account.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::Instant;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
@@ -23,7 +26,7 @@ use kube::core::GroupVersionKind;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::harness::{binary, in_ci};
+use crate::harness::{binary, driver_cache_conf, free_port, in_ci};
 use crate::kube::{CapiApiServer, capi_api_server_with, install_crds};
 
 /// The Kubernetes namespace of the drivers' objects (`managementNamespace`,
@@ -654,11 +657,16 @@ async fn the_chart_renders_applies_and_grants_what_the_drivers_request() {
     authorize(&env, "ha", HA_LEASE_NS, true).await;
     authorize(&env, "minimal", MANAGEMENT_NS, false).await;
 
+    let run_started = Instant::now();
+    run_as_deployed(&env, default, minimal).await;
+    let run_time = run_started.elapsed();
+
     eprintln!(
-        "helm chart: {} renderings, {applied} objects applied (dry run and real); render and lint {:.1}s, apply {:.1}s, total {:.1}s",
+        "helm chart: {} renderings, {applied} objects applied (dry run and real); render and lint {:.1}s, apply {:.1}s, run as deployed {:.1}s, total {:.1}s",
         RENDERINGS.len(),
         render_time.as_secs_f64(),
         apply_time.as_secs_f64(),
+        run_time.as_secs_f64(),
         started.elapsed().as_secs_f64()
     );
 }
@@ -758,4 +766,178 @@ async fn authorize(env: &CapiApiServer, release: &str, lease_ns: &str, autoscale
         .delete(LEASE, &Default::default())
         .await
         .expect("delete the Lease");
+}
+
+/// A process of the binary, killed when dropped.
+struct Running(Child, PathBuf);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Running {
+    fn output(&self) -> String {
+        std::fs::read_to_string(&self.1).unwrap_or_default()
+    }
+}
+
+/// Runs the binary as the minimal values' pods would: each container's
+/// command and arguments as rendered (the hook's from the default values,
+/// which has one), its ConfigMap's files, a kubeconfig that impersonates
+/// the release's service account (as the in-cluster one would be) and
+/// the environment the pods have, with these overrides (which win over
+/// the files): the database (SQLite) for the Secret, local paths for the
+/// policy file and the compiled-driver cache, and a free loopback port for
+/// the API. `db upgrade` must succeed, `api` must answer 200 on its probes'
+/// path, and `reconciler` must take the Lease.
+async fn run_as_deployed(env: &CapiApiServer, default: &[Value], minimal: &[Value]) {
+    let release = "minimal";
+    let sa = format!("system:serviceaccount:{release}:{release}-openkeel-magnum");
+    let mark = env.server.audited().len();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = |n: &str| dir.path().join(n);
+    let data = &find(minimal, "ConfigMap", "minimal-openkeel-magnum")["data"];
+    for file in ["magnum.conf", "policy.yaml"] {
+        std::fs::write(p(file), data[file].as_str().expect(file)).expect("write");
+    }
+    let admin = std::fs::read_to_string(env.server.kubeconfig_path()).expect("kubeconfig");
+    let mut kubeconfig: Value = serde_norway::from_str(&admin).expect("kubeconfig YAML");
+    let user = &mut kubeconfig["users"][0]["user"];
+    user["as"] = json!(sa);
+    user["as-groups"] = json!([
+        "system:serviceaccounts",
+        format!("system:serviceaccounts:{release}"),
+        "system:authenticated"
+    ]);
+    std::fs::write(
+        p("kubeconfig"),
+        serde_norway::to_string(&kubeconfig).expect("YAML"),
+    )
+    .expect("write");
+    let cache_dir = driver_cache_conf().parent().expect("cache dir").to_owned();
+    let port = free_port();
+    let start = |container: &Value, name: &str| -> Running {
+        let command = container["command"][0].as_str().expect("command");
+        assert_eq!(command, "openkeel-magnum");
+        let args: Vec<String> = container["args"]
+            .as_array()
+            .expect("args")
+            .iter()
+            .map(|a| {
+                let a = a.as_str().expect("arg");
+                a.strip_prefix("/etc/magnum/")
+                    .map_or(a.to_owned(), |f| p(f).display().to_string())
+            })
+            .collect();
+        let mut cmd = Command::new(binary());
+        cmd.args(&args);
+        for e in container["env"].as_array().expect("env") {
+            let var = e["name"].as_str().expect("name");
+            let value = match var {
+                "OS_DATABASE__CONNECTION" => format!("sqlite:///{}", p("magnum.sqlite").display()),
+                // The hook of the default values; noauth reads none.
+                "OS_KEYSTONE_AUTHTOKEN__PASSWORD" => "unused".to_owned(),
+                other => panic!("{name}: no value for {other} in this test"),
+            };
+            cmd.env(var, value);
+        }
+        let log = p(&format!("{name}.log"));
+        let out = std::fs::File::create(&log).expect("log");
+        cmd.env("OS_OSLO_POLICY__POLICY_FILE", p("policy.yaml"))
+            .env("OS_DRIVERS__PRECOMPILED_CACHE_DIR", &cache_dir)
+            .env("OS_CAPI__KUBECONFIG", p("kubeconfig"))
+            .env("OS_API__HOST", "127.0.0.1")
+            .env("OS_API__PORT", port.to_string())
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().expect("log"))
+            .stderr(out);
+        Running(cmd.spawn().expect("start the binary"), log)
+    };
+    let container = |d: &Value| -> Value { d["spec"]["template"]["spec"]["containers"][0].clone() };
+
+    let mut upgrade = start(
+        &container(find(default, "Job", "default-openkeel-magnum-db-upgrade")),
+        "db-upgrade",
+    );
+    let status = upgrade.0.wait().expect("db upgrade");
+    assert!(
+        status.success(),
+        "db upgrade: {status}\n{}",
+        upgrade.output()
+    );
+
+    let api_container = container(find(minimal, "Deployment", "minimal-openkeel-magnum-api"));
+    let probe = api_container["readinessProbe"]["httpGet"]["path"]
+        .as_str()
+        .expect("probe path")
+        .to_owned();
+    let mut api = start(&api_container, "api");
+    let url = format!("http://127.0.0.1:{port}{probe}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(Some(status)) = api.0.try_wait() {
+            panic!("api exited {status}:\n{}", api.output());
+        }
+        match reqwest::get(&url).await {
+            Ok(r) if r.status() == 200 => break,
+            other => assert!(
+                Instant::now() < deadline,
+                "GET {url}: {other:?}\n{}",
+                api.output()
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    let mut reconciler = start(
+        &container(find(
+            minimal,
+            "Deployment",
+            "minimal-openkeel-magnum-reconciler",
+        )),
+        "reconciler",
+    );
+    let leases: Api<Lease> = Api::namespaced(env.client.clone(), MANAGEMENT_NS);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(Some(status)) = reconciler.0.try_wait() {
+            panic!("reconciler exited {status}:\n{}", reconciler.output());
+        }
+        let holder = leases
+            .get_opt(LEASE)
+            .await
+            .expect("get the Lease")
+            .and_then(|l| l.spec)
+            .and_then(|s| s.holder_identity)
+            .filter(|h| !h.is_empty());
+        if holder.is_some() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the reconciler took no Lease:\n{}",
+            reconciler.output()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The Lease was written as the service account, and only by it.
+    let writes: Vec<_> = env.server.audited()[mark..]
+        .iter()
+        .filter(|a| a.resource == "leases" && a.verb != "get")
+        .map(|a| (a.verb.clone(), a.impersonated.clone()))
+        .collect();
+    assert!(!writes.is_empty(), "no Lease write audited");
+    assert!(writes.iter().all(|(_, user)| *user == sa), "{writes:?}");
+    // As the service account, nothing it did was refused.
+    for (name, r) in [("api", &mut api), ("reconciler", &mut reconciler)] {
+        let out = r.output();
+        assert!(
+            !out.contains("forbidden") && !out.contains("Forbidden"),
+            "{name}:\n{out}"
+        );
+    }
 }

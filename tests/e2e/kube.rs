@@ -162,6 +162,8 @@ pub struct Audited {
     pub uri: String,
     pub resource: String,
     pub user_agent: String,
+    /// The user a request impersonated, or empty.
+    pub impersonated: String,
 }
 
 impl ApiServer {
@@ -280,6 +282,10 @@ impl ApiServer {
                     .unwrap_or_default()
                     .to_string(),
                 user_agent: e["userAgent"].as_str().unwrap_or_default().to_string(),
+                impersonated: e["impersonatedUser"]["username"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
             })
             .collect()
     }

@@ -43,8 +43,16 @@ impl Drop for ApiServer {
 }
 
 /// The API server, or `None` (skipped, with a message) when the binaries
-/// are not configured; unset when `CI=true` is a failure.
+/// are not configured; unset when `CI=true` is a failure. It authorizes
+/// every request.
 pub fn api_server() -> Option<ApiServer> {
+    api_server_with("AlwaysAllow")
+}
+
+/// [`api_server`] with the given `--authorization-mode` (`RBAC`: the admin
+/// token, in `system:masters`, may still do anything, and a client that
+/// impersonates a service account gets that account's rights).
+pub fn api_server_with(authorization_mode: &str) -> Option<ApiServer> {
     let (Ok(apiserver), Ok(etcd)) = (
         std::env::var("TEST_ASSET_KUBE_APISERVER"),
         std::env::var("TEST_ASSET_ETCD"),
@@ -106,7 +114,7 @@ pub fn api_server() -> Option<ApiServer> {
         format!("--secure-port={api_port}"),
         format!("--cert-dir={}", p("certs").display()),
         format!("--token-auth-file={}", p("tokens.csv").display()),
-        "--authorization-mode=AlwaysAllow".into(),
+        format!("--authorization-mode={authorization_mode}"),
         "--service-cluster-ip-range=10.0.0.0/24".into(),
         "--service-account-issuer=https://kubernetes.default.svc.cluster.local".into(),
         format!("--service-account-key-file={}", p("sa.pub").display()),
@@ -154,6 +162,8 @@ pub struct Audited {
     pub uri: String,
     pub resource: String,
     pub user_agent: String,
+    /// The user a request impersonated, or empty.
+    pub impersonated: String,
 }
 
 impl ApiServer {
@@ -167,6 +177,20 @@ impl ApiServer {
         // directory: loopback only.
         config.accept_invalid_certs = true;
         config.auth_info.token = Some(self.token.clone().into());
+        kube::Client::try_from(config).expect("kube client")
+    }
+
+    /// [`Self::kube_client`] impersonating `user` in `groups` (the admin
+    /// may impersonate anyone): with `RBAC` authorization, what `user`
+    /// may do.
+    pub fn kube_client_as(&self, user: &str, groups: &[&str]) -> kube::Client {
+        let url: http::Uri = self.url.parse().expect("API server URL");
+        let mut config = kube::Config::new(url);
+        config.accept_invalid_certs = true;
+        config.auth_info.token = Some(self.token.clone().into());
+        config.auth_info.impersonate = Some(user.to_owned());
+        config.auth_info.impersonate_groups =
+            Some(groups.iter().map(|g| (*g).to_owned()).collect());
         kube::Client::try_from(config).expect("kube client")
     }
 
@@ -258,6 +282,10 @@ impl ApiServer {
                     .unwrap_or_default()
                     .to_string(),
                 user_agent: e["userAgent"].as_str().unwrap_or_default().to_string(),
+                impersonated: e["impersonatedUser"]["username"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
             })
             .collect()
     }
@@ -361,8 +389,14 @@ pub fn crd_manifests(dir: &Path) -> Vec<(PathBuf, serde_json::Value)> {
 /// message) when the binaries or the CRDs are not configured, a failure when
 /// `CI=true`.
 pub async fn capi_api_server() -> Option<CapiApiServer> {
+    capi_api_server_with("AlwaysAllow").await
+}
+
+/// [`capi_api_server`] with the given `--authorization-mode` (see
+/// [`api_server_with`]).
+pub async fn capi_api_server_with(authorization_mode: &str) -> Option<CapiApiServer> {
     let crds_dir = capi_crds_dir()?;
-    let server = api_server()?;
+    let server = api_server_with(authorization_mode)?;
     let client = server.kube_client();
     wait_ready(&client).await;
     let manifests = crd_manifests(&crds_dir);
@@ -402,7 +436,7 @@ async fn wait_ready(client: &kube::Client) {
 
 /// Applies every manifest and waits until each CRD is Established; the
 /// CRDs as the server has them then.
-async fn install_crds(
+pub async fn install_crds(
     client: &kube::Client,
     manifests: &[(PathBuf, serde_json::Value)],
 ) -> Vec<CustomResourceDefinition> {

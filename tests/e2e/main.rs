@@ -11,6 +11,7 @@ mod conformance;
 mod driver_test;
 mod foundation;
 mod harness;
+mod helm;
 mod hostile;
 mod keystone;
 mod kube;

@@ -14,6 +14,7 @@ mod harness;
 mod hostile;
 mod keystone;
 mod kube;
+mod metrics;
 mod notifications;
 mod sdk;
 mod sql;

@@ -751,6 +751,26 @@ fn every_modelled_option_is_a_field() {
 }
 
 #[test]
+fn metrics_are_off_on_the_loopback_by_default_and_checked() {
+    let o = ok("").options;
+    assert_eq!(
+        o.metrics,
+        super::Metrics {
+            enabled: false,
+            host: "127.0.0.1".into(),
+            port: 9513,
+        }
+    );
+    let o = ok("[metrics]\nenabled = true\nhost = ::\nport = 9100\n").options;
+    assert!(o.metrics.enabled);
+    assert_eq!((o.metrics.host.as_str(), o.metrics.port), ("::", 9100));
+    assert!(err("[metrics]\nport = 70000\n").starts_with("invalid value for [metrics]/port"));
+    assert!(
+        err("[metrics]\nhost = metrics.example\n").starts_with("invalid value for [metrics]/host")
+    );
+}
+
+#[test]
 fn values_of_every_type_in_every_group() {
     let o = ok("[DEFAULT]\nservice_down_time = 30\nuse_json = true\n\
                 [octavia_client]\nca_file = /ca\ninsecure = yes\nregion_name = r1\n\

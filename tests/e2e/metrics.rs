@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::harness::{ProjectApi, Server, free_port, get, service_env};
+use crate::harness::{ProjectApi, Server, free_port, get, okm, service_env};
 
 const PROJECT: &str = "metrics-project";
 
@@ -302,5 +302,78 @@ fn metrics_count_requests_by_route_and_driver_calls_and_are_off_by_default() {
     // Only /metrics is served there.
     let a = get(&format!("http://127.0.0.1:{port}/v1/clusters"), &[]).expect("GET");
     assert_eq!(a.status, 404);
+    drop(s);
+}
+
+/// `api` behind Keystone serves the metrics too: the token cache's hits and
+/// misses, a refused token counted as `unmatched`.
+#[test]
+fn api_with_keystone_counts_token_cache_lookups() {
+    let (Some(python), Some(keystone), Some(magnum_pass), Some(admin_pass)) = (
+        service_env("OPENKEEL_TEST_PYTHON"),
+        service_env("OPENKEEL_TEST_KEYSTONE_URL"),
+        service_env("OPENKEEL_TEST_KEYSTONE_MAGNUM_PASSWORD"),
+        service_env("OPENKEEL_TEST_KEYSTONE_ADMIN_PASSWORD"),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let conf = format!(
+        "[database]\nconnection = sqlite:///{}\n\n[keystone_authtoken]\nwww_authenticate_uri = {keystone}\n\
+         auth_url = {keystone}\nauth_type = password\nusername = magnum\npassword = {magnum_pass}\n\
+         project_name = service\nuser_domain_name = Default\nproject_domain_name = Default\n\
+         http_connect_timeout = 60\n\n[metrics]\nenabled = true\nport = {port}\n",
+        dir.path().join("magnum.db").display()
+    );
+    let conf_file = dir.path().join("db.conf");
+    std::fs::write(&conf_file, &conf).expect("write");
+    let o = okm(&[
+        "db",
+        "upgrade",
+        "--config-file",
+        &conf_file.display().to_string(),
+    ]);
+    assert_eq!(o.code, 0, "db upgrade: {o:?}");
+    let s = Server::start(&conf, &["api"]);
+    let url = format!("{}/v1/mservices", s.url);
+    let admin = crate::keystone::issue_token(&keystone, "admin", &admin_pass, "admin");
+    for _ in 0..3 {
+        let a = get(&url, &[("X-Auth-Token", &admin)]).expect("GET");
+        assert_eq!(a.status, 200, "{}", String::from_utf8_lossy(&a.body));
+    }
+    assert_eq!(get(&url, &[]).expect("GET").status, 401);
+
+    let (_, text) = scrape(port);
+    let samples = parse(&python, &text);
+    let lookups = |result: &str| {
+        value(
+            &samples,
+            "openkeel_magnum_token_cache_lookups_total",
+            &[("result", result)],
+        )
+    };
+    // The first request asks Keystone; the next two are answered from the
+    // cache.
+    assert_eq!(
+        (lookups("miss"), lookups("hit")),
+        (Some(1.0), Some(2.0)),
+        "{text}"
+    );
+    let req = |route: &str, status: &str| {
+        value(
+            &samples,
+            "openkeel_magnum_http_requests_total",
+            &[("route", route), ("method", "GET"), ("status", status)],
+        )
+    };
+    assert_eq!(req("/v1/mservices", "200"), Some(3.0), "{text}");
+    assert_eq!(req("unmatched", "401"), Some(1.0), "{text}");
+    for s in &samples {
+        for v in s.labels.values() {
+            let v = v.as_str().unwrap_or_default();
+            assert!(!v.contains(&admin) && !holds_uuid(v), "{}: {v:?}", s.name);
+        }
+    }
     drop(s);
 }

@@ -377,3 +377,59 @@ fn api_with_keystone_counts_token_cache_lookups() {
     }
     drop(s);
 }
+
+/// `reconciler` serves the metrics of its status loop: it holds the lease
+/// (the database's, with no management cluster) and answers no requests.
+#[test]
+fn reconciler_serves_its_status_loop_gauges() {
+    let Some(python) = service_env("OPENKEEL_TEST_PYTHON") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let conf = format!(
+        "[database]\nconnection = sqlite:///{}\n\n[metrics]\nenabled = true\nport = {port}\n",
+        dir.path().join("magnum.db").display()
+    );
+    let conf_file = dir.path().join("db.conf");
+    std::fs::write(&conf_file, &conf).expect("write");
+    let o = okm(&[
+        "db",
+        "upgrade",
+        "--config-file",
+        &conf_file.display().to_string(),
+    ]);
+    assert_eq!(o.code, 0, "db upgrade: {o:?}");
+    let r = Server::start_process(&conf, &["reconciler"], "reconciler started");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let samples = loop {
+        if get(&format!("http://127.0.0.1:{port}/metrics"), &[]).is_ok() {
+            let (_, text) = scrape(port);
+            let samples = parse(&python, &text);
+            if value(&samples, "openkeel_magnum_reconciler_lease_held", &[]) == Some(1.0) {
+                break samples;
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the reconciler never held the lease:\n{}",
+            r.output()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(
+        !samples
+            .iter()
+            .any(|s| s.name == "openkeel_magnum_http_requests_total"),
+        "requests counted by a process that serves no API"
+    );
+    assert_eq!(
+        value(
+            &samples,
+            "openkeel_magnum_reconciler_clusters_in_progress",
+            &[]
+        ),
+        Some(0.0)
+    );
+    drop(r);
+}

@@ -2,7 +2,9 @@
 # Creates the Python used by the differential tests (OPENKEEL_TEST_PYTHON):
 # a venv with oslo.policy pinned to the version of the 2026.2
 # upper-constraints (the release Magnum 23.0.0 is tested with), which brings
-# oslo.config for the config oracle, plus cryptography for the certs oracle.
+# oslo.config for the config oracle, plus cryptography for the certs oracle
+# and prometheus_client, whose OpenMetrics parser reads /metrics in the e2e
+# suite.
 #
 #   eval "$(scripts/ci/python-oracle.sh)"
 #
@@ -49,9 +51,10 @@ PINS=(
   certifi==2026.10.19.post1
   charset-normalizer==3.5.3
   typing_extensions==4.16.0
+  prometheus_client==0.26.0
 )
 # Top-level packages to install (the rest of PINS are their dependencies).
-INSTALL=(oslo.policy cryptography)
+INSTALL=(oslo.policy cryptography prometheus_client)
 
 log() { echo "[python-oracle.sh] $*" >&2; }
 fail() {
@@ -99,9 +102,9 @@ if [[ "$(cat "$VENV/.okm-installed" 2>/dev/null)" != "$PIN_HASH" ]]; then
     fail "pip install (see $LOG)"
   echo "$PIN_HASH" >"$VENV/.okm-installed"
 fi
-got=$("$VENV/bin/python" -c 'import oslo_policy, oslo_config, cryptography
+got=$("$VENV/bin/python" -c 'import oslo_policy, oslo_config, cryptography, prometheus_client.openmetrics.parser
 from importlib.metadata import version; print(version("oslo.policy"))' 2>>"$LOG") ||
-  fail "oslo.policy, oslo.config or cryptography is not importable from $VENV"
+  fail "oslo.policy, oslo.config, cryptography or prometheus_client is not importable from $VENV"
 [[ $got == "${PINS[0]#oslo.policy==}" ]] || fail "oslo.policy $got installed, want ${PINS[0]}"
 log "oslo.policy $got ready in $VENV"
 echo "export OPENKEEL_TEST_PYTHON=$VENV/bin/python"

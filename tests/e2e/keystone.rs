@@ -16,7 +16,7 @@ fn client() -> reqwest::blocking::Client {
 }
 
 /// A project-scoped token of `user`.
-fn issue_token(keystone: &str, user: &str, password: &str, project: &str) -> String {
+pub(crate) fn issue_token(keystone: &str, user: &str, password: &str, project: &str) -> String {
     let body = json!({"auth": {"identity": {"methods": ["password"], "password": {"user": {
         "name": user, "domain": {"id": "default"}, "password": password}}},
         "scope": {"project": {"name": project, "domain": {"id": "default"}}}}});

@@ -15,6 +15,7 @@ mod helm;
 mod hostile;
 mod keystone;
 mod kube;
+mod metrics;
 mod notifications;
 mod sdk;
 mod sql;

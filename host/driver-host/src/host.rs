@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::access::{CloudAccess, KubeAccess, OpenStackAccess, SecretsAccess};
+use crate::breaker::Health;
 use crate::clock::{Clock, SystemClock};
 use crate::driver::Driver;
 use crate::error::LoadError;
@@ -41,6 +42,19 @@ impl Default for HostServices {
             clock: Arc::new(SystemClock::default()),
         }
     }
+}
+
+/// Observes the driver calls of a host, for metrics: it is called on the
+/// calling task, so it must be quick (counters, no I/O).
+pub trait CallObserver: Send + Sync {
+    /// A call of `function` (`create-cluster`) of package `driver` ended
+    /// after `elapsed` (instantiation included), answered or not. A call
+    /// an open breaker refused is not made and not counted here.
+    fn call(&self, driver: &str, function: &'static str, elapsed: std::time::Duration);
+    /// A fault of `driver` in `function`: one the call itself met, an
+    /// answer the host refused, or a call refused by the open breaker
+    /// (`FaultKind::BreakerOpen`).
+    fn fault(&self, driver: &str, function: &'static str, kind: crate::FaultKind);
 }
 
 /// A driver package that was not loaded, and why.
@@ -102,6 +116,7 @@ impl DriverHost {
             secrets: services.secrets,
             state: StateStore::default(),
             clock: services.clock,
+            observer: std::sync::OnceLock::new(),
         });
         let mut packages: Vec<Arc<Package>> = Vec::new();
         let mut refused = Vec::new();
@@ -178,6 +193,23 @@ impl DriverHost {
             registry,
             refused,
         })
+    }
+
+    /// Tells `observer` of every driver call and fault from now on (once:
+    /// a second observer is ignored).
+    pub fn observe_calls(&self, observer: Arc<dyn CallObserver>) {
+        let _ = self.services.observer.set(observer);
+    }
+
+    /// Each loaded package's name and health (its breaker), once per
+    /// package, in name order.
+    pub fn package_health(&self) -> Vec<(String, Health)> {
+        let mut seen = BTreeMap::new();
+        for d in self.registry.all() {
+            seen.entry(d.package().to_string())
+                .or_insert_with(|| d.health());
+        }
+        seen.into_iter().collect()
     }
 
     /// The registry of loaded drivers, for selection.

@@ -48,6 +48,8 @@ pub(crate) struct Services {
     pub(crate) secrets: Option<Arc<dyn SecretsAccess>>,
     pub(crate) state: StateStore,
     pub(crate) clock: Arc<dyn Clock>,
+    /// Told of every call and fault ([`crate::DriverHost::observe_calls`]).
+    pub(crate) observer: std::sync::OnceLock<Arc<dyn crate::CallObserver>>,
 }
 
 /// What every call of one driver package shares.

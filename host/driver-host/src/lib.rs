@@ -54,7 +54,7 @@ pub use error::{
     cluster_driver_not_supported, cluster_type_beta_not_enabled, cluster_type_not_supported,
     credential_rotation_not_supported, validate_master_size,
 };
-pub use host::{DriverHost, HostServices, Refusal};
+pub use host::{CallObserver, DriverHost, HostServices, Refusal};
 pub use imports::field_manager;
 pub use package::{
     EntryPointInfo, Origin, PackageSource, SUPPORTED_WIT, WIT_PACKAGE, World, supported_wit_range,

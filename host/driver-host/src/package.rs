@@ -811,6 +811,9 @@ impl Package {
             Ok(a) => a,
             Err(left) => {
                 // Not logged: the opening was, once.
+                if let Some(o) = self.ctx.services.observer.get() {
+                    o.fault(&self.ctx.name, function, FaultKind::BreakerOpen);
+                }
                 let h = self.health();
                 return Err(self.fault(
                     function,
@@ -848,6 +851,9 @@ impl Package {
                 .map_err(|e| (false, e))
         })
         .await;
+        if let Some(o) = self.ctx.services.observer.get() {
+            o.call(&self.ctx.name, function, started.elapsed());
+        }
         let stderr = store.data().stderr_summary();
         store.data().flush_output(function);
         drop(store);
@@ -890,6 +896,9 @@ impl Package {
     /// when it opens.
     pub(crate) fn record_fault(&self, f: &DriverFault, admission: Admission) {
         tracing::warn!(driver = %f.driver, function = f.function, fault = f.kind.as_str(), "driver fault: {}", f.message);
+        if let Some(o) = self.ctx.services.observer.get() {
+            o.fault(&f.driver, f.function, f.kind);
+        }
         let now = self.ctx.services.clock.monotonic();
         if let Opened::For(d) = self.breaker.fault(now, admission, &f.message) {
             let h = self.breaker.health(now);

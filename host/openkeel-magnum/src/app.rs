@@ -166,6 +166,60 @@ pub fn listen_address(options: &Options) -> Result<SocketAddr, StartError> {
     Ok(SocketAddr::new(host, options.api.port))
 }
 
+/// The metrics of a server process: the driver host observed, the
+/// conductor's pools and queue sampled at scrape time.
+pub fn metrics(conductor: &Conductor) -> Arc<crate::metrics::Metrics> {
+    let metrics = Arc::new(crate::metrics::Metrics::new());
+    conductor.drivers().observe_calls(metrics.clone());
+    metrics.sample_conductor(conductor.clone());
+    metrics
+}
+
+/// `app` with every request counted in `metrics`.
+pub fn tracked(app: axum::Router, metrics: Arc<crate::metrics::Metrics>) -> axum::Router {
+    app.layer(axum::middleware::from_fn_with_state(
+        metrics,
+        crate::metrics::track,
+    ))
+}
+
+/// Starts the `[metrics]` listener when it is enabled: the address is
+/// bound at once (one in use fails the start), then `GET /metrics` is
+/// served until the task is aborted.
+pub async fn serve_metrics(
+    options: &Options,
+    metrics: Arc<crate::metrics::Metrics>,
+) -> Result<Option<MetricsListener>, StartError> {
+    let m = &options.metrics;
+    if !m.enabled {
+        return Ok(None);
+    }
+    let host: IpAddr = m.host.parse().map_err(|_| {
+        StartError::new(format!("[metrics]/host: {:?} is not an IP address", m.host))
+    })?;
+    let addr = SocketAddr::new(host, m.port);
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| StartError::new(format!("metrics: listen on {addr}: {e}")))?;
+    tracing::info!(address = %addr, "serving metrics");
+    let app = crate::metrics::router(metrics);
+    let task = tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            tracing::error!(error = %e, "metrics listener");
+        }
+    });
+    Ok(Some(MetricsListener(task)))
+}
+
+/// The running metrics listener; stopped when dropped.
+pub struct MetricsListener(tokio::task::JoinHandle<()>);
+
+impl Drop for MetricsListener {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// The HTTP application with every handler of this build.
 pub fn application(
     options: &Options,
@@ -433,6 +487,13 @@ impl api::Authenticator for auth::Authenticator {
                     e.into_response(headers)
                 })
         })
+    }
+
+    fn token_cache_counts(&self) -> Option<(u64, u64)> {
+        match self {
+            auth::Authenticator::Keystone(k) => Some(k.cache_counts()),
+            auth::Authenticator::NoAuth(_) => None,
+        }
     }
 }
 

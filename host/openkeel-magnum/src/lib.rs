@@ -20,6 +20,7 @@ pub mod db;
 pub mod fuzzing;
 pub mod management;
 pub mod memory;
+pub mod metrics;
 pub mod notify;
 pub mod openstack;
 pub mod options;

@@ -155,6 +155,11 @@ struct Flight {
     registered: Mutex<HashMap<String, Registration>>,
     /// Watched clusters whose status is to be derived, and when.
     pending: Mutex<HashMap<String, tokio::time::Instant>>,
+    /// The clusters in progress the last pass found.
+    in_progress: std::sync::atomic::AtomicUsize,
+    /// Whether the last pass held the lease (the database's when not
+    /// watching).
+    leading: std::sync::atomic::AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -173,6 +178,24 @@ impl Drop for Slot {
     fn drop(&mut self) {
         lock(&self.flight.clusters).remove(&self.uuid);
     }
+}
+
+/// What the status loop holds at one moment, for metrics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Gauges {
+    /// The clusters in progress (`*_IN_PROGRESS`) the last pass found.
+    pub in_progress: usize,
+    /// Clusters whose status is being polled.
+    pub polling: usize,
+    /// Watched clusters whose status waits to be derived.
+    pub pending: usize,
+    /// The watches kept on the management cluster.
+    pub reflectors: usize,
+    /// The objects they hold.
+    pub objects: usize,
+    /// Whether this instance holds the lease: the Lease of the management
+    /// cluster when watching, else the database's, as of the last pass.
+    pub lease_held: bool,
 }
 
 /// The background status loop.
@@ -202,6 +225,30 @@ impl Reconciler {
             watching: Some(Arc::new(watching)),
             ..Reconciler::new(conductor, settings)
         }
+    }
+
+    /// What the loop holds now.
+    pub fn gauges(&self) -> Gauges {
+        let mut g = Gauges {
+            in_progress: self
+                .flight
+                .in_progress
+                .load(std::sync::atomic::Ordering::Relaxed),
+            polling: lock(&self.flight.clusters).len(),
+            pending: lock(&self.flight.pending).len(),
+            lease_held: self
+                .flight
+                .leading
+                .load(std::sync::atomic::Ordering::Relaxed),
+            ..Gauges::default()
+        };
+        if let Some(w) = &self.watching {
+            let size = w.hub.size();
+            g.reflectors = size.reflectors;
+            g.objects = size.objects;
+            g.lease_held = w.lease.held();
+        }
+        g
     }
 
     /// Ticks every interval until `stop` resolves, then gives the lease
@@ -393,7 +440,12 @@ impl Reconciler {
     /// others.
     pub async fn tick(&self) -> Result<(), String> {
         let c = &self.conductor;
-        if !self.lead().await? {
+        let leading = self.lead().await;
+        self.flight.leading.store(
+            matches!(leading, Ok(true)),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        if !leading? {
             // Another instance reconciles: this one watches nothing.
             if self.watching.is_some() {
                 let all: Vec<String> = lock(&self.flight.registered).keys().cloned().collect();
@@ -410,6 +462,13 @@ impl Reconciler {
             c.start_poll_pass(health).await
         };
         let pass = Arc::new(pass.map_err(|e| format!("start poll pass: {e}"))?);
+        self.flight.in_progress.store(
+            pass.clusters
+                .iter()
+                .filter(|c| c.status.is_some_and(Status::is_in_progress))
+                .count(),
+            std::sync::atomic::Ordering::Relaxed,
+        );
         if self.watching.is_some() {
             // The clusters gone since the last pass are watched no more.
             let listed: HashSet<&str> = pass.clusters.iter().map(|c| c.uuid.as_str()).collect();

@@ -647,6 +647,69 @@ async fn repeated_faults_open_the_breaker() {
     );
 }
 
+/// What a call observer was told: calls and faults, by function.
+#[derive(Default)]
+struct Seen(std::sync::Mutex<Vec<String>>);
+
+impl driver_host::CallObserver for Seen {
+    fn call(&self, driver: &str, function: &'static str, _: Duration) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("call {driver} {function}"));
+    }
+
+    fn fault(&self, driver: &str, function: &'static str, kind: FaultKind) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("fault {driver} {function} {}", kind.as_str()));
+    }
+}
+
+#[tokio::test]
+async fn the_call_observer_is_told_of_calls_faults_and_refusals() {
+    let mut s = granting(&["sb-panic"]);
+    s.breaker = BreakerSettings {
+        threshold: 2,
+        window: Duration::from_secs(60),
+        cooldown: Duration::from_secs(30),
+    };
+    let h = host_with(
+        s,
+        HostServices::default(),
+        vec![sandbox("panic", "", ALL_CAPS)],
+    )
+    .await;
+    let seen = Arc::new(Seen::default());
+    h.observe_calls(seen.clone());
+    let d = h
+        .registry()
+        .lookup("sb-panic")
+        .cloned()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let p = d.package().to_string();
+    assert_eq!(h.package_health(), vec![(p.clone(), d.health())]);
+    for _ in 0..3 {
+        let _ = fault(d.validate_master_size(1).await);
+    }
+    let f = "validate-master-size";
+    assert_eq!(
+        *seen.0.lock().unwrap(),
+        vec![
+            format!("call {p} {f}"),
+            format!("fault {p} {f} trap"),
+            format!("call {p} {f}"),
+            format!("fault {p} {f} trap"),
+            // Refused by the open breaker: a fault, not a call.
+            format!("fault {p} {f} breaker_open"),
+        ]
+    );
+    let health = h.package_health();
+    assert_eq!(health.len(), 1);
+    assert!(health[0].1.open, "{health:?}");
+}
+
 #[tokio::test]
 async fn guest_output_and_logs_reach_tracing_with_the_driver_name() {
     let buf = captured_log();

@@ -72,6 +72,14 @@ pub async fn healthcheck(State(api): State<Arc<Api>>, req: Request, next: Next) 
     if path != "/healthcheck" && !path.starts_with("/healthcheck/") {
         return next.run(req).await;
     }
+    let mut resp = health(&api, &req);
+    resp.extensions_mut()
+        .insert(crate::metrics::RoutePattern("/healthcheck"));
+    resp
+}
+
+/// The answer of `/healthcheck`.
+fn health(api: &Api, req: &Request) -> Response {
     let disabled = api
         .options
         .healthcheck_disable_file

@@ -57,6 +57,12 @@ pub trait Authenticator: Send + Sync {
         &'a self,
         headers: &'a HeaderMap,
     ) -> BoxFuture<'a, Result<RequestContext, Response>>;
+
+    /// The token cache's lookups so far, (hits, misses), when there is a
+    /// cache (metrics).
+    fn token_cache_counts(&self) -> Option<(u64, u64)> {
+        None
+    }
 }
 
 /// The `[cors]` options (oslo.middleware), with Magnum's defaults for the
@@ -297,7 +303,8 @@ async fn dispatch(State(api): State<Arc<Api>>, req: Request) -> Response {
         .get::<RequestId>()
         .map(|r| r.0.clone())
         .unwrap_or_default();
-    let (route_id, version, result) = serve(&api, req, &request_id).await;
+    let (route, version, result) = serve(&api, req, &request_id).await;
+    let route_id = route.map(|(id, _)| id);
     let mut resp = match result {
         Ok(resp) => resp,
         Err(e) => {
@@ -307,6 +314,10 @@ async fn dispatch(State(api): State<Arc<Api>>, req: Request) -> Response {
             e.render(&accept)
         }
     };
+    if let Some((_, pattern)) = route {
+        resp.extensions_mut()
+            .insert(crate::metrics::RoutePattern(pattern));
+    }
     if let Some(v) = version
         && resp.extensions().get::<version_headers::Drop>().is_none()
     {
@@ -327,10 +338,10 @@ async fn dispatch(State(api): State<Arc<Api>>, req: Request) -> Response {
     resp
 }
 
-/// The route served, the value of the version header to answer with, and
-/// the answer.
+/// The route served (id and pattern), the value of the version header to
+/// answer with, and the answer.
 type Served = (
-    Option<&'static str>,
+    Option<(&'static str, &'static str)>,
     Option<String>,
     Result<Response, ApiError>,
 );
@@ -360,7 +371,11 @@ async fn serve(api: &Api, req: Request, request_id: &str) -> Served {
     }
     let mut segs = routes::split_path(&path);
     if segs.is_empty() {
-        return (Some("root.get"), None, serve_root(api, &parts, &base_url));
+        let root = (
+            "root.get",
+            api.router.routes().first().map_or("/", |r| r.pattern),
+        );
+        return (Some(root), None, serve_root(api, &parts, &base_url));
     }
     // Magnum: root.py:98 — a first segment other than "v1" is routed to v1.
     if segs[0] != "v1" {
@@ -418,9 +433,9 @@ async fn serve(api: &Api, req: Request, request_id: &str) -> Served {
         return (None, answered, Err(err));
     };
     let route = api.router.get(index).clone();
-    let id = route.id;
+    let name = (route.id, route.pattern);
     let result = serve_route(api, parts, body, route, m, ctx, version, base_url).await;
-    (Some(id), answered, result)
+    (Some(name), answered, result)
 }
 
 fn method_406(version: Version, method: &str) -> ApiError {

@@ -5,6 +5,7 @@
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -172,6 +173,9 @@ struct Inner {
     clock: Clock,
     /// Serialises service authentication.
     service: Mutex<Option<ServiceToken>>,
+    /// Token cache lookups answered from the cache, and the others.
+    cache_hits: std::sync::atomic::AtomicU64,
+    cache_misses: std::sync::atomic::AtomicU64,
 }
 
 /// The service user's token (never logged: no `Debug`).
@@ -181,6 +185,14 @@ struct ServiceToken {
 }
 
 impl Keystone {
+    /// The token cache's lookups so far: (answered from the cache, not).
+    pub fn cache_counts(&self) -> (u64, u64) {
+        (
+            self.inner.cache_hits.load(Ordering::Relaxed),
+            self.inner.cache_misses.load(Ordering::Relaxed),
+        )
+    }
+
     /// Checks `settings` and builds the authenticator; `is_admin` is the
     /// `context_is_admin` rule. Keystone is not contacted: call
     /// [`Keystone::check`] at start-up for that.
@@ -279,6 +291,8 @@ impl Keystone {
                 is_admin,
                 clock,
                 service: Mutex::new(None),
+                cache_hits: Default::default(),
+                cache_misses: Default::default(),
             }),
         })
     }
@@ -410,8 +424,10 @@ impl Inner {
         };
         let key = key_of(token);
         if let Some(entry) = cache.get(&key, (self.clock)()).await {
+            self.cache_hits.fetch_add(1, Ordering::Relaxed);
             return entry.outcome.clone();
         }
+        self.cache_misses.fetch_add(1, Ordering::Relaxed);
         let entry = cache
             .get_or_validate(key, async {
                 let outcome = self.validate(token).await;

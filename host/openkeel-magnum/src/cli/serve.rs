@@ -13,7 +13,10 @@ pub(super) async fn api(options: Options) -> Result<(), Failure> {
     let db = app::open_database(&options).await?;
     crate::db::check_schema(&db).await.map_err(Failure::new)?;
     let conductor = app::conductor(&options, app::Mode::Api, db.clone()).await?;
-    let served = serve(&options, conductor).await;
+    let metrics = app::metrics(&conductor);
+    let listener = app::serve_metrics(&options, metrics.clone()).await?;
+    let served = serve(&options, conductor, metrics).await;
+    drop(listener);
     db.close().await;
     served
 }
@@ -24,6 +27,7 @@ pub(super) async fn all_in_one(options: Options) -> Result<(), Failure> {
     let db = app::open_database(&options).await?;
     crate::db::upgrade(&db).await.map_err(Failure::new)?;
     let conductor = app::conductor(&options, app::Mode::AllInOne, db.clone()).await?;
+    let metrics = app::metrics(&conductor);
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let until_stop = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|s| *s).await;
@@ -34,8 +38,11 @@ pub(super) async fn all_in_one(options: Options) -> Result<(), Failure> {
     heartbeat.beat().await;
     let heartbeat = tokio::spawn(heartbeat.run(until_stop(stopped.clone())));
     let reconciler = app::reconciler(&options, app::Mode::AllInOne, conductor.clone()).await?;
+    metrics.sample_reconciler(reconciler.clone());
+    let listener = app::serve_metrics(&options, metrics.clone()).await?;
     let reconciler = tokio::spawn(reconciler.run(until_stop(stopped)));
-    let served = serve(&options, conductor).await;
+    let served = serve(&options, conductor, metrics).await;
+    drop(listener);
     let _ = stop.send(true);
     let _ = heartbeat.await;
     let _ = reconciler.await;
@@ -49,6 +56,7 @@ pub(super) async fn reconciler(options: Options) -> Result<(), Failure> {
     let db = app::open_database(&options).await?;
     crate::db::check_schema(&db).await.map_err(Failure::new)?;
     let conductor = app::conductor(&options, app::Mode::Api, db.clone()).await?;
+    let metrics = app::metrics(&conductor);
     let heartbeat = app::heartbeat(&options, conductor.clone());
     // The service row is written before the status loop takes its lease
     // (another magnum_service row): in a fresh database the conductor's row
@@ -62,8 +70,11 @@ pub(super) async fn reconciler(options: Options) -> Result<(), Failure> {
     };
     let beat = tokio::spawn(heartbeat.run(until_stop(stopped.clone())));
     let status = app::reconciler(&options, app::Mode::Api, conductor).await?;
+    metrics.sample_reconciler(status.clone());
+    let listener = app::serve_metrics(&options, metrics).await?;
     let status = tokio::spawn(status.run(until_stop(stopped)));
     app::shutdown_signal().await;
+    drop(listener);
     let _ = stop.send(true);
     let _ = beat.await;
     let _ = status.await;
@@ -74,13 +85,21 @@ pub(super) async fn reconciler(options: Options) -> Result<(), Failure> {
 /// Serves the API; cluster creates answer once their rows are written and
 /// their create jobs run on the pool, drained at the end (for at most 15
 /// seconds; what is left the status loop resumes).
-async fn serve(options: &Options, conductor: Conductor) -> Result<(), Failure> {
+async fn serve(
+    options: &Options,
+    conductor: Conductor,
+    metrics: Arc<crate::metrics::Metrics>,
+) -> Result<(), Failure> {
     let enforcer = Arc::new(app::load_policy(options)?);
     let auth = app::authenticator(options, enforcer.clone()).await?;
+    metrics.sample_auth(auth.clone());
     conductor.start_create_jobs(app::create_job_workers());
     let served = app::serve(
         options,
-        app::application(options, auth, conductor.clone(), enforcer),
+        app::tracked(
+            app::application(options, auth, conductor.clone(), enforcer),
+            metrics,
+        ),
     )
     .await;
     if let Err(e) = conductor.stop_create_jobs(Duration::from_secs(15)).await {

@@ -229,6 +229,14 @@ impl Conductor {
         *lock(&jobs.queue) = Some(tx);
     }
 
+    /// How many cluster create jobs wait in the pool's queue (not those
+    /// running).
+    pub fn create_jobs_queued(&self) -> usize {
+        lock(&self.work.jobs.queue)
+            .as_ref()
+            .map_or(0, |tx| tx.max_capacity().saturating_sub(tx.capacity()))
+    }
+
     /// Stops taking new jobs (later creates run theirs within the request),
     /// lets the workers finish the queue and waits for them. When `grace`
     /// passes first, the jobs still queued are dropped: their clusters stay

@@ -105,6 +105,25 @@ impl Pools {
         }
     }
 
+    /// The connections open in each pool: (pool, in use, idle). MySQL and
+    /// PostgreSQL have one pool, `main`; SQLite a `read` and a `write`
+    /// pool (one and the same for an in-memory database).
+    pub(crate) fn connections(&self) -> Vec<(&'static str, usize, usize)> {
+        fn of<D: sqlx::Database>(
+            name: &'static str,
+            p: &sqlx::Pool<D>,
+        ) -> (&'static str, usize, usize) {
+            let idle = p.num_idle();
+            let size = usize::try_from(p.size()).unwrap_or(usize::MAX);
+            (name, size.saturating_sub(idle), idle)
+        }
+        match self {
+            Pools::MySql(p) => vec![of("main", p)],
+            Pools::Postgres(p) => vec![of("main", p)],
+            Pools::Sqlite { read, write } => vec![of("read", read), of("write", write)],
+        }
+    }
+
     pub(crate) async fn close(&self) {
         match self {
             Pools::MySql(p) => p.close().await,

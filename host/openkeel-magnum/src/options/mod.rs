@@ -211,6 +211,8 @@ pub struct Options {
     pub healthcheck: Healthcheck,
     /// `[capi]` (ours).
     pub capi: Capi,
+    /// `[metrics]` (ours).
+    pub metrics: Metrics,
     /// `[glance_client]`.
     pub glance_client: Client,
     /// `[nova_client]`.
@@ -702,6 +704,17 @@ pub struct Capi {
     pub app_credential_roles: Vec<String>,
     /// `addons_manifests_dir`: operator CNI manifests (empty for none).
     pub addons_manifests_dir: String,
+}
+
+/// `[metrics]`, openkeel-magnum's own: the Prometheus listener.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Metrics {
+    /// `enabled`: serve `GET /metrics` (off by default).
+    pub enabled: bool,
+    /// `host`: the listen address (an IP address).
+    pub host: String,
+    /// `port`.
+    pub port: u16,
 }
 
 /// One `[<service>_client]` group: how the service reaches another
@@ -1244,6 +1257,11 @@ impl<'a> Reader<'a> {
                 delete_timeout: self.int("capi", "delete_timeout"),
                 app_credential_roles: self.list("capi", "app_credential_roles"),
                 addons_manifests_dir: self.string("capi", "addons_manifests_dir"),
+            },
+            metrics: Metrics {
+                enabled: self.bool("metrics", "enabled"),
+                host: self.string("metrics", "host"),
+                port: self.port("metrics", "port"),
             },
             glance_client: self.client("glance_client"),
             nova_client: self.client("nova_client"),

@@ -172,6 +172,9 @@ const NOT_IN_SAMPLE: &[(&str, &str)] = &[
         "[capi]/addons_manifests_dir",
         "ours: the Cluster API management cluster",
     ),
+    ("[metrics]/enabled", "ours: the Prometheus listener"),
+    ("[metrics]/host", "ours: the Prometheus listener"),
+    ("[metrics]/port", "ours: the Prometheus listener"),
     (
         "[oslo_middleware]/enable_proxy_headers_parsing",
         "http_proxy_to_wsgi namespace is not in Magnum's generator",
@@ -358,6 +361,7 @@ fn assert_same_values(a: &super::Options, b: &super::Options) {
     assert_eq!(a.profiler, b.profiler);
     assert_eq!(a.healthcheck, b.healthcheck);
     assert_eq!(a.capi, b.capi);
+    assert_eq!(a.metrics, b.metrics);
     for (x, y) in [
         (&a.glance_client, &b.glance_client),
         (&a.nova_client, &b.nova_client),

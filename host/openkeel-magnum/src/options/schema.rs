@@ -717,6 +717,19 @@ pub(super) fn modelled() -> Vec<Opt> {
             .default("")
             .namespace(OURS)
             .help("Directory of operator CNI manifests, cilium/<cilium_tag>.yaml and calico/<calico_tag>.yaml; empty for none."),
+        // Ours: the Prometheus listener.
+        Opt::new("metrics", "enabled", OptType::Boolean)
+            .default("false")
+            .namespace(OURS)
+            .help("Serve Prometheus metrics (GET /metrics, in the OpenMetrics text format) on a listener of their own, [metrics]/host and [metrics]/port; served by api, all-in-one and reconciler."),
+        Opt::new("metrics", "host", OptType::IpAddress)
+            .default("127.0.0.1")
+            .namespace(OURS)
+            .help("The IP address the metrics listener binds."),
+        Opt::new("metrics", "port", OptType::Port)
+            .default("9513")
+            .namespace(OURS)
+            .help("The port of the metrics listener."),
         // Magnum: etc/magnum/api-paste.ini [app:healthcheck].
         Opt::new("healthcheck", "backends", OptType::list())
             .default("disable_by_file")

@@ -743,10 +743,30 @@ fn every_modelled_option_is_a_field() {
     // host's maxima and status-loop bounds (eight), magnum-cluster-api's
     // [capi_client] and [manila_client] (client groups with the TLS
     // options, six each), the bound of a watched cluster's snapshot, and
-    // [capi]/management_cluster.
+    // [capi]/management_cluster; then [metrics] (three).
     assert_eq!(
         schema::modelled().len(),
-        126 + 2 * 16 + 6 * 2 + 6 + 6 + 8 + 6 + 6 + 1 + 1
+        126 + 2 * 16 + 6 * 2 + 6 + 6 + 8 + 6 + 6 + 1 + 1 + 3
+    );
+}
+
+#[test]
+fn metrics_are_off_on_the_loopback_by_default_and_checked() {
+    let o = ok("").options;
+    assert_eq!(
+        o.metrics,
+        super::Metrics {
+            enabled: false,
+            host: "127.0.0.1".into(),
+            port: 9513,
+        }
+    );
+    let o = ok("[metrics]\nenabled = true\nhost = ::\nport = 9100\n").options;
+    assert!(o.metrics.enabled);
+    assert_eq!((o.metrics.host.as_str(), o.metrics.port), ("::", 9100));
+    assert!(err("[metrics]\nport = 70000\n").starts_with("invalid value for [metrics]/port"));
+    assert!(
+        err("[metrics]\nhost = metrics.example\n").starts_with("invalid value for [metrics]/host")
     );
 }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::harness::{ProjectApi, Server, free_port, get, okm, service_env};
+use crate::harness::{ProjectApi, Server, db_upgrade, free_port, get, service_env};
 
 const PROJECT: &str = "metrics-project";
 
@@ -328,13 +328,7 @@ fn api_with_keystone_counts_token_cache_lookups() {
     );
     let conf_file = dir.path().join("db.conf");
     std::fs::write(&conf_file, &conf).expect("write");
-    let o = okm(&[
-        "db",
-        "upgrade",
-        "--config-file",
-        &conf_file.display().to_string(),
-    ]);
-    assert_eq!(o.code, 0, "db upgrade: {o:?}");
+    db_upgrade(&conf_file);
     let s = Server::start(&conf, &["api"]);
     let url = format!("{}/v1/mservices", s.url);
     let admin = crate::keystone::issue_token(&keystone, "admin", &admin_pass, "admin");
@@ -393,13 +387,7 @@ fn reconciler_serves_its_status_loop_gauges() {
     );
     let conf_file = dir.path().join("db.conf");
     std::fs::write(&conf_file, &conf).expect("write");
-    let o = okm(&[
-        "db",
-        "upgrade",
-        "--config-file",
-        &conf_file.display().to_string(),
-    ]);
-    assert_eq!(o.code, 0, "db upgrade: {o:?}");
+    db_upgrade(&conf_file);
     let r = Server::start_process(&conf, &["reconciler"], "reconciler started");
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     let samples = loop {

@@ -92,9 +92,22 @@ pub struct Output {
     pub code: i32,
 }
 
+/// A command that cannot find a management cluster of the machine's own:
+/// the binary infers one from `KUBECONFIG`, `~/.kube/config` or the
+/// in-cluster account when `[capi]/kubeconfig` is empty, and a developer's
+/// cluster must neither change a test's outcome nor be written to. Tests
+/// that want a cluster name it in `[capi]/kubeconfig`.
+pub fn hermetic(program: &Path) -> Command {
+    let mut c = Command::new(program);
+    c.env("KUBECONFIG", "/dev/null")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env_remove("KUBERNETES_SERVICE_PORT");
+    c
+}
+
 /// Runs `program args…` with a timeout.
 pub fn run(program: &Path, args: &[&str], timeout: Duration) -> Output {
-    let mut child = Command::new(program)
+    let mut child = hermetic(program)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -214,7 +227,7 @@ impl Server {
         std::fs::write(&conf, conf_text).expect("write conf");
         let log = dir.path().join("output.log");
         let logfile = std::fs::File::create(&log).expect("log file");
-        let child = Command::new(binary())
+        let child = hermetic(&binary())
             .args(args)
             .arg("--config-file")
             .arg(&conf)

@@ -79,13 +79,16 @@ struct OutcomeLabels {
 type Histograms<L> = Family<L, Histogram, fn() -> Histogram>;
 
 fn http_histogram() -> Histogram {
-    // 5 ms to about 10 s.
-    Histogram::new(exponential_buckets(0.005, 2.0, 12))
+    // 5 ms to about 80 s: a create answers once its rows are written, but
+    // a slow database or Keystone stretches any request.
+    Histogram::new(exponential_buckets(0.005, 2.0, 15))
 }
 
 fn driver_histogram() -> Histogram {
-    // 2 ms to about 33 s.
-    Histogram::new(exponential_buckets(0.002, 2.0, 15))
+    // 2 ms to about 260 s: up to the longest call timeout
+    // ([drivers]/max_call_timeout, 300 s), so a slow call is not just
+    // `+Inf`.
+    Histogram::new(exponential_buckets(0.002, 2.0, 18))
 }
 
 /// What is sampled at scrape time.

@@ -71,6 +71,11 @@ it, one [group] per key (DEFAULT first, the others in name order).
 {{- $options := get $conf $group }}
 {{- range $name := keys $options | sortAlpha }}
 {{- $value := get $options $name }}
+{{- if or (and (eq $group "database") (eq $name "connection")) (eq $name "transport_url") (hasSuffix "password" $name) (hasSuffix "secret" $name) }}
+{{- fail (printf "conf.%s.%s is a secret: give it through secrets.* (an existing Secret), never in the ConfigMap" $group $name) }}
+{{- end }}
+{{- /* Helm reads every number as a float: an integral one is printed as an integer. */}}
+{{- if and (kindIs "float64" $value) (eq (float64 (int64 $value)) $value) }}{{- $value = int64 $value }}{{- end }}
 {{ $name }} = {{ if kindIs "slice" $value }}{{ join "," $value }}{{ else }}{{ $value }}{{ end }}
 {{- end }}
 {{- end }}

@@ -371,10 +371,7 @@ async fn serve(api: &Api, req: Request, request_id: &str) -> Served {
     }
     let mut segs = routes::split_path(&path);
     if segs.is_empty() {
-        let root = (
-            "root.get",
-            api.router.routes().first().map_or("/", |r| r.pattern),
-        );
+        let root = ("root.get", "/");
         return (Some(root), None, serve_root(api, &parts, &base_url));
     }
     // Magnum: root.py:98 — a first segment other than "v1" is routed to v1.

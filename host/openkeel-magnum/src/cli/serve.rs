@@ -28,6 +28,9 @@ pub(super) async fn all_in_one(options: Options) -> Result<(), Failure> {
     crate::db::upgrade(&db).await.map_err(Failure::new)?;
     let conductor = app::conductor(&options, app::Mode::AllInOne, db.clone()).await?;
     let metrics = app::metrics(&conductor);
+    // Bound before anything is started: a taken port stops the process
+    // before it writes its service row.
+    let listener = app::serve_metrics(&options, metrics.clone()).await?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let until_stop = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|s| *s).await;
@@ -39,7 +42,6 @@ pub(super) async fn all_in_one(options: Options) -> Result<(), Failure> {
     let heartbeat = tokio::spawn(heartbeat.run(until_stop(stopped.clone())));
     let reconciler = app::reconciler(&options, app::Mode::AllInOne, conductor.clone()).await?;
     metrics.sample_reconciler(reconciler.clone());
-    let listener = app::serve_metrics(&options, metrics.clone()).await?;
     let reconciler = tokio::spawn(reconciler.run(until_stop(stopped)));
     let served = serve(&options, conductor, metrics).await;
     drop(listener);
@@ -57,6 +59,9 @@ pub(super) async fn reconciler(options: Options) -> Result<(), Failure> {
     crate::db::check_schema(&db).await.map_err(Failure::new)?;
     let conductor = app::conductor(&options, app::Mode::Api, db.clone()).await?;
     let metrics = app::metrics(&conductor);
+    // Bound before the service row is written: a taken port stops the
+    // process first.
+    let listener = app::serve_metrics(&options, metrics.clone()).await?;
     let heartbeat = app::heartbeat(&options, conductor.clone());
     // The service row is written before the status loop takes its lease
     // (another magnum_service row): in a fresh database the conductor's row
@@ -71,7 +76,6 @@ pub(super) async fn reconciler(options: Options) -> Result<(), Failure> {
     let beat = tokio::spawn(heartbeat.run(until_stop(stopped.clone())));
     let status = app::reconciler(&options, app::Mode::Api, conductor).await?;
     metrics.sample_reconciler(status.clone());
-    let listener = app::serve_metrics(&options, metrics).await?;
     let status = tokio::spawn(status.run(until_stop(stopped)));
     app::shutdown_signal().await;
     drop(listener);

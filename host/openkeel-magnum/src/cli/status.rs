@@ -14,6 +14,13 @@ use super::Failure;
 use crate::app;
 use crate::options::Options;
 
+/// What the Kubernetes checks say of `[capi]/management_cluster = memory`.
+const IN_MEMORY: &str = "[capi]/management_cluster = memory: the in-memory cluster of an all-in-one process, nothing to check.";
+
+fn in_memory(options: &Options) -> bool {
+    options.capi.management_cluster.trim() == "memory"
+}
+
 /// The bound of each call a check makes to the management cluster.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -215,6 +222,9 @@ async fn management(
         Err(_) => Default::default(),
     };
     let users = users.into_iter().collect::<Vec<_>>().join(", ");
+    if in_memory(options) {
+        return (Outcome::Success, Some(IN_MEMORY.into()));
+    }
     let cluster = match app::management(options, app::Mode::Api).await {
         Ok(Some(c)) => c,
         Ok(None) if users.is_empty() => {
@@ -284,6 +294,9 @@ async fn management(
 /// else the database's lock row. Nobody holding it means cluster statuses
 /// are not being updated.
 async fn lease(options: &Options) -> (Outcome, Option<String>) {
+    if in_memory(options) {
+        return (Outcome::Success, Some(IN_MEMORY.into()));
+    }
     match app::management(options, app::Mode::Api).await {
         Ok(Some(cluster)) => kube_lease(options, cluster.client().clone()).await,
         Ok(None) => database_lease(options).await,
@@ -354,8 +367,18 @@ async fn database_lease(options: &Options) -> (Outcome, Option<String>) {
     d.close().await;
     // Three passes of the status loop, as the reconciler's own expiry.
     let ttl = 3 * options.capi.resync_interval.max(1);
+    let row = match row {
+        Ok(r) => Some(r),
+        Err(crate::db::Error::NotFound(_)) => None,
+        Err(e) => {
+            return (
+                Outcome::Failure,
+                Some(format!("The database lease cannot be read: {e}")),
+            );
+        }
+    };
     let now = chrono::Utc::now().naive_utc();
-    let held = row.ok().and_then(|r| {
+    let held = row.and_then(|r| {
         let holder = r.disabled_reason.filter(|h| !h.is_empty())?;
         let age = (now - r.last_seen_up?).num_seconds();
         (age <= ttl).then_some((holder, age))

@@ -182,13 +182,13 @@ impl Db {
         &self.inner.pools
     }
 
-    /// The SQLite writer pool (`None` on the other dialects): the fuzz
-    /// harness reads and puts back every row through it.
     /// The connections open in each pool: (pool, in use, idle).
     pub fn connections(&self) -> Vec<(&'static str, usize, usize)> {
         self.inner.pools.connections()
     }
 
+    /// The SQLite writer pool (`None` on the other dialects): the fuzz
+    /// harness reads and puts back every row through it.
     #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn sqlite_writer(&self) -> Option<&sqlx::SqlitePool> {
         match &self.inner.pools {

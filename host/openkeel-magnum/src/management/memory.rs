@@ -241,20 +241,19 @@ async fn handle(
             );
         }
     };
-    if rest.is_empty() {
-        return match method {
-            Method::GET => m.discovery(&api_version),
-            _ => status(
-                StatusCode::METHOD_NOT_ALLOWED,
-                "MethodNotAllowed",
-                "only GET is served here",
-            ),
-        };
-    }
     let (namespace, plural, tail) = match rest {
+        [] => {
+            return match method {
+                Method::GET => m.discovery(&api_version),
+                _ => status(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    "MethodNotAllowed",
+                    "only GET is served here",
+                ),
+            };
+        }
         ["namespaces", ns, plural, tail @ ..] => (Some((*ns).to_owned()), *plural, tail),
         [plural, tail @ ..] => (None, *plural, tail),
-        [] => unreachable_route(),
     };
     let Some(kind) = m.kind(&api_version, plural) else {
         return status(
@@ -384,11 +383,6 @@ async fn handle(
             "this method is not served here",
         ),
     }
-}
-
-fn unreachable_route() -> ! {
-    // `rest` is not empty here: the caller answered discovery.
-    panic!("a resource path without segments")
 }
 
 fn is_true(v: Option<&String>) -> bool {

@@ -105,6 +105,37 @@ impl Inner {
         }
     }
 
+    /// Removes `r` at once, recording its deletion with the object as it
+    /// last was, at the deletion's resourceVersion.
+    fn forget(&mut self, r: &ObjectRef) {
+        if let Some(mut s) = self.objects.remove(r) {
+            s.resource_version = self.revision + 1;
+            self.record(ChangeKind::Deleted, r, s.render());
+        }
+    }
+
+    /// An object being deleted goes once no finalizer holds it.
+    fn let_go_if_done(&mut self, r: &ObjectRef) {
+        if self
+            .objects
+            .get(r)
+            .is_some_and(|s| s.deleting && !s.finalizers())
+        {
+            self.forget(r);
+        }
+    }
+
+    /// Records a change of `r` that is not in a write's own version yet:
+    /// the object moves to the next resourceVersion.
+    fn touch(&mut self, r: &ObjectRef) {
+        let next = self.revision + 1;
+        if let Some(s) = self.objects.get_mut(r) {
+            s.resource_version = next;
+            let now = s.render();
+            self.record(ChangeKind::Modified, r, now);
+        }
+    }
+
     /// Takes the next resourceVersion for a change of `r`, now `object`.
     fn record(&mut self, kind: ChangeKind, r: &ObjectRef, object: Value) -> u64 {
         self.revision += 1;
@@ -324,12 +355,7 @@ impl ApiServer {
             if let Some(kind) = kind {
                 inner.record(kind, &r, rendered.clone());
             }
-            if stored.deleting && !stored.finalizers() {
-                inner.objects.remove(&r);
-                let mut last = stored.clone();
-                last.resource_version = inner.revision + 1;
-                inner.record(ChangeKind::Deleted, &r, last.render());
-            }
+            inner.let_go_if_done(&r);
             to_object(&r, &rendered)
         };
         self.notify();
@@ -402,20 +428,13 @@ impl ApiServer {
                 s.generation += 1;
             }
             let rendered = s.render();
-            // A replace that drops the last finalizer of an object being
-            // deleted lets it go.
-            let gone = s.deleting && !s.finalizers();
             inner
                 .writes
                 .push(("replace".into(), r.clone(), manager.to_string()));
             inner.record(ChangeKind::Modified, &r, rendered.clone());
-            if gone {
-                inner.objects.remove(&r);
-                let mut last = rendered.clone();
-                last["metadata"]["resourceVersion"] =
-                    Value::String((inner.revision + 1).to_string());
-                inner.record(ChangeKind::Deleted, &r, last);
-            }
+            // A replace that drops the last finalizer of an object being
+            // deleted lets it go.
+            inner.let_go_if_done(&r);
             to_object(&r, &rendered)
         };
         self.notify();
@@ -446,26 +465,19 @@ impl ApiServer {
     pub fn finalize(&self, r: &ObjectRef) {
         {
             let mut g = lock(&self.inner);
-            let inner = &mut *g;
-            let next = inner.revision + 1;
-            let Some(s) = inner.objects.get_mut(r) else {
+            let Some(s) = g.objects.get_mut(r) else {
                 return;
             };
-            let had = s.finalizers();
+            let (had, deleting) = (s.finalizers(), s.deleting);
             for (_, cfg) in &mut s.applied {
                 if let Some(Value::Object(m)) = cfg.get_mut("metadata") {
                     m.remove("finalizers");
                 }
             }
-            if s.deleting {
-                s.resource_version = next;
-                let last = s.render();
-                inner.objects.remove(r);
-                inner.record(ChangeKind::Deleted, r, last);
+            if deleting {
+                g.forget(r);
             } else if had {
-                s.resource_version = next;
-                let now = s.render();
-                inner.record(ChangeKind::Modified, r, now);
+                g.touch(r);
             }
         }
         self.notify();
@@ -583,27 +595,21 @@ impl ApiServer {
     /// deleting until they are removed. `false` when there is none.
     fn remove(&self, reference: &ObjectRef) -> bool {
         let mut g = lock(&self.inner);
-        let inner = &mut *g;
-        let next = inner.revision + 1;
-        let Some(s) = inner.objects.get_mut(reference) else {
+        let Some(s) = g.objects.get_mut(reference) else {
             return false;
         };
         if s.deleting {
             return true;
         }
-        inner
-            .writes
+        let held = s.finalizers();
+        s.deleting = held;
+        g.writes
             .push(("delete".into(), reference.clone(), String::new()));
-        if s.finalizers() {
-            s.deleting = true;
-            s.resource_version = next;
-            let now = s.render();
-            inner.record(ChangeKind::Modified, reference, now);
+        // Held by finalizers, it stays, marked deleting; else it goes.
+        if held {
+            g.touch(reference);
         } else {
-            s.resource_version = next;
-            let last = s.render();
-            inner.objects.remove(reference);
-            inner.record(ChangeKind::Deleted, reference, last);
+            g.forget(reference);
         }
         true
     }

@@ -281,10 +281,7 @@ pub async fn reconciler(
     };
     let client = management.client().clone();
     let (hub, changed) = crate::watch::WatchHub::new(management);
-    let namespace = match capi.lease_namespace.trim() {
-        "" => capi.namespace.clone(),
-        ns => ns.to_string(),
-    };
+    let namespace = capi.lease_namespace().to_owned();
     let lease = crate::watch::lease::KubeLease::new(
         client,
         crate::watch::lease::LeaseSettings {
@@ -312,7 +309,7 @@ pub async fn management(
     mode: Mode,
 ) -> Result<Option<Arc<crate::management::ManagementCluster>>, StartError> {
     use crate::management::{ManagementCluster, memory::MemoryCluster};
-    if options.capi.management_cluster.trim() == "memory" {
+    if options.capi.in_memory() {
         if mode != Mode::AllInOne {
             return Err(StartError::new(
                 "[capi]/management_cluster = memory is for all-in-one only: the in-memory \
@@ -813,7 +810,7 @@ pub async fn certificate_store(
             Ok(Arc::new(certs::X509KeyPairStore::new(Arc::new(db.clone()))))
         }
         certs::StoreType::Kubernetes => {
-            let client = if options.capi.management_cluster.trim() == "memory" {
+            let client = if options.capi.in_memory() {
                 crate::management::memory::MemoryCluster::shared().client()
             } else {
                 certs::management_client(&options.capi.kubeconfig)

@@ -6,19 +6,57 @@
 
 use std::collections::BTreeSet;
 use std::io::Write;
+use std::sync::Arc;
 use std::time::Duration;
 
 use driver_host::{DriverHost, KubeAccess, Refusal};
 
 use super::Failure;
 use crate::app;
+use crate::db::Db;
+use crate::management::ManagementCluster;
 use crate::options::Options;
 
 /// What the Kubernetes checks say of `[capi]/management_cluster = memory`.
 const IN_MEMORY: &str = "[capi]/management_cluster = memory: the in-memory cluster of an all-in-one process, nothing to check.";
 
-fn in_memory(options: &Options) -> bool {
-    options.capi.management_cluster.trim() == "memory"
+/// The management cluster the Kubernetes checks look at, resolved once.
+enum Cluster {
+    /// `[capi]/management_cluster = memory`: nothing to check.
+    InMemory,
+    /// None configured nor inferred.
+    None,
+    Reached(Arc<ManagementCluster>),
+    /// Its configuration is unusable.
+    Unusable(String),
+}
+
+impl Cluster {
+    async fn of(options: &Options) -> Cluster {
+        if options.capi.in_memory() {
+            return Cluster::InMemory;
+        }
+        match app::management(options, app::Mode::Api).await {
+            Ok(Some(c)) => Cluster::Reached(c),
+            Ok(None) => Cluster::None,
+            Err(e) => Cluster::Unusable(e.to_string()),
+        }
+    }
+}
+
+/// `f` within [`CHECK_TIMEOUT`]; its error, or the timeout, says that
+/// `what` does not answer.
+async fn within<T, E: std::fmt::Display>(
+    what: &str,
+    f: impl std::future::Future<Output = Result<T, E>>,
+) -> Result<T, String> {
+    match tokio::time::timeout(CHECK_TIMEOUT, f).await {
+        Ok(r) => r.map_err(|e| format!("{what} does not answer: {e}")),
+        Err(_) => Err(format!(
+            "{what} does not answer within {} s.",
+            CHECK_TIMEOUT.as_secs()
+        )),
+    }
 }
 
 /// The bound of each call a check makes to the management cluster.
@@ -44,14 +82,19 @@ impl Outcome {
 
 pub(super) async fn upgrade_check(options: &Options, out: &mut dyn Write) -> Result<(), Failure> {
     let host = app::start_drivers(options).await;
+    let db = app::open_database(options).await;
+    let cluster = Cluster::of(options).await;
     let checks = [
         ("Policy File JSON to YAML Migration", policy_json(options)),
-        ("Database Schema", database(options).await),
+        ("Database Schema", database(&db).await),
         ("Cluster Drivers", drivers(&host)),
         ("Driver Grants", grants(&host)),
-        ("Management Cluster", management(options, &host).await),
-        ("Reconciler Lease", lease(options).await),
+        ("Management Cluster", management(&cluster, &host).await),
+        ("Reconciler Lease", lease(options, &cluster, &db).await),
     ];
+    if let Ok(d) = db {
+        d.close().await;
+    }
     let worst = checks
         .iter()
         .map(|(_, (o, _))| *o)
@@ -116,14 +159,12 @@ fn policy_json(options: &Options) -> (Outcome, Option<String>) {
     (Outcome::Success, None)
 }
 
-async fn database(options: &Options) -> (Outcome, Option<String>) {
-    let d = match app::open_database(options).await {
+async fn database(db: &Result<Db, app::StartError>) -> (Outcome, Option<String>) {
+    let d = match db {
         Ok(d) => d,
         Err(e) => return (Outcome::Failure, Some(e.to_string())),
     };
-    let checked = crate::db::check_schema(&d).await;
-    d.close().await;
-    match checked {
+    match crate::db::check_schema(d).await {
         Ok(()) => (Outcome::Success, None),
         Err(e) => (Outcome::Failure, Some(super::one_line(&e.to_string()))),
     }
@@ -214,7 +255,7 @@ fn requested_kinds(host: &DriverHost) -> (BTreeSet<(String, String)>, BTreeSet<S
 /// drivers request. None configured is a warning when an enabled driver
 /// uses Kubernetes.
 async fn management(
-    options: &Options,
+    cluster: &Cluster,
     host: &Result<DriverHost, app::StartError>,
 ) -> (Outcome, Option<String>) {
     let (kinds, users) = match host {
@@ -222,18 +263,16 @@ async fn management(
         Err(_) => Default::default(),
     };
     let users = users.into_iter().collect::<Vec<_>>().join(", ");
-    if in_memory(options) {
-        return (Outcome::Success, Some(IN_MEMORY.into()));
-    }
-    let cluster = match app::management(options, app::Mode::Api).await {
-        Ok(Some(c)) => c,
-        Ok(None) if users.is_empty() => {
+    let cluster = match cluster {
+        Cluster::InMemory => return (Outcome::Success, Some(IN_MEMORY.into())),
+        Cluster::Reached(c) => c,
+        Cluster::None if users.is_empty() => {
             return (
                 Outcome::Success,
                 Some("None configured; no enabled driver uses Kubernetes.".into()),
             );
         }
-        Ok(None) => {
+        Cluster::None => {
             return (
                 Outcome::Warning,
                 Some(format!(
@@ -242,26 +281,16 @@ async fn management(
                 )),
             );
         }
-        Err(e) => return (Outcome::Failure, Some(e.to_string())),
+        Cluster::Unusable(e) => return (Outcome::Failure, Some(e.clone())),
     };
-    let answered = tokio::time::timeout(CHECK_TIMEOUT, cluster.client().apiserver_version()).await;
+    let answered = within(
+        "The management cluster",
+        cluster.client().apiserver_version(),
+    )
+    .await;
     let version = match answered {
-        Ok(Ok(v)) => v.git_version,
-        Ok(Err(e)) => {
-            return (
-                Outcome::Failure,
-                Some(format!("The management cluster does not answer: {e}")),
-            );
-        }
-        Err(_) => {
-            return (
-                Outcome::Failure,
-                Some(format!(
-                    "The management cluster did not answer within {} s.",
-                    CHECK_TIMEOUT.as_secs()
-                )),
-            );
-        }
+        Ok(v) => v.git_version,
+        Err(e) => return (Outcome::Failure, Some(e)),
     };
     let mut missing = Vec::new();
     for (api_version, kind) in &kinds {
@@ -293,42 +322,27 @@ async fn management(
 /// Some reconciler holds the lease: the Lease of the management cluster,
 /// else the database's lock row. Nobody holding it means cluster statuses
 /// are not being updated.
-async fn lease(options: &Options) -> (Outcome, Option<String>) {
-    if in_memory(options) {
-        return (Outcome::Success, Some(IN_MEMORY.into()));
-    }
-    match app::management(options, app::Mode::Api).await {
-        Ok(Some(cluster)) => kube_lease(options, cluster.client().clone()).await,
-        Ok(None) => database_lease(options).await,
-        Err(e) => (Outcome::Failure, Some(e.to_string())),
+async fn lease(
+    options: &Options,
+    cluster: &Cluster,
+    db: &Result<Db, app::StartError>,
+) -> (Outcome, Option<String>) {
+    match cluster {
+        Cluster::InMemory => (Outcome::Success, Some(IN_MEMORY.into())),
+        Cluster::Reached(c) => kube_lease(options, c.client().clone()).await,
+        Cluster::None => database_lease(options, db).await,
+        Cluster::Unusable(e) => (Outcome::Failure, Some(e.clone())),
     }
 }
 
 async fn kube_lease(options: &Options, client: kube::Client) -> (Outcome, Option<String>) {
     use k8s_openapi::api::coordination::v1::Lease;
-    let namespace = match options.capi.lease_namespace.trim() {
-        "" => options.capi.namespace.clone(),
-        ns => ns.to_owned(),
-    };
-    let api: kube::Api<Lease> = kube::Api::namespaced(client, &namespace);
+    let namespace = options.capi.lease_namespace();
+    let api: kube::Api<Lease> = kube::Api::namespaced(client, namespace);
     let name = crate::watch::lease::LEASE_NAME;
-    let got = match tokio::time::timeout(CHECK_TIMEOUT, api.get_opt(name)).await {
-        Ok(Ok(l)) => l,
-        Ok(Err(e)) => {
-            return (
-                Outcome::Failure,
-                Some(format!("Lease {namespace}/{name}: {e}")),
-            );
-        }
-        Err(_) => {
-            return (
-                Outcome::Failure,
-                Some(format!(
-                    "Lease {namespace}/{name}: no answer within {} s.",
-                    CHECK_TIMEOUT.as_secs()
-                )),
-            );
-        }
+    let got = match within(&format!("Lease {namespace}/{name}"), api.get_opt(name)).await {
+        Ok(l) => l,
+        Err(e) => return (Outcome::Failure, Some(e)),
     };
     let spec = got.and_then(|l| l.spec).unwrap_or_default();
     let holder = spec.holder_identity.filter(|h| !h.is_empty());
@@ -354,9 +368,12 @@ async fn kube_lease(options: &Options, client: kube::Client) -> (Outcome, Option
     }
 }
 
-async fn database_lease(options: &Options) -> (Outcome, Option<String>) {
+async fn database_lease(
+    options: &Options,
+    db: &Result<Db, app::StartError>,
+) -> (Outcome, Option<String>) {
     use crate::conductor::{LOCK_SERVICE_BINARY, LOCK_SERVICE_HOST};
-    let d = match app::open_database(options).await {
+    let d = match db {
         Ok(d) => d,
         Err(e) => return (Outcome::Failure, Some(e.to_string())),
     };
@@ -364,7 +381,6 @@ async fn database_lease(options: &Options) -> (Outcome, Option<String>) {
         .q()
         .get_magnum_service(LOCK_SERVICE_HOST, LOCK_SERVICE_BINARY)
         .await;
-    d.close().await;
     // Three passes of the status loop, as the reconciler's own expiry.
     let ttl = 3 * options.capi.resync_interval.max(1);
     let row = match row {

@@ -706,6 +706,23 @@ pub struct Capi {
     pub addons_manifests_dir: String,
 }
 
+impl Capi {
+    /// Whether the drivers' Kubernetes is the in-memory cluster of an
+    /// all-in-one process (`management_cluster = memory`).
+    pub fn in_memory(&self) -> bool {
+        self.management_cluster.trim() == "memory"
+    }
+
+    /// The namespace of the reconciler's Lease: `lease_namespace`, else
+    /// `namespace`.
+    pub fn lease_namespace(&self) -> &str {
+        match self.lease_namespace.trim() {
+            "" => &self.namespace,
+            ns => ns,
+        }
+    }
+}
+
 /// `[metrics]`, openkeel-magnum's own: the Prometheus listener.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Metrics {

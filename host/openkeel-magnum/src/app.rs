@@ -166,17 +166,28 @@ pub fn listen_address(options: &Options) -> Result<SocketAddr, StartError> {
     Ok(SocketAddr::new(host, options.api.port))
 }
 
-/// The metrics of a server process: the driver host observed, the
-/// conductor's pools and queue sampled at scrape time.
-pub fn metrics(conductor: &Conductor) -> Arc<crate::metrics::Metrics> {
+/// The metrics of a server process: with `[metrics]` enabled, the driver
+/// host observed and the conductor's pools and queue sampled at scrape
+/// time; disabled, nothing observes the driver calls.
+pub fn metrics(options: &Options, conductor: &Conductor) -> Arc<crate::metrics::Metrics> {
     let metrics = Arc::new(crate::metrics::Metrics::new());
-    conductor.drivers().observe_calls(metrics.clone());
-    metrics.sample_conductor(conductor.clone());
+    if options.metrics.enabled {
+        conductor.drivers().observe_calls(metrics.clone());
+        metrics.sample_conductor(conductor.clone());
+    }
     metrics
 }
 
-/// `app` with every request counted in `metrics`.
-pub fn tracked(app: axum::Router, metrics: Arc<crate::metrics::Metrics>) -> axum::Router {
+/// `app` with every request counted in `metrics` when `[metrics]` is
+/// enabled; as it is otherwise.
+pub fn tracked(
+    options: &Options,
+    app: axum::Router,
+    metrics: Arc<crate::metrics::Metrics>,
+) -> axum::Router {
+    if !options.metrics.enabled {
+        return app;
+    }
     app.layer(axum::middleware::from_fn_with_state(
         metrics,
         crate::metrics::track,

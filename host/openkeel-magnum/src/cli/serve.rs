@@ -13,7 +13,7 @@ pub(super) async fn api(options: Options) -> Result<(), Failure> {
     let db = app::open_database(&options).await?;
     crate::db::check_schema(&db).await.map_err(Failure::new)?;
     let conductor = app::conductor(&options, app::Mode::Api, db.clone()).await?;
-    let metrics = app::metrics(&conductor);
+    let metrics = app::metrics(&options, &conductor);
     let listener = app::serve_metrics(&options, metrics.clone()).await?;
     let served = serve(&options, conductor, metrics).await;
     drop(listener);
@@ -27,7 +27,7 @@ pub(super) async fn all_in_one(options: Options) -> Result<(), Failure> {
     let db = app::open_database(&options).await?;
     crate::db::upgrade(&db).await.map_err(Failure::new)?;
     let conductor = app::conductor(&options, app::Mode::AllInOne, db.clone()).await?;
-    let metrics = app::metrics(&conductor);
+    let metrics = app::metrics(&options, &conductor);
     // Bound before anything is started: a taken port stops the process
     // before it writes its service row.
     let listener = app::serve_metrics(&options, metrics.clone()).await?;
@@ -58,7 +58,7 @@ pub(super) async fn reconciler(options: Options) -> Result<(), Failure> {
     let db = app::open_database(&options).await?;
     crate::db::check_schema(&db).await.map_err(Failure::new)?;
     let conductor = app::conductor(&options, app::Mode::Api, db.clone()).await?;
-    let metrics = app::metrics(&conductor);
+    let metrics = app::metrics(&options, &conductor);
     // Bound before the service row is written: a taken port stops the
     // process first.
     let listener = app::serve_metrics(&options, metrics.clone()).await?;
@@ -101,6 +101,7 @@ async fn serve(
     let served = app::serve(
         options,
         app::tracked(
+            options,
             app::application(options, auth, conductor.clone(), enforcer),
             metrics,
         ),

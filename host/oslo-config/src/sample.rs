@@ -65,6 +65,118 @@ pub fn generate(schema: &Schema, preamble: &[&str], namespace_order: &[&str]) ->
     out
 }
 
+/// The same options as [`generate`], in the same order, as a Markdown
+/// reference: `preamble` (Markdown lines) first, then a `## [group]` section
+/// per group with one table row per option: its name, type, default, and
+/// its help, followed by its choices, bounds, older names, whether it is a
+/// secret and, for an option accepted without effect, why.
+pub fn markdown(schema: &Schema, preamble: &[&str], namespace_order: &[&str]) -> String {
+    let mut out = String::new();
+    for line in preamble {
+        out.push_str(line);
+        out.push('\n');
+    }
+    let mut groups: Vec<&str> = schema.groups().collect();
+    groups.sort_by_key(|g| (*g != "DEFAULT", *g));
+    for group in groups {
+        let mut opts: Vec<&Opt> = schema
+            .opts()
+            .iter()
+            .filter(|o| o.group == group && o.in_sample)
+            .collect();
+        if opts.is_empty() {
+            continue;
+        }
+        let rank = |ns: &str| {
+            namespace_order
+                .iter()
+                .position(|n| *n == ns)
+                .unwrap_or(namespace_order.len())
+        };
+        // A stable sort keeps the order of registration within a namespace.
+        opts.sort_by_key(|o| rank(&o.namespace));
+        out.push_str(&format!(
+            "\n## [{group}]\n\n| option | type | default | meaning |\n|---|---|---|---|\n"
+        ));
+        for o in opts {
+            let default = match o.default.as_deref() {
+                None => "none".to_owned(),
+                Some("") => "empty".to_owned(),
+                Some(d) => format!("`{}`", d.replace('`', "'")),
+            };
+            let mut meaning = o.help.split_whitespace().collect::<Vec<_>>().join(" ");
+            let mut notes = Vec::new();
+            match &o.ty {
+                OptType::String { choices } if !choices.is_empty() => {
+                    let shown: Vec<String> = choices
+                        .iter()
+                        .map(|c| {
+                            if c.is_empty() {
+                                "''".to_owned()
+                            } else {
+                                format!("`{c}`")
+                            }
+                        })
+                        .collect();
+                    notes.push(format!("One of {}.", shown.join(", ")));
+                }
+                OptType::Integer { min, max } => notes.extend(bounds(
+                    min.map(|m| m.to_string()),
+                    max.map(|m| m.to_string()),
+                )),
+                OptType::Float { min, max } => notes.extend(bounds(
+                    min.map(|m| m.to_string()),
+                    max.map(|m| m.to_string()),
+                )),
+                _ => {}
+            }
+            if !o.deprecated.is_empty() {
+                let old: Vec<String> = o
+                    .deprecated
+                    .iter()
+                    .map(|k| format!("`[{}]/{}`", k.group, k.name))
+                    .collect();
+                notes.push(format!("Formerly {}.", old.join(", ")));
+            }
+            if o.secret {
+                notes.push("Secret: never shown.".to_owned());
+            }
+            if let Some(reason) = &o.ignored {
+                notes.push(format!("**Accepted, no effect:** {reason}."));
+            }
+            for n in notes {
+                if !meaning.is_empty() {
+                    meaning.push(' ');
+                }
+                meaning.push_str(&n);
+            }
+            out.push_str(&format!(
+                "| `{}` | {} | {} | {} |\n",
+                o.name,
+                o.ty.sample_name().trim_end_matches(" value"),
+                cell(&default),
+                cell(&meaning)
+            ));
+        }
+    }
+    out
+}
+
+/// The sentence giving an option's bounds, if it has any.
+fn bounds(min: Option<String>, max: Option<String>) -> Option<String> {
+    match (min, max) {
+        (Some(a), Some(b)) => Some(format!("From {a} to {b}.")),
+        (Some(a), None) => Some(format!("At least {a}.")),
+        (None, Some(b)) => Some(format!("At most {b}.")),
+        (None, None) => None,
+    }
+}
+
+/// Text made safe for a Markdown table cell: a `|` would end the cell.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|")
+}
+
 fn push_comment(out: &mut String, line: &str) {
     if line.is_empty() {
         out.push_str("#\n");
@@ -290,5 +402,52 @@ mod tests {
         let got = generate(&s, &["Sample.", ""], &[]);
         assert_eq!(got, want);
         assert!(!got.contains("hidden"));
+    }
+
+    #[test]
+    fn markdown_reference() {
+        let mut s = Schema::new();
+        let opts = [
+            Opt::new("api", "port", OptType::Port)
+                .default("9511")
+                .help("The port\nof the API | server.")
+                .namespace("magnum.conf"),
+            Opt::new("DEFAULT", "log_file", OptType::string())
+                .deprecated_name("logfile")
+                .namespace("oslo.log"),
+            Opt::new(
+                "DEFAULT",
+                "workers",
+                OptType::Integer {
+                    min: Some(1),
+                    max: None,
+                },
+            )
+            .default("")
+            .secret()
+            .ignored("not used")
+            .namespace("magnum.conf"),
+            Opt::new("api", "hidden", OptType::string()).hidden(),
+        ];
+        for o in opts {
+            s.register(o).expect("register");
+        }
+        let want = "\
+# Title
+
+## [DEFAULT]
+
+| option | type | default | meaning |
+|---|---|---|---|
+| `workers` | integer | empty | At least 1. Secret: never shown. **Accepted, no effect:** not used. |
+| `log_file` | string | none | Formerly `[DEFAULT]/logfile`. |
+
+## [api]
+
+| option | type | default | meaning |
+|---|---|---|---|
+| `port` | port | `9511` | The port of the API \\| server. |
+";
+        assert_eq!(markdown(&s, &["# Title"], &["magnum.conf"]), want);
     }
 }

@@ -151,6 +151,31 @@ pub fn sample() -> String {
     )
 }
 
+/// The configuration reference (`docs/configuration.md`), generated from
+/// the same option table as [`sample`].
+pub fn reference() -> String {
+    oslo_config::sample::markdown(
+        &schema::schema(),
+        &[
+            "# Configuration reference",
+            "",
+            "Every option openkeel-magnum reads from `magnum.conf`, group by group. Generated from the option table",
+            "(the tests rewrite it with `OKM_UPDATE_SAMPLES=1`, and fail while it is stale); do not edit.",
+            "`config/magnum.conf.sample` is the same table as a sample file, and `openkeel-magnum config check` prints",
+            "the values in effect with the file and line each comes from.",
+            "",
+            "Groups, names and defaults are Magnum 23.0.0's, except the groups and options that are ours (`[capi]`,",
+            "`[metrics]`, `[drivers]/drivers_path` and the other options whose help says so). An option marked",
+            "*Accepted, no effect* is read without a warning so that an existing `magnum.conf` keeps working; the",
+            "options of Magnum's sample that are absent here (oslo.log's, oslo.messaging's, oslo.concurrency's …) are",
+            "accepted the same way. Each option can also be given in the environment as `OS_<GROUP>__<OPTION>`",
+            "(`OS_DATABASE__CONNECTION`), which wins over the files, as with oslo.config. A driver package's grants",
+            "(`[driver:<package>]`) are described in [drivers.md](drivers.md#grants).",
+        ],
+        schema::NAMESPACE_ORDER,
+    )
+}
+
 /// How API requests are authenticated (`[DEFAULT]/auth_strategy`, ours).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AuthStrategy {

@@ -375,16 +375,12 @@ fn assert_same_values(a: &super::Options, b: &super::Options) {
     }
 }
 
-const SAMPLE: &str = "config/magnum.conf.sample";
-
-/// `config/magnum.conf.sample` is what the option table generates;
-/// `OKM_UPDATE_SAMPLES=1` rewrites it.
-#[test]
-fn generated_sample_is_current() {
-    let path = repo_root().join(SAMPLE);
-    let want = super::sample();
+/// Fails unless the file at `rel` (from the repository root) holds `want`;
+/// `OKM_UPDATE_SAMPLES=1` rewrites it instead.
+fn assert_generated(rel: &str, want: &str) {
+    let path = repo_root().join(rel);
     if std::env::var("OKM_UPDATE_SAMPLES").as_deref() == Ok("1") {
-        std::fs::write(&path, &want).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+        std::fs::write(&path, want).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
         return;
     }
     let got = std::fs::read_to_string(&path).unwrap_or_default();
@@ -398,9 +394,33 @@ fn generated_sample_is_current() {
                 |i| i + 1,
             );
         panic!(
-            "{SAMPLE} is stale (first difference at line {line}): run the tests with OKM_UPDATE_SAMPLES=1"
+            "{rel} is stale (first difference at line {line}): run the tests with OKM_UPDATE_SAMPLES=1"
         );
     }
+}
+
+/// `config/magnum.conf.sample` is what the option table generates.
+#[test]
+fn generated_sample_is_current() {
+    assert_generated("config/magnum.conf.sample", &super::sample());
+}
+
+/// `docs/configuration.md` is what the option table generates, and lists
+/// every option of the sample.
+#[test]
+fn generated_reference_is_current() {
+    let reference = super::reference();
+    for (group, name, _) in sample_options(&super::sample()) {
+        let section = reference
+            .split_once(&format!("\n## [{group}]\n"))
+            .map(|(_, rest)| rest.split("\n## ").next().unwrap_or(rest))
+            .unwrap_or_else(|| panic!("no section [{group}] in the reference"));
+        assert!(
+            section.contains(&format!("\n| `{name}` |")),
+            "[{group}]/{name} is not in the reference"
+        );
+    }
+    assert_generated("docs/configuration.md", &reference);
 }
 
 /// The generated sample loads without warnings, lists every modelled

@@ -21,5 +21,6 @@ mod sdk;
 mod sql;
 mod sweep;
 mod takeover;
+mod takeover_steps;
 mod upgrade_check;
 mod watch;

@@ -26,7 +26,7 @@ const COMPARED_HEADERS: [&str; 5] = [
 /// the first), by table.
 const OUR_INDEXES: [(&str, &str); 1] = [("cluster", "okm_cluster0project_id")];
 
-fn read_spec(name: &str) -> Option<String> {
+pub(crate) fn read_spec(name: &str) -> Option<String> {
     let path = spec_dir().join("db").join(name);
     match std::fs::read_to_string(&path) {
         Ok(s) => Some(s),
@@ -42,7 +42,7 @@ fn read_spec(name: &str) -> Option<String> {
 }
 
 /// The 29 recorded requests and Magnum's answers.
-fn load_records() -> Option<Vec<Value>> {
+pub(crate) fn load_records() -> Option<Vec<Value>> {
     let text = read_spec("sample-data-expected-responses.json")?;
     let records: Vec<Value> =
         serde_json::from_str(&text).expect("sample-data-expected-responses.json");
@@ -92,19 +92,30 @@ fn takeover_mariadb() {
         return;
     };
     let rt = runtime();
-    let db = FreshDb::create(&rt, &server, "okm_takeover_");
-    let mut conn = db.connect(&rt);
-    let n = conn.exec_script(&rt, &schema, |_| false);
+    let (db, mut conn) = mariadb_samples(&rt, &server, &schema, &data);
+    takeover(&rt, &mut conn, &db, &records);
+}
+
+/// A fresh MariaDB database holding Magnum's schema and sample rows.
+pub(crate) fn mariadb_samples(
+    rt: &tokio::runtime::Runtime,
+    server: &str,
+    schema: &str,
+    data: &str,
+) -> (FreshDb, Conn) {
+    let db = FreshDb::create(rt, server, "okm_takeover_");
+    let mut conn = db.connect(rt);
+    let n = conn.exec_script(rt, schema, |_| false);
     assert!(n >= 8, "schema-mariadb.sql: {n} statements");
     let mut inserts = 0;
-    conn.exec_script(&rt, &data, |s| {
+    conn.exec_script(rt, data, |s| {
         if s.starts_with("INSERT INTO") {
             inserts += 1;
         }
         false
     });
     assert_eq!(inserts, 28, "INSERTs of sample-data-mariadb.sql");
-    takeover(&rt, &mut conn, &db, &records);
+    (db, conn)
 }
 
 /// The same on PostgreSQL: Magnum's schema there with the same sample rows.
@@ -288,7 +299,9 @@ fn mysqldump_values_are_parsed_with_their_escapes() {
 
 /// A snapshot as it would read without our indexes: a missing one is a
 /// failure, and their lines leave the definitions.
-fn without_our_indexes(snap: BTreeMap<String, TableState>) -> BTreeMap<String, TableState> {
+pub(crate) fn without_our_indexes(
+    snap: BTreeMap<String, TableState>,
+) -> BTreeMap<String, TableState> {
     snap.into_iter()
         .map(|(tbl, mut st)| {
             if let Some((_, idx)) = OUR_INDEXES.iter().find(|(t, _)| *t == tbl) {

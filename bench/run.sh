@@ -9,6 +9,9 @@
 # Targets (BENCH_TARGETS, default "rust ref"):
 #   rust  openkeel-magnum from host/ (cargo build --profile bench-release,
 #         or BENCH_BIN)
+#   rust-metrics  the same binary with [metrics] enabled, on its own
+#         database with the same rows (RUST_PORT + 2, metrics on + 3 and + 4):
+#         compare.py reports what the metrics cost per request
 #   ref   the reference: ../shared/reference (Magnum 23.0.0 + Keystone +
 #         MariaDB + RabbitMQ + memcached)
 #
@@ -131,7 +134,7 @@ if ((${#missing[@]})); then
   fi
 fi
 for who in $BENCH_TARGETS; do
-  case $who in rust | ref) ;; *) echo "unknown target $who (rust, ref)" >&2; exit 2 ;; esac
+  case $who in rust | rust-metrics | ref) ;; *) echo "unknown target $who (rust, rust-metrics, ref)" >&2; exit 2 ;; esac
 done
 has() { [[ " $BENCH_TARGETS " == *" $1 "* ]]; }
 ours_targets() { local w; for w in $BENCH_TARGETS; do [[ $w == ref ]] || echo "$w"; done; }
@@ -143,6 +146,8 @@ for c in "${REF_COMPONENTS[@]}"; do pid_alive "$c" && REF_WAS_UP[$c]=1; done
 declare -A API_PID=() REC_PID=() PORT_OF=() DB_OF=()
 PORT_OF[rust]=$RUST_PORT
 DB_OF[rust]=${OKM_DB_NAME}_rust
+PORT_OF[rust-metrics]=$((RUST_PORT + 2))
+DB_OF[rust-metrics]=${OKM_DB_NAME}_rust_metrics
 STUB_PID=""
 BUILD_PID=""
 kill_tree() { # pid: the process and its descendants, children first
@@ -295,6 +300,11 @@ precompiled_cache_dir = $WORK/rust-drivers-cache
 [quotas]
 max_clusters_per_project = $QUOTA
 CONF
+  if [[ $who == rust-metrics ]]; then
+    # the reconciler's listener is moved by OS_METRICS__PORT (start_ours)
+    printf '\n[metrics]\nenabled = true\nhost = %s\nport = %s\n' "$ANCHOR_HOST" $((RUST_PORT + 3)) \
+      >>"$(conf_of "$who")"
+  fi
 }
 okm() { local who=$1; shift; timeout 120 "$RUST_BIN" "$@" --config-file "$(conf_of "$who")"; }
 okmdb() { # who mariadb-args...
@@ -334,12 +344,17 @@ SQL
   fi
   # the background work, as the reference runs magnum-conductor beside
   # magnum-api: it completes the deletes of the create+delete pairs
-  setsid "$RUST_BIN" reconciler --config-file "$(conf_of "$who")" >>"$log-reconciler.log" 2>&1 </dev/null &
+  OS_METRICS__PORT=$((RUST_PORT + 4)) \
+    setsid "$RUST_BIN" reconciler --config-file "$(conf_of "$who")" >>"$log-reconciler.log" 2>&1 </dev/null &
   REC_PID[$who]=$!
   sleep 1
   kill -0 "${REC_PID[$who]}" 2>/dev/null || {
     tail -20 "$log-reconciler.log" >&2; echo "$who reconciler did not start" >&2; exit 1
   }
+  if [[ $who == rust-metrics ]]; then
+    curl -fsS -m 10 "http://$ANCHOR_HOST:$((RUST_PORT + 3))/metrics" | grep -q '^openkeel_magnum_http_requests_total' ||
+      { echo "$who serves no request metrics" >&2; exit 1; }
+  fi
   say "$who up on $url (api pid ${API_PID[$who]}, reconciler pid ${REC_PID[$who]})"
 }
 for who in $(ours_targets); do start_ours "$who"; done

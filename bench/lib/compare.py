@@ -3,7 +3,7 @@
 
   compare.py OUTDIR
 
-Reads OUTDIR/N<n>/{rust,ref}/results.jsonl (load.sh, slow.sh and pairs.sh
+Reads OUTDIR/N<n>/{rust,rust-metrics,ref}/results.jsonl (load.sh, slow.sh and pairs.sh
 lines), OUTDIR/N<n>/{rust,ref}/paging.jsonl (lib/paging.py) and
 OUTDIR/meta.json, and prints markdown: one throughput table with the ratio
 Rust/ref and the raw figures beside it, a paging table, a memory table and
@@ -34,9 +34,14 @@ ORDER = [
 # process groups that belong to each service (Keystone and MariaDB are shared)
 SERVICE = {
     "rust": ["rust", "rust-reconciler"],
+    "rust-metrics": ["rust-metrics", "rust-metrics-reconciler"],
     "ref": ["magnum", "conductor", "rabbitmq", "epmd", "memcached"],
 }
-WHO = ("rust", "ref")
+WHO = ("rust", "rust-metrics", "ref")
+# The two columns of the main table.
+TWO = ("rust", "ref")
+# The requests whose metrics overhead has a target (< 2 %).
+OVERHEAD_TARGET = ("clusters_limit1000", "cluster_get")
 
 
 def med(vals):
@@ -218,13 +223,35 @@ def main():
                 summary[(n, ep, c)] = s
                 extra = ""
                 if ep == "clusters_create_delete":
-                    extra = " · pairs/s %s" % " · ".join(f(s[w] and s[w]["pairs"], "%.2f") for w in WHO)
-                lat = " · ".join("%s / %s" % (f(s[w] and s[w]["p50"]), f(s[w] and s[w]["p99"])) for w in WHO)
-                cpu = " · ".join(f(s[w] and s[w]["cpu_ms"], "%.2f") for w in WHO)
-                bad = " · ".join(((s[w]["bad_text"] or "0") if s[w] else "–") for w in WHO)
+                    extra = " · pairs/s %s" % " · ".join(f(s[w] and s[w]["pairs"], "%.2f") for w in TWO)
+                lat = " · ".join("%s / %s" % (f(s[w] and s[w]["p50"]), f(s[w] and s[w]["p99"])) for w in TWO)
+                cpu = " · ".join(f(s[w] and s[w]["cpu_ms"], "%.2f") for w in TWO)
+                bad = " · ".join(((s[w]["bad_text"] or "0") if s[w] else "–") for w in TWO)
                 print("| %d | %s | %d | %s | %s | %s | %s | %s | %s |" % (
                     n, title + extra, c, ratio_cell(s["rust"], s["ref"]),
                     cell_rate(s["rust"]), cell_rate(s["ref"]), lat, cpu, bad))
+
+    # ------------------------------------------------------------ metrics
+    rows = []
+    for n in ns:
+        for ep, title in ORDER:
+            for c in sorted({c for (e, c) in data[(n, "rust")] if e == ep}):
+                a = summarize(data[(n, "rust")].get((ep, c)), ep)
+                b = summarize(data[(n, "rust-metrics")].get((ep, c)), ep)
+                if a and b and a["rate"] and b["rate"]:
+                    rows.append((n, ep, title, c, a, b))
+    overhead = {}
+    if rows:
+        print("\n#### Cost of [metrics] enabled (rust-metrics: the same binary and rows, metrics on)\n")
+        print("| N | request | c | req/s off · on | throughput lost | CPU ms/req off · on | CPU added |")
+        print("|---|---|---|---|---|---|---|")
+        for n, ep, title, c, a, b in rows:
+            lost = 1 - b["rate"] / a["rate"]
+            cpu = (b["cpu_ms"] / a["cpu_ms"] - 1) if a["cpu_ms"] and b["cpu_ms"] else None
+            overhead[(n, ep, c)] = (lost, cpu)
+            print("| %d | %s | %d | %s · %s | %+.1f %% | %s · %s | %s |" % (
+                n, title, c, cell_rate(a), cell_rate(b), 100 * lost, f(a["cpu_ms"], "%.3f"),
+                f(b["cpu_ms"], "%.3f"), "–" if cpu is None else "%+.1f %%" % (100 * cpu)))
 
     # ------------------------------------------------------------ paging
     if any(paging.values()):
@@ -323,6 +350,12 @@ def main():
             lines.append("- N=%d paging (Rust): %s, mean full page %s ms vs %s ms at N=1000 (×%s) → %s" % (
                 n, "completed" if done else "INCOMPLETE", f(m), f(b), f(rt, "%.2f"),
                 "met" if ok else "NOT met"))
+    for (n, ep, c), (lost, cpu) in sorted(overhead.items()):
+        if ep in OVERHEAD_TARGET:
+            worst = max(lost, cpu if cpu is not None else lost)
+            lines.append("- metrics overhead on `%s` at N=%d, c=%d: throughput %+.1f %%, CPU per request %s (< 2 %%) → %s" % (
+                dict(ORDER)[ep], n, c, 100 * lost, "–" if cpu is None else "%+.1f %%" % (100 * cpu),
+                "met" if worst < 0.02 else "NOT met"))
     print("\n".join(lines) if lines else "(no data)")
 
 

@@ -27,13 +27,15 @@ echo "check.sh: contents: $(cd "$rootfs" && find . -type f | wc -l) files, $(du 
 # 2. The image run: read-only root, /tmp and the working directory as
 # volumes (tmpfs), user 65532, the image's environment only.
 # in_image [NAME=VALUE…] ARG…: runs the binary with ARGs as the image would,
-# its environment the image's ENV and the NAME=VALUEs.
+# its environment the image's ENV and the NAME=VALUEs. Each program execs
+# the next, so that a background in_image's $! is the binary's process.
+# Call it in a subshell: it replaces the shell that runs it.
 mnt=$(mktemp -d)
 unshare=$(command -v unshare)
 in_image() {
   local vars=()
   while [[ $1 == *=* ]]; do vars+=("$1"); shift; done
-  unshare -m --propagation private bash -c '
+  exec unshare -m --propagation private bash -c '
     set -e
     mount --bind "$1" "$2"
     mount -o remount,bind,ro "$2"
@@ -52,7 +54,7 @@ echo "check.sh: driver list in the image shows the embedded drivers (fake, k8s_c
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 log=$(mktemp)
-in_image OS_API__PORT="$port" all-in-one >"$log" 2>&1 &
+(in_image OS_API__PORT="$port" all-in-one) >"$log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rmdir "$mnt" 2>/dev/null; rm -f "$log"' EXIT
 base=http://127.0.0.1:$port

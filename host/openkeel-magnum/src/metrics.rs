@@ -436,6 +436,17 @@ mod tests {
         m.fault("capi", "create-cluster", driver_host::FaultKind::Timeout);
         m.sample(|m| {
             m.create_jobs_queued.set(2);
+            let main = PoolLabels { pool: "main" };
+            m.db_in_use.get_or_create(&main).set(1);
+            m.db_idle.get_or_create(&main).set(0);
+            m.driver_breaker_open
+                .get_or_create(&DriverLabels {
+                    driver: "capi".into(),
+                })
+                .set(0);
+            m.notifications
+                .get_or_create(&OutcomeLabels { outcome: "failed" })
+                .inc();
         });
         let text = m.render();
         for line in [
@@ -453,6 +464,29 @@ mod tests {
             );
         }
         assert!(text.ends_with("# EOF\n"), "{text}");
+
+        // The sample alerts (deploy/prometheus) name only series of this
+        // exposition.
+        let rules = include_str!("../../../deploy/prometheus/openkeel-magnum-alerts.yaml");
+        let named: std::collections::BTreeSet<&str> = rules
+            .match_indices("openkeel_magnum_")
+            .map(|(i, _)| {
+                let rest = &rules[i..];
+                let end = rest
+                    .find(|c: char| !(c.is_ascii_lowercase() || c == '_'))
+                    .unwrap_or(rest.len());
+                &rest[..end]
+            })
+            .collect();
+        assert!(named.len() >= 8, "series of the sample alerts: {named:?}");
+        for name in named {
+            assert!(
+                text.lines().any(|l| l
+                    .strip_prefix(name)
+                    .is_some_and(|rest| rest.starts_with(['{', ' ']))),
+                "the sample alerts name {name}, which is not served:\n{text}"
+            );
+        }
     }
 
     struct Cached(std::sync::atomic::AtomicU64);

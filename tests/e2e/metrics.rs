@@ -251,6 +251,25 @@ fn metrics_count_requests_by_route_and_driver_calls_and_are_off_by_default() {
     ] {
         assert!(value(&samples, name, &[]).is_some(), "{name}: {text}");
     }
+    // Every request read through a pooled connection; retries and watches
+    // are counted from zero.
+    assert!(
+        value(
+            &samples,
+            "openkeel_magnum_db_connection_acquisitions_total",
+            &[]
+        )
+        .is_some_and(|n| n > 0.0),
+        "{text}"
+    );
+    for name in [
+        "openkeel_magnum_db_connection_wait_seconds_total",
+        "openkeel_magnum_db_transaction_retries_total",
+        "openkeel_magnum_watch_status_derivations_total",
+        "openkeel_magnum_watch_lag_seconds_total",
+    ] {
+        assert!(value(&samples, name, &[]).is_some(), "{name}: {text}");
+    }
     // The only reconciler holds the lease.
     assert_eq!(
         value(&samples, "openkeel_magnum_reconciler_lease_held", &[]),

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::{ProjectApi, Server, okm_with_conf};
+use crate::harness::{ProjectApi, Server, free_port, get, okm_with_conf};
 use crate::kube::{ApiServer, api_server};
 
 const NS: &str = "magnum-system";
@@ -155,7 +155,11 @@ fn status_arrives_by_watch_costs_nothing_idle_and_survives_an_apiserver_restart(
         "-----BEGIN CERTIFICATE-----\nMIIBone\n-----END CERTIFICATE-----\n",
     )
     .expect("write the CA");
-    let conf = conf(&dir.path().join("okm.sqlite"), &drivers, &ca, &kube);
+    let metrics_port = free_port();
+    let conf = format!(
+        "{}\n[metrics]\nenabled = true\nport = {metrics_port}\n",
+        conf(&dir.path().join("okm.sqlite"), &drivers, &ca, &kube)
+    );
 
     // The refusal of a driver whose grants do not cover its watches is in
     // `driver list`.
@@ -383,6 +387,22 @@ fn status_arrives_by_watch_costs_nothing_idle_and_survives_an_apiserver_restart(
         kube.get(&format!("{}-effects", cm_path(&first[0])))
             .is_none(),
         "the delete's side effect did not run"
+    );
+
+    // The metrics count the derivations and the time each change waited.
+    let text = get(&format!("http://127.0.0.1:{metrics_port}/metrics"), &[]).expect("GET /metrics");
+    let text = String::from_utf8_lossy(&text.body).into_owned();
+    let series = |name: &str| -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+            .unwrap_or_else(|| panic!("{name} is not served:\n{text}"))
+    };
+    let derived = series("openkeel_magnum_watch_status_derivations_total");
+    let lag = series("openkeel_magnum_watch_lag_seconds_total");
+    assert!(derived >= FAST as f64, "{derived} derivations counted");
+    assert!(
+        lag > 0.0 && lag / derived < 10.0,
+        "{lag} s of lag over {derived} derivations"
     );
 
     openkeel_magnum_exchanges::figures::report(&format!(

@@ -9,6 +9,7 @@
 //! packages, driver functions, fault kinds — never an id, a name, a
 //! project or a token.
 
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -106,6 +107,9 @@ pub struct Metrics {
     driver_breaker_open: Family<DriverLabels, Gauge>,
     db_in_use: Family<PoolLabels, Gauge>,
     db_idle: Family<PoolLabels, Gauge>,
+    db_retries: Counter,
+    db_acquisitions: Counter,
+    db_wait: Counter<f64, AtomicU64>,
     create_jobs_queued: Gauge,
     reconciler_in_progress: Gauge,
     reconciler_polling: Gauge,
@@ -113,6 +117,8 @@ pub struct Metrics {
     watch_reflectors: Gauge,
     watch_objects: Gauge,
     lease_held: Gauge,
+    watch_derivations: Counter,
+    watch_lag: Counter<f64, AtomicU64>,
     token_cache: Family<ResultLabels, Counter>,
     notifications: Family<OutcomeLabels, Counter>,
     samplers: Mutex<Vec<Sampler>>,
@@ -144,6 +150,9 @@ impl Metrics {
             driver_breaker_open: Family::default(),
             db_in_use: Family::default(),
             db_idle: Family::default(),
+            db_retries: Counter::default(),
+            db_acquisitions: Counter::default(),
+            db_wait: Counter::default(),
             create_jobs_queued: Gauge::default(),
             reconciler_in_progress: Gauge::default(),
             reconciler_polling: Gauge::default(),
@@ -151,6 +160,8 @@ impl Metrics {
             watch_reflectors: Gauge::default(),
             watch_objects: Gauge::default(),
             lease_held: Gauge::default(),
+            watch_derivations: Counter::default(),
+            watch_lag: Counter::default(),
             token_cache: Family::default(),
             notifications: Family::default(),
             samplers: Mutex::new(Vec::new()),
@@ -232,6 +243,31 @@ impl Metrics {
             m.lease_held.clone(),
         );
         r.register(
+            "db_transaction_retries",
+            "Database statements and transactions run again after a deadlock, a lock wait timeout, a serialisation failure or a busy SQLite database",
+            m.db_retries.clone(),
+        );
+        r.register(
+            "db_connection_acquisitions",
+            "Pooled database connections taken for a transaction or a request's reads",
+            m.db_acquisitions.clone(),
+        );
+        r.register(
+            "db_connection_wait_seconds",
+            "Time spent waiting for those connections (for a transaction, until its BEGIN answered)",
+            m.db_wait.clone(),
+        );
+        r.register(
+            "watch_status_derivations",
+            "Cluster statuses derived from watched changes",
+            m.watch_derivations.clone(),
+        );
+        r.register(
+            "watch_lag_seconds",
+            "Time from each watched change's arrival to its cluster's status being derived (the debounce included), summed",
+            m.watch_lag.clone(),
+        );
+        r.register(
             "token_cache_lookups",
             "Keystone token cache lookups, by result (hit, miss)",
             m.token_cache.clone(),
@@ -278,6 +314,10 @@ impl Metrics {
             }
             m.create_jobs_queued
                 .set(gauge(conductor.create_jobs_queued()));
+            let db = crate::db::stats();
+            advance_to(&m.db_retries, db.retries);
+            advance_to(&m.db_acquisitions, db.acquisitions);
+            advance_seconds(&m.db_wait, db.wait);
             let n = conductor.notifier().stats();
             for (outcome, count) in [
                 ("queued", n.queued),
@@ -311,6 +351,8 @@ impl Metrics {
             m.watch_reflectors.set(gauge(g.reflectors));
             m.watch_objects.set(gauge(g.objects));
             m.lease_held.set(i64::from(g.lease_held));
+            advance_to(&m.watch_derivations, g.derived);
+            advance_seconds(&m.watch_lag, g.lag);
         });
     }
 
@@ -354,10 +396,22 @@ fn advance<L>(family: &Family<L, Counter>, labels: L, total: u64)
 where
     L: Clone + std::hash::Hash + Eq,
 {
-    let c = family.get_or_create(&labels);
+    advance_to(&family.get_or_create(&labels), total);
+}
+
+/// Brings a counter up to a total counted elsewhere.
+fn advance_to(c: &Counter, total: u64) {
     let now = c.get();
     if total > now {
         c.inc_by(total - now);
+    }
+}
+
+/// Brings a counter of seconds up to a duration summed elsewhere.
+fn advance_seconds(c: &Counter<f64, AtomicU64>, total: Duration) {
+    let missing = total.as_secs_f64() - c.get();
+    if missing > 0.0 {
+        c.inc_by(missing);
     }
 }
 
@@ -447,6 +501,11 @@ mod tests {
             m.notifications
                 .get_or_create(&OutcomeLabels { outcome: "failed" })
                 .inc();
+            // Totals counted elsewhere, read twice: counted once.
+            for _ in 0..2 {
+                advance_to(&m.db_retries, 3);
+                advance_seconds(&m.db_wait, Duration::from_millis(250));
+            }
         });
         let text = m.render();
         for line in [
@@ -457,6 +516,8 @@ mod tests {
             "openkeel_magnum_driver_call_duration_seconds_count{driver=\"capi\",function=\"create-cluster\"} 1",
             "openkeel_magnum_driver_faults_total{driver=\"capi\",function=\"create-cluster\",kind=\"timeout\"} 1",
             "openkeel_magnum_create_jobs_queued 2",
+            "openkeel_magnum_db_transaction_retries_total 3",
+            "openkeel_magnum_db_connection_wait_seconds_total 0.25",
         ] {
             assert!(
                 text.lines().any(|l| l == line),

@@ -153,13 +153,25 @@ struct Flight {
     health_at: Mutex<Option<tokio::time::Instant>>,
     /// How each cluster's status is followed, when watching.
     registered: Mutex<HashMap<String, Registration>>,
-    /// Watched clusters whose status is to be derived, and when.
-    pending: Mutex<HashMap<String, tokio::time::Instant>>,
+    /// Watched clusters whose status is to be derived: when, and when the
+    /// first change not yet derived arrived.
+    pending: Mutex<HashMap<String, Pending>>,
+    /// Derivations of watched changes done, and the time from each
+    /// change's arrival to its status being derived, summed (nanoseconds).
+    derived: std::sync::atomic::AtomicU64,
+    lag_ns: std::sync::atomic::AtomicU64,
     /// The clusters in progress the last pass found.
     in_progress: std::sync::atomic::AtomicUsize,
     /// Whether the last pass held the lease (the database's when not
     /// watching).
     leading: std::sync::atomic::AtomicBool,
+}
+
+/// A watched cluster waiting for its status to be derived.
+#[derive(Clone, Copy)]
+struct Pending {
+    due: tokio::time::Instant,
+    arrived: tokio::time::Instant,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -189,6 +201,11 @@ pub struct Gauges {
     pub polling: usize,
     /// Watched clusters whose status waits to be derived.
     pub pending: usize,
+    /// Statuses derived from watched changes since the start.
+    pub derived: u64,
+    /// The time from each of those changes' arrival to its status being
+    /// derived (the debounce included), summed.
+    pub lag: Duration,
     /// The watches kept on the management cluster.
     pub reflectors: usize,
     /// The objects they hold.
@@ -236,6 +253,15 @@ impl Reconciler {
                 .load(std::sync::atomic::Ordering::Relaxed),
             polling: lock(&self.flight.clusters).len(),
             pending: lock(&self.flight.pending).len(),
+            derived: self
+                .flight
+                .derived
+                .load(std::sync::atomic::Ordering::Relaxed),
+            lag: Duration::from_nanos(
+                self.flight
+                    .lag_ns
+                    .load(std::sync::atomic::Ordering::Relaxed),
+            ),
             lease_held: self
                 .flight
                 .leading
@@ -321,14 +347,14 @@ impl Reconciler {
         tokio::pin!(stop);
         let debounce = self.settings.debounce.max(MIN_DEBOUNCE);
         loop {
-            let next = lock(&self.flight.pending).values().min().copied();
+            let next = lock(&self.flight.pending).values().map(|p| p.due).min();
             let sleep = tokio::time::sleep_until(
                 next.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(3600)),
             );
             tokio::select! {
                 () = &mut stop => break,
                 uuid = changed.recv() => match uuid {
-                    Some(uuid) => self.schedule(uuid, debounce),
+                    Some(uuid) => self.schedule(uuid, debounce, tokio::time::Instant::now()),
                     None => break,
                 },
                 () = sleep => self.derive_due(debounce),
@@ -336,10 +362,13 @@ impl Reconciler {
         }
     }
 
-    /// Derives `uuid`'s status after `after`, unless it is already due.
-    fn schedule(&self, uuid: String, after: Duration) {
+    /// Derives `uuid`'s status after `after`, unless it is already due; the
+    /// change to derive arrived at `arrived`.
+    fn schedule(&self, uuid: String, after: Duration, arrived: tokio::time::Instant) {
         let due = tokio::time::Instant::now() + after;
-        lock(&self.flight.pending).entry(uuid).or_insert(due);
+        lock(&self.flight.pending)
+            .entry(uuid)
+            .or_insert(Pending { due, arrived });
     }
 
     /// Starts the derivations that are due, each on a task of its own in
@@ -347,14 +376,14 @@ impl Reconciler {
     /// tried again after another debounce.
     fn derive_due(&self, debounce: Duration) {
         let now = tokio::time::Instant::now();
-        let due: Vec<String> = {
+        let due: Vec<(String, tokio::time::Instant)> = {
             let mut pending = lock(&self.flight.pending);
-            let due: Vec<String> = pending
+            let due: Vec<(String, tokio::time::Instant)> = pending
                 .iter()
-                .filter(|(_, t)| **t <= now)
-                .map(|(u, _)| u.clone())
+                .filter(|(_, p)| p.due <= now)
+                .map(|(u, p)| (u.clone(), p.arrived))
                 .collect();
-            for u in &due {
+            for (u, _) in &due {
                 pending.remove(u);
             }
             due
@@ -365,13 +394,13 @@ impl Reconciler {
         if !w.lease.held() {
             return;
         }
-        for uuid in due {
+        for (uuid, arrived) in due {
             let package = match lock(&self.flight.registered).get(&uuid) {
                 Some(r) if r.mode == Mode::Watch => r.package.clone(),
                 _ => continue,
             };
             let Some(slot) = self.slot_for(&uuid, package) else {
-                self.schedule(uuid, debounce);
+                self.schedule(uuid, debounce, arrived);
                 continue;
             };
             let me = self.clone();
@@ -381,6 +410,13 @@ impl Reconciler {
                 };
                 let _slot = slot;
                 me.derive_changed(&uuid).await;
+                let lag = u64::try_from(arrived.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                me.flight
+                    .lag_ns
+                    .fetch_add(lag, std::sync::atomic::Ordering::Relaxed);
+                me.flight
+                    .derived
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             });
         }
     }

@@ -140,13 +140,16 @@ impl Pools {
     /// its lock (SQLite has no row locks; the write lock stands in for
     /// `SELECT … FOR UPDATE`).
     pub(crate) async fn begin(&self) -> std::result::Result<TxConn, sqlx::Error> {
-        Ok(match self {
+        let started = std::time::Instant::now();
+        let tx = match self {
             Pools::MySql(p) => TxConn::MySql(p.begin().await?),
             Pools::Postgres(p) => TxConn::Postgres(p.begin().await?),
             Pools::Sqlite { write, .. } => {
                 TxConn::Sqlite(write.begin_with("BEGIN IMMEDIATE").await?)
             }
-        })
+        };
+        super::count_acquisition(started.elapsed());
+        Ok(tx)
     }
 }
 
@@ -187,11 +190,14 @@ pub(crate) enum PoolConn {
 impl Pools {
     /// A connection for reads (on SQLite one of the read pool).
     pub(crate) async fn acquire_read(&self) -> std::result::Result<PoolConn, sqlx::Error> {
-        Ok(match self {
+        let started = std::time::Instant::now();
+        let conn = match self {
             Pools::MySql(p) => PoolConn::MySql(p.acquire().await?),
             Pools::Postgres(p) => PoolConn::Postgres(p.acquire().await?),
             Pools::Sqlite { read, .. } => PoolConn::Sqlite(read.acquire().await?),
-        })
+        };
+        super::count_acquisition(started.elapsed());
+        Ok(conn)
     }
 }
 

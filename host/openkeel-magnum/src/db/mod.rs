@@ -43,6 +43,7 @@ pub(crate) mod testing;
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use chrono::NaiveDateTime;
 
@@ -61,6 +62,55 @@ pub use target::{DbTarget, Dialect, PoolLimits, UNBOUNDED_POOL, pool_limits};
 pub use tx::{Tx, TxFuture};
 
 use exec::Pools;
+
+/// What the database layer of this process has done, for the metrics:
+/// counters from the start of the process, over every [`Db`] it opened.
+pub struct Stats {
+    /// Statements and transactions run again after a deadlock, a lock wait
+    /// timeout, a serialisation failure or a busy SQLite database (Galera
+    /// reports its certification conflicts as deadlocks).
+    retries: AtomicU64,
+    /// Connections taken from a pool for a transaction or a request's reads.
+    acquisitions: AtomicU64,
+    /// Nanoseconds spent waiting for them (for a transaction, until its
+    /// `BEGIN` has answered).
+    wait_ns: AtomicU64,
+}
+
+static STATS: Stats = Stats {
+    retries: AtomicU64::new(0),
+    acquisitions: AtomicU64::new(0),
+    wait_ns: AtomicU64::new(0),
+};
+
+/// A reading of the process's [`Stats`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StatsReading {
+    /// Retried statements and transactions.
+    pub retries: u64,
+    /// Pooled connections taken for transactions and readers.
+    pub acquisitions: u64,
+    /// Time spent waiting for them.
+    pub wait: std::time::Duration,
+}
+
+/// The process's database counters.
+pub fn stats() -> StatsReading {
+    StatsReading {
+        retries: STATS.retries.load(Ordering::Relaxed),
+        acquisitions: STATS.acquisitions.load(Ordering::Relaxed),
+        wait: std::time::Duration::from_nanos(STATS.wait_ns.load(Ordering::Relaxed)),
+    }
+}
+
+/// Counts one acquisition that took `waited`.
+fn count_acquisition(waited: std::time::Duration) {
+    STATS.acquisitions.fetch_add(1, Ordering::Relaxed);
+    STATS.wait_ns.fetch_add(
+        u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX),
+        Ordering::Relaxed,
+    );
+}
 
 /// The clock that stamps `created_at` and `updated_at` (naive UTC).
 pub type Clock = Arc<dyn Fn() -> NaiveDateTime + Send + Sync>;

@@ -165,8 +165,12 @@ impl Attempts {
         e.is_retryable() && !self.last()
     }
 
-    /// Waits before the next attempt, which it counts.
+    /// Waits before the next attempt, which it counts (and the process's
+    /// [`super::Stats`]).
     pub(super) async fn wait(&mut self) {
+        super::STATS
+            .retries
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         tokio::time::sleep(jitter(self.backoff)).await;
         self.backoff = self.backoff.saturating_mul(2);
         self.number += 1;

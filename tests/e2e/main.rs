@@ -21,5 +21,6 @@ mod sdk;
 mod sql;
 mod sweep;
 mod takeover;
+mod traces;
 mod upgrade_check;
 mod watch;

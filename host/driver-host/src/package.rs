@@ -852,7 +852,12 @@ impl Package {
         })
         .await;
         if let Some(o) = self.ctx.services.observer.get() {
-            o.call(&self.ctx.name, function, started.elapsed());
+            o.call(
+                &self.ctx.name,
+                function,
+                store.data().request_id(),
+                started.elapsed(),
+            );
         }
         let stderr = store.data().stderr_summary();
         store.data().flush_output(function);

@@ -652,7 +652,7 @@ async fn repeated_faults_open_the_breaker() {
 struct Seen(std::sync::Mutex<Vec<String>>);
 
 impl driver_host::CallObserver for Seen {
-    fn call(&self, driver: &str, function: &'static str, _: Duration) {
+    fn call(&self, driver: &str, function: &'static str, _: &str, _: Duration) {
         self.0
             .lock()
             .unwrap()

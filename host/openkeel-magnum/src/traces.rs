@@ -117,9 +117,14 @@ pub fn start(options: &Options) -> Result<Option<Traces>, StartError> {
     let Some(url) = endpoint(options) else {
         return Ok(None);
     };
-    let parsed = url::Url::parse(&url)
-        .ok()
-        .filter(|u| matches!(u.scheme(), "http" | "https") && u.has_host());
+    let http = |u: &str| {
+        url::Url::parse(u)
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https") && u.has_host())
+    };
+    // The base checked too: `http://` + `/v1/traces` would name host `v1`.
+    let configured = options.tracing.otlp_endpoint.trim();
+    let parsed = http(&url).filter(|_| configured.is_empty() || http(configured).is_some());
     let Some(parsed) = parsed else {
         return Err(StartError::new(format!(
             "[tracing]/otlp_endpoint: {url:?} is not an http(s) URL"
@@ -416,5 +421,15 @@ mod tests {
             Some("http://collector:4318/v1/traces")
         );
         assert_eq!(traces_url("https://c/otlp"), "https://c/otlp/v1/traces");
+    }
+
+    #[test]
+    fn an_endpoint_that_is_not_an_http_url_stops_the_start() {
+        for bad in ["collector:4318", "ftp://collector", "http://"] {
+            let o = crate::options::from_text(&format!("[tracing]\notlp_endpoint = {bad}\n"));
+            let e = start(&o).expect_err(bad).to_string();
+            assert!(e.starts_with("[tracing]/otlp_endpoint: "), "{e}");
+        }
+        assert!(!enabled());
     }
 }

@@ -194,9 +194,16 @@ pub fn metrics(options: &Options, conductor: &Conductor) -> Arc<crate::metrics::
 struct Observers(Vec<Arc<dyn driver_host::CallObserver>>);
 
 impl driver_host::CallObserver for Observers {
-    fn call(&self, driver: &str, function: &'static str, request_id: &str, elapsed: Duration) {
+    fn call(
+        &self,
+        driver: &str,
+        function: &'static str,
+        request_id: &str,
+        elapsed: Duration,
+        fault: Option<driver_host::FaultKind>,
+    ) {
         for o in &self.0 {
-            o.call(driver, function, request_id, elapsed);
+            o.call(driver, function, request_id, elapsed, fault);
         }
     }
 

@@ -327,7 +327,14 @@ impl Metrics {
 }
 
 impl driver_host::CallObserver for Metrics {
-    fn call(&self, driver: &str, function: &'static str, _request_id: &str, elapsed: Duration) {
+    fn call(
+        &self,
+        driver: &str,
+        function: &'static str,
+        _request_id: &str,
+        elapsed: Duration,
+        _fault: Option<driver_host::FaultKind>,
+    ) {
         let labels = CallLabels {
             driver: driver.to_string(),
             function,
@@ -432,7 +439,13 @@ mod tests {
             405,
             Duration::ZERO,
         );
-        m.call("capi", "create-cluster", "req-1", Duration::from_millis(40));
+        m.call(
+            "capi",
+            "create-cluster",
+            "req-1",
+            Duration::from_millis(40),
+            None,
+        );
         m.fault("capi", "create-cluster", driver_host::FaultKind::Timeout);
         m.sample(|m| {
             m.create_jobs_queued.set(2);

@@ -298,7 +298,14 @@ impl Pass {
 pub struct DriverSpans;
 
 impl driver_host::CallObserver for DriverSpans {
-    fn call(&self, driver: &str, function: &'static str, request_id: &str, elapsed: Duration) {
+    fn call(
+        &self,
+        driver: &str,
+        function: &'static str,
+        request_id: &str,
+        elapsed: Duration,
+        fault: Option<driver_host::FaultKind>,
+    ) {
         let Some(tracer) = TRACER.get() else {
             return;
         };
@@ -323,10 +330,17 @@ impl driver_host::CallObserver for DriverSpans {
             .with_start_time(start)
             .with_attributes(attributes)
             .start_with_context(tracer, &cx);
+        if let Some(kind) = fault {
+            span.set_attribute(KeyValue::new("fault", kind.as_str()));
+            span.set_status(Status::error(format!("driver fault: {}", kind.as_str())));
+        }
         span.end_with_timestamp(end);
     }
 
     fn fault(&self, driver: &str, function: &'static str, kind: driver_host::FaultKind) {
+        // Every fault is also an event of the request's or pass's span: the
+        // only record of an answer the host refused or of a call the open
+        // breaker refused, which have no span of their own.
         if TRACER.get().is_none() {
             return;
         }

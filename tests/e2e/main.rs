@@ -22,5 +22,6 @@ mod sql;
 mod sweep;
 mod takeover;
 mod takeover_steps;
+mod traces;
 mod upgrade_check;
 mod watch;

@@ -56,9 +56,12 @@ fn the_guide_has_the_takeover_steps() {
 /// A recorded answer of Magnum: status and body.
 type Recorded = (u16, Value);
 
+/// The path and User-Agent of every request the recorded Magnum received.
+type Seen = Arc<Mutex<Vec<(String, String)>>>;
+
 /// Serves Magnum's recorded answers by path (the answer at 1.14 when one
 /// was recorded), and remembers the path and User-Agent of every request.
-fn recorded_magnum(records: &[Value]) -> (String, Arc<Mutex<Vec<(String, String)>>>) {
+fn recorded_magnum(records: &[Value]) -> (String, Seen) {
     let mut answers: BTreeMap<String, Recorded> = BTreeMap::new();
     for r in records {
         let q = &r["request"];

@@ -44,13 +44,23 @@ impl Default for HostServices {
     }
 }
 
-/// Observes the driver calls of a host, for metrics: it is called on the
-/// calling task, so it must be quick (counters, no I/O).
+/// Observes the driver calls of a host, for metrics and traces: it is
+/// called on the calling task, so it must be quick (counters, a span
+/// handed to a queue, no I/O).
 pub trait CallObserver: Send + Sync {
-    /// A call of `function` (`create-cluster`) of package `driver` ended
-    /// after `elapsed` (instantiation included), answered or not. A call
-    /// an open breaker refused is not made and not counted here.
-    fn call(&self, driver: &str, function: &'static str, elapsed: std::time::Duration);
+    /// A call of `function` (`create-cluster`) of package `driver`, made
+    /// for the API request `request_id` ("" for background work), ended
+    /// after `elapsed` (instantiation included), answered or with the
+    /// fault `fault` (told again to [`CallObserver::fault`]). A call an
+    /// open breaker refused is not made and not counted here.
+    fn call(
+        &self,
+        driver: &str,
+        function: &'static str,
+        request_id: &str,
+        elapsed: std::time::Duration,
+        fault: Option<crate::FaultKind>,
+    );
     /// A fault of `driver` in `function`: one the call itself met, an
     /// answer the host refused, or a call refused by the open breaker
     /// (`FaultKind::BreakerOpen`).

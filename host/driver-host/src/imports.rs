@@ -115,6 +115,11 @@ pub(crate) struct CallState {
 }
 
 impl CallState {
+    /// The API request id of the call ("" for background work).
+    pub(crate) fn request_id(&self) -> &str {
+        &self.request_id
+    }
+
     pub(crate) fn new(
         pkg: Arc<PackageCtx>,
         cluster: Option<&Cluster>,

@@ -851,12 +851,9 @@ impl Package {
                 .map_err(|e| (false, e))
         })
         .await;
-        if let Some(o) = self.ctx.services.observer.get() {
-            o.call(&self.ctx.name, function, started.elapsed());
-        }
+        let elapsed = started.elapsed();
         let stderr = store.data().stderr_summary();
         store.data().flush_output(function);
-        drop(store);
         let result = match outcome {
             Ok(Ok(r)) => Ok(r),
             Err(_) => Err(self.fault(
@@ -869,6 +866,16 @@ impl Package {
             )),
             Ok(Err((instantiating, e))) => Err(self.classify(function, instantiating, &e, stderr)),
         };
+        if let Some(o) = self.ctx.services.observer.get() {
+            o.call(
+                &self.ctx.name,
+                function,
+                store.data().request_id(),
+                elapsed,
+                result.as_ref().err().map(|f| f.kind),
+            );
+        }
+        drop(store);
         match result {
             Ok(response) => Ok(Answer {
                 response,

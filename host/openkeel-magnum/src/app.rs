@@ -168,23 +168,64 @@ pub fn listen_address(options: &Options) -> Result<SocketAddr, StartError> {
 
 /// The metrics of a server process: with `[metrics]` enabled, the driver
 /// host observed and the conductor's pools and queue sampled at scrape
-/// time; disabled, nothing observes the driver calls.
+/// time. With traces started ([`crate::traces::start`], before this), the
+/// driver calls make spans too; with neither, nothing observes them.
 pub fn metrics(options: &Options, conductor: &Conductor) -> Arc<crate::metrics::Metrics> {
     let metrics = Arc::new(crate::metrics::Metrics::new());
+    let mut observers: Vec<Arc<dyn driver_host::CallObserver>> = Vec::new();
     if options.metrics.enabled {
-        conductor.drivers().observe_calls(metrics.clone());
+        observers.push(metrics.clone());
         metrics.sample_conductor(conductor.clone());
+    }
+    if crate::traces::enabled() {
+        observers.push(Arc::new(crate::traces::DriverSpans));
+    }
+    match observers.len() {
+        0 => {}
+        1 => conductor.drivers().observe_calls(observers.remove(0)),
+        _ => conductor
+            .drivers()
+            .observe_calls(Arc::new(Observers(observers))),
     }
     metrics
 }
 
+/// Several driver-call observers (metrics and traces), told in turn.
+struct Observers(Vec<Arc<dyn driver_host::CallObserver>>);
+
+impl driver_host::CallObserver for Observers {
+    fn call(
+        &self,
+        driver: &str,
+        function: &'static str,
+        request_id: &str,
+        elapsed: Duration,
+        fault: Option<driver_host::FaultKind>,
+    ) {
+        for o in &self.0 {
+            o.call(driver, function, request_id, elapsed, fault);
+        }
+    }
+
+    fn fault(&self, driver: &str, function: &'static str, kind: driver_host::FaultKind) {
+        for o in &self.0 {
+            o.fault(driver, function, kind);
+        }
+    }
+}
+
 /// `app` with every request counted in `metrics` when `[metrics]` is
-/// enabled; as it is otherwise.
+/// enabled and traced when traces are started; as it is otherwise.
 pub fn tracked(
     options: &Options,
     app: axum::Router,
     metrics: Arc<crate::metrics::Metrics>,
 ) -> axum::Router {
+    let app = if crate::traces::enabled() {
+        app.layer(axum::middleware::from_fn(crate::traces::track))
+    } else {
+        app
+    };
     if !options.metrics.enabled {
         return app;
     }

@@ -27,6 +27,7 @@ pub mod options;
 pub mod policy;
 pub mod reconcile;
 pub mod telemetry;
+pub mod traces;
 pub mod watch;
 
 #[cfg(test)]

@@ -369,7 +369,14 @@ impl Metrics {
 }
 
 impl driver_host::CallObserver for Metrics {
-    fn call(&self, driver: &str, function: &'static str, elapsed: Duration) {
+    fn call(
+        &self,
+        driver: &str,
+        function: &'static str,
+        _request_id: &str,
+        elapsed: Duration,
+        _fault: Option<driver_host::FaultKind>,
+    ) {
         let labels = CallLabels {
             driver: driver.to_string(),
             function,
@@ -424,7 +431,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// The method as a label: the methods of HTTP, any other as `other`.
-fn method_label(m: &Method) -> &'static str {
+pub(crate) fn method_label(m: &Method) -> &'static str {
     match *m {
         Method::GET => "GET",
         Method::HEAD => "HEAD",
@@ -486,7 +493,13 @@ mod tests {
             405,
             Duration::ZERO,
         );
-        m.call("capi", "create-cluster", Duration::from_millis(40));
+        m.call(
+            "capi",
+            "create-cluster",
+            "req-1",
+            Duration::from_millis(40),
+            None,
+        );
         m.fault("capi", "create-cluster", driver_host::FaultKind::Timeout);
         m.sample(|m| {
             m.create_jobs_queued.set(2);

@@ -518,6 +518,9 @@ impl Reconciler {
             }
         }
         let mut polls = JoinSet::new();
+        // The pass's span (traces on), started with its first work.
+        let mut span: Option<crate::traces::Pass> = None;
+        let mut polls_started = 0;
         for cl in &pass.clusters {
             let Some(work) = self.work_for(cl, health) else {
                 continue;
@@ -526,7 +529,9 @@ impl Reconciler {
                 continue;
             };
             let (me, pass, cl) = (self.clone(), pass.clone(), cl.clone());
-            polls.spawn(async move {
+            let span = span.get_or_insert_with(crate::traces::Pass::start);
+            polls_started += 1;
+            polls.spawn(span.bind(async move {
                 let Ok(_permit) = slot.driver.clone().acquire_owned().await else {
                     return;
                 };
@@ -551,7 +556,7 @@ impl Reconciler {
                         lock(&me.flight.errors).push(format!("cluster {}: {e}", cl.uuid));
                     }
                 }
-            });
+            }));
         }
         let wait = self.settings.interval.max(MIN_TICK_WAIT);
         let waited =
@@ -561,6 +566,9 @@ impl Reconciler {
             polls.detach_all();
         }
         let mut errors = std::mem::take(&mut *lock(&self.flight.errors));
+        if let Some(span) = span {
+            span.end(polls_started, errors.len());
+        }
         loop {
             let batch: Vec<Cluster> = {
                 let mut done = lock(&self.flight.done);

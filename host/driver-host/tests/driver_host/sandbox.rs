@@ -652,11 +652,19 @@ async fn repeated_faults_open_the_breaker() {
 struct Seen(std::sync::Mutex<Vec<String>>);
 
 impl driver_host::CallObserver for Seen {
-    fn call(&self, driver: &str, function: &'static str, _: Duration) {
+    fn call(
+        &self,
+        driver: &str,
+        function: &'static str,
+        _: &str,
+        _: Duration,
+        fault: Option<FaultKind>,
+    ) {
+        let fault = fault.map_or("answered", FaultKind::as_str);
         self.0
             .lock()
             .unwrap()
-            .push(format!("call {driver} {function}"));
+            .push(format!("call {driver} {function} {fault}"));
     }
 
     fn fault(&self, driver: &str, function: &'static str, kind: FaultKind) {
@@ -697,9 +705,9 @@ async fn the_call_observer_is_told_of_calls_faults_and_refusals() {
     assert_eq!(
         *seen.0.lock().unwrap(),
         vec![
-            format!("call {p} {f}"),
+            format!("call {p} {f} trap"),
             format!("fault {p} {f} trap"),
-            format!("call {p} {f}"),
+            format!("call {p} {f} trap"),
             format!("fault {p} {f} trap"),
             // Refused by the open breaker: a fault, not a call.
             format!("fault {p} {f} breaker_open"),

@@ -35,6 +35,7 @@ pub struct BaseUrl(pub String);
 /// Sets `x-openstack-request-id` on every response.
 pub async fn request_id(State(api): State<Arc<Api>>, mut req: Request, next: Next) -> Response {
     let id = (api.new_request_id)();
+    crate::traces::note_request_id(&id);
     req.extensions_mut().insert(RequestId(id.clone()));
     let mut resp = next.run(req).await;
     if let Ok(v) = HeaderValue::from_str(&id) {

@@ -10,6 +10,7 @@ use crate::options::Options;
 
 /// `openkeel-magnum api`: serves the API on a database already migrated.
 pub(super) async fn api(options: Options) -> Result<(), Failure> {
+    let traces = crate::traces::start(&options)?;
     let db = app::open_database(&options).await?;
     crate::db::check_schema(&db).await.map_err(Failure::new)?;
     let conductor = app::conductor(&options, app::Mode::Api, db.clone()).await?;
@@ -18,12 +19,16 @@ pub(super) async fn api(options: Options) -> Result<(), Failure> {
     let served = serve(&options, conductor, metrics).await;
     drop(listener);
     db.close().await;
+    if let Some(t) = traces {
+        t.shutdown(&options).await;
+    }
     served
 }
 
 /// `openkeel-magnum all-in-one`: creates or migrates the schema first, and
 /// runs the background work beside the API.
 pub(super) async fn all_in_one(options: Options) -> Result<(), Failure> {
+    let traces = crate::traces::start(&options)?;
     let db = app::open_database(&options).await?;
     crate::db::upgrade(&db).await.map_err(Failure::new)?;
     let conductor = app::conductor(&options, app::Mode::AllInOne, db.clone()).await?;
@@ -49,12 +54,16 @@ pub(super) async fn all_in_one(options: Options) -> Result<(), Failure> {
     let _ = heartbeat.await;
     let _ = reconciler.await;
     db.close().await;
+    if let Some(t) = traces {
+        t.shutdown(&options).await;
+    }
     served
 }
 
 /// `openkeel-magnum reconciler`: the background work of magnum-conductor —
 /// the service heartbeat and the status loop — until SIGINT or SIGTERM.
 pub(super) async fn reconciler(options: Options) -> Result<(), Failure> {
+    let traces = crate::traces::start(&options)?;
     let db = app::open_database(&options).await?;
     crate::db::check_schema(&db).await.map_err(Failure::new)?;
     let conductor = app::conductor(&options, app::Mode::Api, db.clone()).await?;
@@ -83,6 +92,9 @@ pub(super) async fn reconciler(options: Options) -> Result<(), Failure> {
     let _ = beat.await;
     let _ = status.await;
     db.close().await;
+    if let Some(t) = traces {
+        t.shutdown(&options).await;
+    }
     Ok(())
 }
 

@@ -238,6 +238,8 @@ pub struct Options {
     pub capi: Capi,
     /// `[metrics]` (ours).
     pub metrics: Metrics,
+    /// `[tracing]` (ours).
+    pub tracing: Tracing,
     /// `[glance_client]`.
     pub glance_client: Client,
     /// `[nova_client]`.
@@ -757,6 +759,20 @@ pub struct Metrics {
     pub host: String,
     /// `port`.
     pub port: u16,
+}
+
+/// `[tracing]`, openkeel-magnum's own: OpenTelemetry traces over
+/// OTLP/HTTP.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tracing {
+    /// `otlp_endpoint`: the collector's base URL (empty: off).
+    pub otlp_endpoint: String,
+    /// `service_name`.
+    pub service_name: String,
+    /// `sample_ratio`, 0 to 1.
+    pub sample_ratio: f64,
+    /// `export_timeout`, in seconds.
+    pub export_timeout: i64,
 }
 
 /// One `[<service>_client]` group: how the service reaches another
@@ -1304,6 +1320,12 @@ impl<'a> Reader<'a> {
                 enabled: self.bool("metrics", "enabled"),
                 host: self.string("metrics", "host"),
                 port: self.port("metrics", "port"),
+            },
+            tracing: Tracing {
+                otlp_endpoint: self.string("tracing", "otlp_endpoint"),
+                service_name: self.string("tracing", "service_name"),
+                sample_ratio: self.float("tracing", "sample_ratio"),
+                export_timeout: self.int("tracing", "export_timeout"),
             },
             glance_client: self.client("glance_client"),
             nova_client: self.client("nova_client"),

@@ -175,6 +175,10 @@ const NOT_IN_SAMPLE: &[(&str, &str)] = &[
     ("[metrics]/enabled", "ours: the Prometheus listener"),
     ("[metrics]/host", "ours: the Prometheus listener"),
     ("[metrics]/port", "ours: the Prometheus listener"),
+    ("[tracing]/otlp_endpoint", "ours: OpenTelemetry traces"),
+    ("[tracing]/service_name", "ours: OpenTelemetry traces"),
+    ("[tracing]/sample_ratio", "ours: OpenTelemetry traces"),
+    ("[tracing]/export_timeout", "ours: OpenTelemetry traces"),
     (
         "[oslo_middleware]/enable_proxy_headers_parsing",
         "http_proxy_to_wsgi namespace is not in Magnum's generator",
@@ -362,6 +366,7 @@ fn assert_same_values(a: &super::Options, b: &super::Options) {
     assert_eq!(a.healthcheck, b.healthcheck);
     assert_eq!(a.capi, b.capi);
     assert_eq!(a.metrics, b.metrics);
+    assert_eq!(a.tracing, b.tracing);
     for (x, y) in [
         (&a.glance_client, &b.glance_client),
         (&a.nova_client, &b.nova_client),

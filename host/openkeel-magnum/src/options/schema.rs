@@ -730,6 +730,23 @@ pub(super) fn modelled() -> Vec<Opt> {
             .default("9513")
             .namespace(OURS)
             .help("The port of the metrics listener."),
+        // Ours: OpenTelemetry traces.
+        Opt::new("tracing", "otlp_endpoint", OptType::string())
+            .default("")
+            .namespace(OURS)
+            .help("The http(s) URL of an OTLP/HTTP collector (http://collector:4318): spans of the API requests, driver calls and status-loop passes are posted to <otlp_endpoint>/v1/traces (protobuf). Empty (the default): no traces, unless OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT is set."),
+        Opt::new("tracing", "service_name", OptType::string())
+            .default("openkeel-magnum")
+            .namespace(OURS)
+            .help("The service.name of the spans."),
+        Opt::new("tracing", "sample_ratio", OptType::Float { min: Some(0.0), max: Some(1.0) })
+            .default("1.0")
+            .namespace(OURS)
+            .help("The share of traces recorded (a span whose parent was recorded is recorded)."),
+        Opt::new("tracing", "export_timeout", int(Some(1), None))
+            .default("10")
+            .namespace(OURS)
+            .help("Timeout, in seconds, of each post to the collector; spans are exported in the background and dropped when the collector does not keep up."),
         // Magnum: etc/magnum/api-paste.ini [app:healthcheck].
         Opt::new("healthcheck", "backends", OptType::list())
             .default("disable_by_file")

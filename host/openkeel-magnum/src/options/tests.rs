@@ -743,10 +743,11 @@ fn every_modelled_option_is_a_field() {
     // host's maxima and status-loop bounds (eight), magnum-cluster-api's
     // [capi_client] and [manila_client] (client groups with the TLS
     // options, six each), the bound of a watched cluster's snapshot, and
-    // [capi]/management_cluster; then [metrics] (three).
+    // [capi]/management_cluster; then [metrics] (three) and [tracing]
+    // (four).
     assert_eq!(
         schema::modelled().len(),
-        126 + 2 * 16 + 6 * 2 + 6 + 6 + 8 + 6 + 6 + 1 + 1 + 3
+        126 + 2 * 16 + 6 * 2 + 6 + 6 + 8 + 6 + 6 + 1 + 1 + 3 + 4
     );
 }
 
@@ -767,6 +768,31 @@ fn metrics_are_off_on_the_loopback_by_default_and_checked() {
     assert!(err("[metrics]\nport = 70000\n").starts_with("invalid value for [metrics]/port"));
     assert!(
         err("[metrics]\nhost = metrics.example\n").starts_with("invalid value for [metrics]/host")
+    );
+}
+
+#[test]
+fn tracing_is_off_by_default_and_checked() {
+    let o = ok("").options;
+    assert_eq!(
+        o.tracing,
+        super::Tracing {
+            otlp_endpoint: String::new(),
+            service_name: "openkeel-magnum".into(),
+            sample_ratio: 1.0,
+            export_timeout: 10,
+        }
+    );
+    let o = ok("[tracing]\notlp_endpoint = http://collector:4318\nsample_ratio = 0.25\n").options;
+    assert_eq!(o.tracing.otlp_endpoint, "http://collector:4318");
+    assert!((o.tracing.sample_ratio - 0.25).abs() < f64::EPSILON);
+    assert!(
+        err("[tracing]\nsample_ratio = 1.5\n")
+            .starts_with("invalid value for [tracing]/sample_ratio")
+    );
+    assert!(
+        err("[tracing]\nexport_timeout = 0\n")
+            .starts_with("invalid value for [tracing]/export_timeout")
     );
 }
 

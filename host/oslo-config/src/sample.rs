@@ -172,9 +172,12 @@ fn bounds(min: Option<String>, max: Option<String>) -> Option<String> {
     }
 }
 
-/// Text made safe for a Markdown table cell: a `|` would end the cell.
+/// Text made safe for a Markdown table cell: a `|` would end the cell, and
+/// `<name>` would be read as an HTML tag.
 fn cell(text: &str) -> String {
     text.replace('|', "\\|")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 fn push_comment(out: &mut String, line: &str) {
@@ -410,7 +413,7 @@ mod tests {
         let opts = [
             Opt::new("api", "port", OptType::Port)
                 .default("9511")
-                .help("The port\nof the API | server.")
+                .help("The port\nof the API | server <name>.")
                 .namespace("magnum.conf"),
             Opt::new("DEFAULT", "log_file", OptType::string())
                 .deprecated_name("logfile")
@@ -446,7 +449,7 @@ mod tests {
 
 | option | type | default | meaning |
 |---|---|---|---|
-| `port` | port | `9511` | The port of the API \\| server. |
+| `port` | port | `9511` | The port of the API \\| server &lt;name&gt;. |
 ";
         assert_eq!(markdown(&s, &["# Title"], &["magnum.conf"]), want);
     }

@@ -141,6 +141,7 @@ fn with_stack(key: &'static str, steps: Steps) {
         mgmt: &mgmt,
     };
     steps(&s, &o, &k, &sim, &mut suite);
+    s.metrics_step(&mut suite, key == "TestClusterAPILifecycle");
     krt.block_on(running.stop());
     let errors = sim.errors();
     if !errors.is_empty() {

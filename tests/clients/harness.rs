@@ -525,6 +525,56 @@ pub struct Stack {
     /// catalog type (`compute`, `load-balancer`…); empty on `all-in-one`.
     pub cloud: BTreeMap<String, String>,
     processes: Vec<Process>,
+    /// The `[metrics]` port of `api`, and of each `reconciler` (by pid).
+    metrics_port: u16,
+    reconciler_metrics: Vec<(u32, u16)>,
+}
+
+/// Reads `/metrics` on `port` with the OpenMetrics parser of
+/// `prometheus_client` and sums the samples by name, and by name with each
+/// label (`name{label=value}`); panics when it cannot.
+fn scrape(python: &str, port: u16) -> BTreeMap<String, f64> {
+    scrape_quietly(python, port).unwrap_or_else(|| panic!("/metrics on port {port}: no answer"))
+}
+
+/// [`scrape`], `None` when nothing answers (a reconciler killed by the
+/// suite); a refused exposition still panics.
+fn scrape_quietly(python: &str, port: u16) -> Option<BTreeMap<String, f64>> {
+    const PARSE: &str = r#"
+import json, sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+sums = {}
+for fam in text_string_to_metric_families(sys.stdin.read()):
+    for s in fam.samples:
+        keys = [s.name] + ["%s{%s=%s}" % (s.name, k, v) for k, v in sorted(s.labels.items())]
+        for k in keys:
+            sums[k] = sums.get(k, 0.0) + s.value
+json.dump(sums, sys.stdout)
+"#;
+    let text = blocking_client(Duration::from_secs(10))
+        .get(format!("http://127.0.0.1:{port}/metrics"))
+        .send()
+        .ok()?
+        .text()
+        .ok()?;
+    let mut child = Command::new(python)
+        .args(["-c", PARSE])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("run the OpenMetrics parser: {e}"));
+    std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), text.as_bytes())
+        .unwrap_or_else(|e| panic!("write the exposition: {e}"));
+    let out = child
+        .wait_with_output()
+        .unwrap_or_else(|e| panic!("the parser: {e}"));
+    assert!(
+        out.status.success(),
+        "prometheus_client refused the exposition: {}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("the parser's JSON: {e}")))
 }
 
 /// A multi-threaded runtime for the servers of the stack.
@@ -647,10 +697,12 @@ impl Stack {
         );
 
         let port = free_port();
+        let metrics_port = free_port();
         let conf = dir.path().join("magnum.conf");
         let text = format!(
             "[DEFAULT]\nhost = okm-clients-test\nperiodic_interval_max = 1\n\n\
              [api]\nhost = 127.0.0.1\nport = {port}\n\n\
+             [metrics]\nenabled = true\nhost = 127.0.0.1\nport = {metrics_port}\n\n\
              [database]\nconnection = sqlite:///{db}\n\n\
              [keystone_authtoken]\nwww_authenticate_uri = {ks}\nauth_url = {ks}\nauth_type = password\n\
              username = magnum\npassword = {pw}\nproject_name = service\nuser_domain_name = Default\n\
@@ -701,6 +753,8 @@ impl Stack {
             catalog: None,
             cloud,
             processes,
+            metrics_port,
+            reconciler_metrics: Vec::new(),
         };
         stack.start_process(&bin, "api", true);
         let help = run_command(Command::new(&bin).arg("--help"), Duration::from_secs(60))
@@ -770,6 +824,8 @@ impl Stack {
             catalog: None,
             cloud: BTreeMap::new(),
             processes: Vec::new(),
+            metrics_port: 0,
+            reconciler_metrics: Vec::new(),
         };
         stack.start_process(&binary(), "all-in-one", true);
         stack
@@ -812,6 +868,86 @@ impl Stack {
             .collect()
     }
 
+    /// The last step of a suite: `/metrics` of `api` and of the reconciler
+    /// holding the lease, read with the OpenMetrics parser of Python's
+    /// `prometheus_client` (`OPENKEEL_TEST_PYTHON`); every series a run of
+    /// the suite moves is there with a value above zero, the others are
+    /// there. Prints what it read.
+    pub fn metrics_step(&self, suite: &mut Suite<'_>, watched: bool) {
+        let Some(python) = need_env("OPENKEEL_TEST_PYTHON") else {
+            return;
+        };
+        suite.step("metrics after the suite", |c| {
+            let api = scrape(&python, self.metrics_port);
+            let reconciler = self
+                .reconciler_metrics
+                .iter()
+                .filter_map(|(_, port)| scrape_quietly(&python, *port))
+                .find(|m| m.get("openkeel_magnum_reconciler_lease_held") == Some(&1.0));
+            let Some(reconciler) = reconciler else {
+                c.error("no reconciler answered /metrics holding the lease");
+                return;
+            };
+            let mut positive = vec![
+                (&api, "openkeel_magnum_http_requests_total"),
+                (&api, "openkeel_magnum_http_request_duration_seconds_count"),
+                (&api, "openkeel_magnum_driver_calls_total"),
+                (&api, "openkeel_magnum_driver_call_duration_seconds_count"),
+                (&api, "openkeel_magnum_db_connection_acquisitions_total"),
+                (&api, "openkeel_magnum_db_connections_idle"),
+                (&api, "openkeel_magnum_token_cache_lookups_total{result=hit}"),
+                (&api, "openkeel_magnum_token_cache_lookups_total{result=miss}"),
+                (&reconciler, "openkeel_magnum_driver_calls_total"),
+                (&reconciler, "openkeel_magnum_reconciler_lease_held"),
+                (&reconciler, "openkeel_magnum_db_connection_acquisitions_total"),
+            ];
+            // The watches themselves end with the suite's last cluster.
+            if watched {
+                positive.extend([
+                    (&reconciler, "openkeel_magnum_watch_status_derivations_total"),
+                    (&reconciler, "openkeel_magnum_watch_lag_seconds_total"),
+                ]);
+            }
+            let present = [
+                (&reconciler, "openkeel_magnum_watch_reflectors"),
+                (&reconciler, "openkeel_magnum_watch_objects"),
+                (&api, "openkeel_magnum_db_connections_in_use"),
+                (&api, "openkeel_magnum_db_connection_wait_seconds_total"),
+                (&api, "openkeel_magnum_db_transaction_retries_total"),
+                (&api, "openkeel_magnum_create_jobs_queued"),
+                (&api, "openkeel_magnum_driver_breaker_open"),
+                (&api, "openkeel_magnum_notifications_total{outcome=failed}"),
+                (&reconciler, "openkeel_magnum_reconciler_clusters_in_progress"),
+                (&reconciler, "openkeel_magnum_reconciler_clusters_polling"),
+                (&reconciler, "openkeel_magnum_reconciler_clusters_pending"),
+            ];
+            for (m, name) in positive {
+                match m.get(name) {
+                    Some(v) if *v > 0.0 => {}
+                    other => c.error(format!("{name}: {other:?}, not above zero")),
+                }
+            }
+            for (m, name) in present {
+                if !m.contains_key(name) {
+                    c.error(format!("{name} is not served"));
+                }
+            }
+            eprintln!(
+                "metrics after the suite: api {} series, reconciler {} series; requests {}, driver calls {} + {}, \
+                 derivations by watch {}, watch lag {:.2} s in all",
+                api.len(),
+                reconciler.len(),
+                api.get("openkeel_magnum_http_requests_total").unwrap_or(&0.0),
+                api.get("openkeel_magnum_driver_calls_total").unwrap_or(&0.0),
+                reconciler.get("openkeel_magnum_driver_calls_total").unwrap_or(&0.0),
+                reconciler
+                    .get("openkeel_magnum_watch_status_derivations_total")
+                    .unwrap_or(&0.0),
+                reconciler.get("openkeel_magnum_watch_lag_seconds_total").unwrap_or(&0.0),
+            );
+        });
+    }
+
     /// What the service processes printed so far.
     pub fn output(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
@@ -848,7 +984,13 @@ impl Stack {
         let err = log
             .try_clone()
             .unwrap_or_else(|e| panic!("service log: {e}"));
-        let child = Command::new(bin)
+        let mut command = Command::new(bin);
+        // Each reconciler serves its metrics on a port of its own.
+        let reconciler_port = (sub == "reconciler" && self.metrics_port != 0).then(free_port);
+        if let Some(port) = reconciler_port {
+            command.env("OS_METRICS__PORT", port.to_string());
+        }
+        let child = command
             .arg(sub)
             .arg("--config-file")
             .arg(&self.conf)
@@ -858,6 +1000,9 @@ impl Stack {
             .stderr(err)
             .spawn()
             .unwrap_or_else(|e| panic!("start openkeel-magnum {sub}: {e}"));
+        if let Some(port) = reconciler_port {
+            self.reconciler_metrics.push((child.id(), port));
+        }
         self.processes.push(Process {
             name: format!("openkeel-magnum {sub}"),
             child,

@@ -217,6 +217,7 @@ fn openstack_coe() {
     let o = Osc::new(cli, &s);
     let mut suite = Suite::new("TestOpenStackCoe", Some(&s));
     matrix(&s, &o, &mut suite);
+    s.metrics_step(&mut suite, false);
     suite.finish();
 }
 

@@ -5,8 +5,9 @@
 #
 #   deploy/container/build.sh ROOTFS [PROFILE]
 #
-# PROFILE is a cargo profile, `release` by default (the image's); .ci/run
-# passes `dev` to reuse the build its tests made. ROOTFS then holds:
+# PROFILE is a cargo profile, `release` by default (the image's).
+# OKM_CONTAINER_BINARY names a binary built already instead (.ci/run gives
+# the one its tests built). ROOTFS then holds:
 #
 #   /usr/local/bin/openkeel-magnum  the binary
 #   /lib*, /usr/lib*                 the shared libraries it links (ldd), the
@@ -22,16 +23,22 @@ rootfs=${1:?usage: build.sh ROOTFS [PROFILE]}
 profile=${2:-release}
 cd "$(dirname "$0")/../.."
 
-# Containerfile sets OKM_GUEST_DRIVERS_ONLY=1: only the components the
-# binary embeds are built, not the sandbox test components of the suites.
-cargo build --locked --profile "$profile" -p openkeel-magnum --bin openkeel-magnum
-
+target=${CARGO_TARGET_DIR:-target}
 case $profile in
   dev) dir=debug ;;
   *) dir=$profile ;;
 esac
-target=${CARGO_TARGET_DIR:-target}
-bin="$target/$dir/openkeel-magnum"
+if [ -n "${OKM_CONTAINER_BINARY:-}" ]; then
+  # A binary already built from this checkout (.ci/run gives the one its
+  # tests built: a build of its own would compile the dependencies again
+  # with the binary's narrower feature set).
+  bin=$OKM_CONTAINER_BINARY
+else
+  # Containerfile sets OKM_GUEST_DRIVERS_ONLY=1: only the components the
+  # binary embeds are built, not the sandbox test components of the suites.
+  cargo build --locked --profile "$profile" -p openkeel-magnum --bin openkeel-magnum
+  bin="$target/$dir/openkeel-magnum"
+fi
 [ -x "$bin" ] || { echo "build.sh: no binary at $bin" >&2; exit 1; }
 
 if [ -e "$rootfs" ] && [ -n "$(ls -A "$rootfs")" ]; then

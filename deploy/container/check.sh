@@ -56,7 +56,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 log=$(mktemp)
 (in_image OS_API__PORT="$port" all-in-one) >"$log" 2>&1 &
 pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rmdir "$mnt" 2>/dev/null; rm -f "$log"' EXIT
+trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rmdir "$mnt" 2>/dev/null || true; rm -f "$log"' EXIT
 base=http://127.0.0.1:$port
 started=$(date +%s.%N)
 until curl -fsS -o /dev/null --max-time 2 "$base/healthcheck" 2>/dev/null; do

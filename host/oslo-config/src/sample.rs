@@ -24,45 +24,59 @@ pub fn generate(schema: &Schema, preamble: &[&str], namespace_order: &[&str]) ->
     if !preamble.is_empty() {
         out.push('\n');
     }
-    let mut groups: Vec<&str> = schema.groups().collect();
-    groups.sort_by_key(|g| (*g != "DEFAULT", *g));
-    let mut first = true;
-    for group in groups {
-        let opts: Vec<&Opt> = schema
-            .opts()
-            .iter()
-            .filter(|o| o.group == group && o.in_sample)
-            .collect();
-        if opts.is_empty() {
-            continue;
-        }
-        if !first {
+    for (i, (group, opts)) in in_sample_order(schema, namespace_order).iter().enumerate() {
+        if i > 0 {
             out.push_str("\n\n");
         }
-        first = false;
         out.push_str(&format!("[{group}]\n"));
-        let mut namespaces: Vec<&str> = Vec::new();
-        for o in &opts {
-            if !namespaces.contains(&o.namespace.as_str()) {
-                namespaces.push(&o.namespace);
+        let mut namespace = None;
+        for o in opts {
+            if namespace != Some(o.namespace.as_str()) {
+                namespace = Some(o.namespace.as_str());
+                out.push_str(&format!("\n#\n# From {}\n#\n", o.namespace));
             }
-        }
-        let rank = |ns: &str| {
-            namespace_order
-                .iter()
-                .position(|n| *n == ns)
-                .unwrap_or(namespace_order.len())
-        };
-        namespaces.sort_by_key(|ns| rank(ns));
-        for ns in namespaces {
-            out.push_str(&format!("\n#\n# From {ns}\n#\n"));
-            for o in opts.iter().filter(|o| o.namespace == ns) {
-                out.push('\n');
-                render(&mut out, o);
-            }
+            out.push('\n');
+            render(&mut out, o);
         }
     }
     out
+}
+
+/// The options of `schema` marked for the sample, by group: `[DEFAULT]`
+/// first, then the others by name; within a group, by namespace (those of
+/// `namespace_order` first, in that order, then the others in order of
+/// first registration), each namespace's options in order of registration.
+fn in_sample_order<'a>(
+    schema: &'a Schema,
+    namespace_order: &[&str],
+) -> Vec<(&'a str, Vec<&'a Opt>)> {
+    let mut groups: Vec<&str> = schema.groups().collect();
+    groups.sort_by_key(|g| (*g != "DEFAULT", *g));
+    groups
+        .into_iter()
+        .filter_map(|group| {
+            let mut opts: Vec<&Opt> = schema
+                .opts()
+                .iter()
+                .filter(|o| o.group == group && o.in_sample)
+                .collect();
+            let mut first_seen: Vec<&str> = Vec::new();
+            for o in &opts {
+                if !first_seen.contains(&o.namespace.as_str()) {
+                    first_seen.push(&o.namespace);
+                }
+            }
+            let rank = |ns: &str| {
+                let listed = namespace_order.iter().position(|n| *n == ns);
+                let seen = first_seen.iter().position(|n| *n == ns);
+                (listed.unwrap_or(namespace_order.len()), seen)
+            };
+            // A stable sort keeps the order of registration within a
+            // namespace.
+            opts.sort_by_key(|o| rank(&o.namespace));
+            (!opts.is_empty()).then_some((group, opts))
+        })
+        .collect()
 }
 
 /// The same options as [`generate`], in the same order, as a Markdown
@@ -76,25 +90,7 @@ pub fn markdown(schema: &Schema, preamble: &[&str], namespace_order: &[&str]) ->
         out.push_str(line);
         out.push('\n');
     }
-    let mut groups: Vec<&str> = schema.groups().collect();
-    groups.sort_by_key(|g| (*g != "DEFAULT", *g));
-    for group in groups {
-        let mut opts: Vec<&Opt> = schema
-            .opts()
-            .iter()
-            .filter(|o| o.group == group && o.in_sample)
-            .collect();
-        if opts.is_empty() {
-            continue;
-        }
-        let rank = |ns: &str| {
-            namespace_order
-                .iter()
-                .position(|n| *n == ns)
-                .unwrap_or(namespace_order.len())
-        };
-        // A stable sort keeps the order of registration within a namespace.
-        opts.sort_by_key(|o| rank(&o.namespace));
+    for (group, opts) in in_sample_order(schema, namespace_order) {
         out.push_str(&format!(
             "\n## [{group}]\n\n| option | type | default | meaning |\n|---|---|---|---|\n"
         ));

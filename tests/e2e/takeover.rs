@@ -84,38 +84,35 @@ fn takeover_mariadb() {
     let Some(server) = service_env("OKM_TEST_MYSQL_URL") else {
         return;
     };
-    let (Some(records), Some(schema), Some(data)) = (
-        load_records(),
-        read_spec("schema-mariadb.sql"),
-        read_spec("sample-data-mariadb.sql"),
-    ) else {
+    let rt = runtime();
+    let (Some(records), Some((db, mut conn))) = (load_records(), mariadb_samples(&rt, &server))
+    else {
         return;
     };
-    let rt = runtime();
-    let (db, mut conn) = mariadb_samples(&rt, &server, &schema, &data);
     takeover(&rt, &mut conn, &db, &records);
 }
 
-/// A fresh MariaDB database holding Magnum's schema and sample rows.
+/// A fresh MariaDB database on `server` holding Magnum's schema and sample
+/// rows (spec/db); `None` when the spec is not there (outside CI).
 pub(crate) fn mariadb_samples(
     rt: &tokio::runtime::Runtime,
     server: &str,
-    schema: &str,
-    data: &str,
-) -> (FreshDb, Conn) {
+) -> Option<(FreshDb, Conn)> {
+    let schema = read_spec("schema-mariadb.sql")?;
+    let data = read_spec("sample-data-mariadb.sql")?;
     let db = FreshDb::create(rt, server, "okm_takeover_");
     let mut conn = db.connect(rt);
-    let n = conn.exec_script(rt, schema, |_| false);
+    let n = conn.exec_script(rt, &schema, |_| false);
     assert!(n >= 8, "schema-mariadb.sql: {n} statements");
     let mut inserts = 0;
-    conn.exec_script(rt, data, |s| {
+    conn.exec_script(rt, &data, |s| {
         if s.starts_with("INSERT INTO") {
             inserts += 1;
         }
         false
     });
     assert_eq!(inserts, 28, "INSERTs of sample-data-mariadb.sql");
-    (db, conn)
+    Some((db, conn))
 }
 
 /// The same on PostgreSQL: Magnum's schema there with the same sample rows.

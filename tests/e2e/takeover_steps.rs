@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use crate::harness::{binary, free_port, service_env};
 use crate::sql::{changed_tables, runtime, snapshot};
-use crate::takeover::{load_records, mariadb_samples, read_spec, without_our_indexes};
+use crate::takeover::{load_records, mariadb_samples, without_our_indexes};
 
 /// The blocks of the guide's takeover, by their first line.
 const STEPS: usize = 6;
@@ -141,17 +141,13 @@ fn takeover_steps_of_the_operators_guide() {
     ) else {
         return;
     };
-    let (Some(records), Some(schema), Some(data)) = (
-        load_records(),
-        read_spec("schema-mariadb.sql"),
-        read_spec("sample-data-mariadb.sql"),
-    ) else {
-        return;
-    };
     let steps = guide_steps();
     assert_eq!(steps.len(), STEPS);
     let rt = runtime();
-    let (db, mut conn) = mariadb_samples(&rt, &server, &schema, &data);
+    let (Some(records), Some((db, mut conn))) = (load_records(), mariadb_samples(&rt, &server))
+    else {
+        return;
+    };
     let before = snapshot(&rt, &mut conn, db.dialect, None);
     let names: Vec<String> = before.keys().cloned().collect();
 

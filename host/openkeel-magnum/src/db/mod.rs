@@ -65,7 +65,7 @@ use exec::Pools;
 
 /// What the database layer of this process has done, for the metrics:
 /// counters from the start of the process, over every [`Db`] it opened.
-pub struct Stats {
+struct Stats {
     /// Statements and transactions run again after a deadlock, a lock wait
     /// timeout, a serialisation failure or a busy SQLite database (Galera
     /// reports its certification conflicts as deadlocks).
@@ -83,7 +83,7 @@ static STATS: Stats = Stats {
     wait_ns: AtomicU64::new(0),
 };
 
-/// A reading of the process's [`Stats`].
+/// A reading of the process's database counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StatsReading {
     /// Retried statements and transactions.
@@ -116,7 +116,8 @@ fn count_acquisition(waited: std::time::Duration) {
 pub type Clock = Arc<dyn Fn() -> NaiveDateTime + Send + Sync>;
 
 /// Called before each retry of [`Db::in_tx`] with the attempt that failed
-/// (1-based) and its error text. For metrics and tests.
+/// (1-based) and its error text, for the tests of one [`Db`]; the metrics
+/// count every retry of the process in [`stats`].
 pub type OnRetry = Arc<dyn Fn(u32, &str) + Send + Sync>;
 
 /// What a [`Db`] is opened with besides its [`DbTarget`]: the clock and a

@@ -121,6 +121,7 @@ fn with_stack(key: &'static str, steps: Steps) {
         without_fake: true,
         default_project: Some(demo),
         volume_types: vec!["standard", "ssd"],
+        ..StackOptions::default()
     };
     let mut s = Stack::start_with(ks, &opts);
     // A standby reconciler, once the first holds the Lease.

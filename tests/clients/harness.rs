@@ -41,7 +41,7 @@ const KEYPAIR_PUBLIC_KEY: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOkm okm@t
 
 /// The suites, by the name of the Go test they come from, with the name the
 /// report gives them, in the report's order.
-pub const SUITES: [(&str, &str); 11] = [
+pub const SUITES: [(&str, &str); 12] = [
     (
         "TestOpenStackCoe",
         "openstack coe matrix (Keystone tokens and catalog)",
@@ -67,6 +67,10 @@ pub const SUITES: [(&str, &str); 11] = [
     (
         "TestAutoscalerSequence",
         "cluster-autoscaler Magnum provider sequence",
+    ),
+    (
+        "TestSkylineConsole",
+        "Skyline dashboard's Container Infra pages (Chromium)",
     ),
     (
         "TestClusterAPILifecycle",
@@ -599,6 +603,8 @@ pub struct StackOptions {
     pub default_project: Option<String>,
     /// Volume types of the double's Cinder, the first its default.
     pub volume_types: Vec<&'static str>,
+    /// Images the double serves besides those of [`seed`].
+    pub images: Vec<Value>,
 }
 
 /// What the double serves: the image, flavors and networks the suites name.
@@ -657,6 +663,9 @@ impl Stack {
                 .collect();
             seeded["volume_types"] = json!(types);
             seeded["default_volume_type"] = json!(opts.volume_types[0]);
+        }
+        if let Some(images) = seeded["images"].as_array_mut() {
+            images.extend(opts.images.iter().cloned());
         }
         std::fs::write(&seed_file, seeded.to_string())
             .unwrap_or_else(|e| panic!("write the seed: {e}"));

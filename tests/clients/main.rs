@@ -9,6 +9,8 @@
 //!   on `all-in-one`, without it;
 //! - magnum-tempest-plugin's API tests (`OPENKEEL_TEST_TEMPEST`) and
 //!   openstacksdk's functional tests (`OPENKEEL_TEST_SDK_PYTHON`);
+//! - Skyline's Container Infra pages in headless Chromium, driven by
+//!   Playwright (`OKM_SKYLINE_PYTHON`, `OKM_NGINX`, `OKM_CHROMIUM`);
 //! - gophercloud's upstream acceptance tests, run from the Go module cache,
 //!   and the Go clients of `tests/clients/go` (gophercloud's containerinfra
 //!   packages, magnum-auto-healer's OpenStack provider, the
@@ -50,4 +52,5 @@ mod noauth;
 mod osc;
 mod proxy;
 mod sdk;
+mod skyline;
 mod tempest;

@@ -151,6 +151,7 @@ pub fn api_options(options: &Options) -> ApiOptions {
             .any(|b| b == "disable_by_file")
             && !disable_file.is_empty())
         .then(|| PathBuf::from(disable_file)),
+        unversioned_at_route_minimum: options.api.unversioned_at_route_minimum,
         ..ApiOptions::default()
     }
 }

@@ -1,5 +1,6 @@
 //! Neutron v2.0: network and subnet show and list, with Neutron's filters
-//! and pagination.
+//! and pagination; an empty port list; a project's quota details; the list
+//! of API extensions.
 
 use std::collections::HashMap;
 
@@ -125,7 +126,67 @@ pub(crate) fn serve(st: &State, call: &Call, base: &str) -> Response {
             ),
         };
     }
+    if path == "/v2.0/ports" {
+        // The double serves no port: an empty list.
+        return list_response("ports", Vec::new(), None);
+    }
+    if let Some(project) = path
+        .strip_prefix("/v2.0/quotas/")
+        .and_then(|rest| rest.strip_suffix("/details"))
+    {
+        return json_response(200, json!({"quota": quota_details(st, project)}));
+    }
+    if path == "/v2.0/extensions" {
+        return json_response(200, json!({"extensions": extensions()}));
+    }
     not_found("HTTPNotFound", "The resource could not be found.")
+}
+
+/// A project's quotas with their usage (`quotas/{id}/details`): Neutron's
+/// defaults, with the networks and subnets of the seed counted as used.
+fn quota_details(st: &State, _project: &str) -> Value {
+    let used = |name: &str| match name {
+        "network" => st.seed.networks.len(),
+        "subnet" => st.seed.subnets.len(),
+        _ => 0,
+    };
+    let mut quota = serde_json::Map::new();
+    for (name, limit) in [
+        ("network", 100),
+        ("subnet", 100),
+        ("port", 500),
+        ("router", 10),
+        ("floatingip", 50),
+        ("security_group", 10),
+        ("security_group_rule", 100),
+    ] {
+        quota.insert(
+            name.into(),
+            json!({"used": used(name), "limit": limit, "reserved": 0}),
+        );
+    }
+    Value::Object(quota)
+}
+
+/// The API extensions a plain ML2/OVS deployment lists: what a dashboard
+/// reads at login to know which network features to show.
+fn extensions() -> Vec<Value> {
+    [
+        ("external-net", "Neutron external network"),
+        ("router", "Neutron L3 Router"),
+        ("quotas", "Quota management support"),
+        ("security-group", "security-group"),
+        ("port-security", "Port Security"),
+        ("availability_zone", "Availability Zone"),
+        ("subnet_allocation", "Subnet Allocation"),
+        ("standard-attr-description", "standard-attr-description"),
+    ]
+    .into_iter()
+    .map(|(alias, name)| {
+        json!({"alias": alias, "name": name, "description": name,
+               "updated": TIMESTAMP, "links": []})
+    })
+    .collect()
 }
 
 /// Paginates when the client sent a limit or a page size is set (Neutron's

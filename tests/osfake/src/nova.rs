@@ -1,4 +1,5 @@
-//! Nova v2.1: flavor show and list, flavor extra specs, keypair show.
+//! Nova v2.1: flavor show and list, flavor extra specs, keypair show, a
+//! project's quota details.
 
 use axum::response::Response;
 use serde_json::{Value, json};
@@ -86,7 +87,36 @@ pub(crate) fn serve(st: &State, call: &Call, base: &str) -> Response {
             None => not_found(&format!("Keypair {name} not found for user fake-user")),
         };
     }
+    if let Some(project) = path
+        .strip_prefix("/v2.1/os-quota-sets/")
+        .and_then(|rest| rest.strip_suffix("/detail"))
+        && slashes == 4
+    {
+        return json_response(200, json!({"quota_set": quota_set(project)}));
+    }
     not_found("The resource could not be found.")
+}
+
+/// A project's quotas with their usage (`os-quota-sets/{id}/detail`): Nova's
+/// defaults, nothing in use (the double runs no server).
+fn quota_set(project: &str) -> Value {
+    let mut set = serde_json::Map::new();
+    set.insert("id".into(), json!(project));
+    for (name, limit) in [
+        ("instances", 10),
+        ("cores", 20),
+        ("ram", 51_200),
+        ("key_pairs", 100),
+        ("metadata_items", 128),
+        ("server_groups", 10),
+        ("server_group_members", 10),
+    ] {
+        set.insert(
+            name.into(),
+            json!({"in_use": 0, "limit": limit, "reserved": 0}),
+        );
+    }
+    Value::Object(set)
 }
 
 fn list_flavors(st: &State, call: &Call, base: &str) -> Response {

@@ -20,6 +20,8 @@ pub struct Image {
     pub properties: BTreeMap<String, String>,
     /// `public` when empty.
     pub visibility: String,
+    /// The owning project's id; `null` when empty.
+    pub owner: String,
     /// `os_hidden`: Glance leaves hidden images out of lists unless the query
     /// asks for `os_hidden=true`, but shows them by id.
     pub hidden: bool,

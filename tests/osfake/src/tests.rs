@@ -244,6 +244,34 @@ async fn neutron_filters_networks_and_subnets() {
     assert_eq!(s.unfiltered_lists().len(), 4);
 }
 
+/// What a dashboard reads at login and on its overview: Neutron's
+/// extensions, ports and quota details, Nova's quota details.
+#[tokio::test]
+async fn dashboard_reads_extensions_ports_and_quotas() {
+    let s = start(seed()).await;
+    let net = format!("{}/v2.0", s.endpoint(Service::Network, "public"));
+    let (code, ext) = get(&format!("{net}/extensions")).await;
+    assert_eq!(code, 200);
+    let aliases: Vec<&str> = ext["extensions"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|e| e["alias"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(aliases.contains(&"external-net"), "{aliases:?}");
+    let (code, ports) = get(&format!("{net}/ports?tenant_id=p1")).await;
+    assert_eq!((code, ports), (200, json!({"ports": []})));
+    let (code, q) = get(&format!("{net}/quotas/p1/details")).await;
+    assert_eq!(code, 200);
+    assert_eq!(
+        q["quota"]["network"],
+        json!({"used": 2, "limit": 100, "reserved": 0})
+    );
+    let compute = s.endpoint(Service::Compute, "public");
+    let (code, q) = get(&format!("{compute}/os-quota-sets/p1/detail")).await;
+    assert_eq!(code, 200);
+    assert_eq!(q["quota_set"]["id"], json!("p1"));
+    assert_eq!(q["quota_set"]["instances"]["in_use"], json!(0));
+}
+
 // Go: TestFaults.
 #[tokio::test]
 async fn faults_statuses_tokens_and_hangs() {

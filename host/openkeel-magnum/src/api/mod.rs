@@ -133,6 +133,10 @@ pub struct ApiOptions {
     /// `[healthcheck]/disable_by_file_path`: when the file exists,
     /// `/healthcheck` answers 503 `DISABLED BY FILE`.
     pub healthcheck_disable_file: Option<PathBuf>,
+    /// `[api]/unversioned_at_route_minimum` (ours, off by default): a
+    /// request without a version header to a route that 1.1 does not have
+    /// is served at the route's lowest microversion instead of Magnum's 406.
+    pub unversioned_at_route_minimum: bool,
 }
 
 impl Default for ApiOptions {
@@ -146,6 +150,7 @@ impl Default for ApiOptions {
             proxy_headers: false,
             public_routes: vec!["/".into(), "/v1".into()],
             healthcheck_disable_file: None,
+            unversioned_at_route_minimum: false,
         }
     }
 }
@@ -397,7 +402,8 @@ async fn serve(api: &Api, req: Request, request_id: &str) -> Served {
             return (None, None, Err(err));
         }
     };
-    let version = match requested.check() {
+    let unversioned = parts.headers.get(VERSION_HEADER).is_none();
+    let mut version = match requested.check() {
         Ok(v) => v,
         Err(e) => {
             return (
@@ -409,9 +415,16 @@ async fn serve(api: &Api, req: Request, request_id: &str) -> Served {
             );
         }
     };
-    let answered = Some(version.header_value().into_owned());
     let m = api.router.route(&parts.method, &segs);
-    let Some(index) = api.router.select(&m, version) else {
+    let mut selected = api.router.select(&m, version);
+    if selected.is_none() && unversioned && api.options.unversioned_at_route_minimum {
+        selected = api.router.lowest(&m).map(|(index, lowest)| {
+            version = lowest;
+            index
+        });
+    }
+    let answered = Some(version.header_value().into_owned());
+    let Some(index) = selected else {
         let err = if m.candidates.is_empty() {
             match m.allow {
                 Some(allow) => match api.router.uncovered_method(&m, version) {

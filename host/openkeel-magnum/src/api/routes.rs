@@ -847,6 +847,14 @@ impl Router {
             .find(|&i| self.routes[i].serves(version))
     }
 
+    /// The candidate with the lowest minimum microversion, and that version.
+    pub fn lowest(&self, m: &Match) -> Option<(usize, Version)> {
+        m.candidates
+            .iter()
+            .filter_map(|&i| self.routes[i].versions.map(|(lo, _)| (i, lo)))
+            .min_by_key(|&(_, lo)| lo)
+    }
+
     fn same_pattern(&self, method: &Method, pattern: &str) -> Vec<usize> {
         (0..self.routes.len())
             .filter(|&i| self.routes[i].method == method && self.routes[i].pattern == pattern)

@@ -322,6 +322,9 @@ pub struct Api {
     pub enabled_ssl: bool,
     /// `workers`; `None` means the number of CPUs.
     pub workers: Option<i64>,
+    /// `unversioned_at_route_minimum` (ours): see
+    /// [`crate::api::ApiOptions::unversioned_at_route_minimum`].
+    pub unversioned_at_route_minimum: bool,
 }
 
 /// `[database]` (oslo.db plus Magnum's own).
@@ -1141,6 +1144,7 @@ impl<'a> Reader<'a> {
                 ssl_key_file: self.opt_string("api", "ssl_key_file"),
                 enabled_ssl: self.bool("api", "enabled_ssl"),
                 workers: self.opt_int("api", "workers"),
+                unversioned_at_route_minimum: self.bool("api", "unversioned_at_route_minimum"),
             },
             database: Database {
                 connection: self.opt_secret("database", "connection"),

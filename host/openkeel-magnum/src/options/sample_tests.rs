@@ -92,6 +92,10 @@ const RUNTIME_DEFAULTS: &[(&str, &str)] = &[
 /// Modelled options the reference sample does not list, with why.
 const NOT_IN_SAMPLE: &[(&str, &str)] = &[
     ("[DEFAULT]/auth_strategy", "ours"),
+    (
+        "[api]/unversioned_at_route_minimum",
+        "ours: for dashboards without a microversion header",
+    ),
     ("[drivers]/drivers_path", "ours: the driver host"),
     ("[drivers]/precompiled_cache_dir", "ours: the driver host"),
     ("[drivers]/pooling_allocator", "ours: the driver host"),

@@ -15,9 +15,10 @@
 //!
 //! Needs `OKM_SKYLINE_PYTHON`, `OKM_NGINX` and `OKM_CHROMIUM`
 //! (`scripts/ci/skyline.sh`) besides Keystone. Screenshots go to
-//! `$CARGO_TARGET_TMPDIR/skyline-journey/`; `OKM_SKYLINE_KEEP=<seconds>` keeps
-//! everything up that long after the journey, with the dashboard's address
-//! printed, to look around by hand.
+//! `$CARGO_TARGET_TMPDIR/skyline-journey/<journey>/`; `OKM_SKYLINE_KEEP=<seconds>`
+//! keeps everything up that long after each journey, with the dashboard's
+//! address printed, to look around by hand; `OKM_SKYLINE_ONLY=full` or
+//! `resize-allowed` runs one journey (ignored in CI).
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
@@ -42,6 +43,29 @@ const IMAGE_NAME: &str = "fedora-coreos-40";
 /// How long the journey may take in all.
 const JOURNEY_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// The two journeys: the whole one on a service configured as Magnum is,
+/// then Resize again with `[api]/unversioned_at_route_minimum` on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Journey {
+    Full,
+    ResizeAllowed,
+}
+
+impl Journey {
+    /// The value of `SKYLINE_JOURNEY` for journey.py.
+    fn name(self) -> &'static str {
+        match self {
+            Journey::Full => "full",
+            Journey::ResizeAllowed => "resize-allowed",
+        }
+    }
+}
+
+/// The names journey.py expects the suite to have created for
+/// [`Journey::ResizeAllowed`].
+const PREPARED_TEMPLATE: &str = "tpl-skyline";
+const PREPARED_CLUSTER: &str = "cl-skyline";
+
 #[test]
 fn skyline_console() {
     if !selected() {
@@ -55,8 +79,39 @@ fn skyline_console() {
         return;
     };
     let _one = exclusive();
+    let tools = Tools {
+        python: PathBuf::from(python),
+        nginx: PathBuf::from(nginx),
+        chromium,
+    };
+    let mut note = String::new();
+    // OKM_SKYLINE_ONLY=<name> runs one journey (while developing; not in CI).
+    let only = std::env::var("OKM_SKYLINE_ONLY")
+        .ok()
+        .filter(|o| !o.is_empty() && !crate::harness::in_ci());
+    for journey in [Journey::Full, Journey::ResizeAllowed] {
+        if only.as_deref().is_some_and(|o| o != journey.name()) {
+            continue;
+        }
+        if !run(&tools, journey, &mut note) {
+            return;
+        }
+    }
+}
+
+/// What the suite runs besides the binary.
+struct Tools {
+    python: PathBuf,
+    nginx: PathBuf,
+    chromium: String,
+}
+
+/// One journey on a stack of its own; its checks are counted in the suite's
+/// report row and `note` gathers the times. `false` when Keystone is
+/// missing outside CI.
+fn run(tools: &Tools, journey: Journey, note: &mut String) -> bool {
     let Some(keystone) = keystone() else {
-        return;
+        return false;
     };
     let started = Instant::now();
     // The console offers a Kubernetes template only the images of the
@@ -67,28 +122,41 @@ fn skyline_console() {
             "id": IMAGE_ID, "name": IMAGE_NAME, "os_distro": "fedora",
             "visibility": "private", "owner": owner,
         })],
+        conf: match journey {
+            Journey::Full => String::new(),
+            Journey::ResizeAllowed => "[api]\nunversioned_at_route_minimum = true\n".to_owned(),
+        },
         ..StackOptions::default()
     };
     let s = Stack::start_with(keystone, &opts);
     let mut suite = Suite::new("TestSkylineConsole", Some(&s));
     let mut groups = Vec::new();
-    match bring_up(&s, Path::new(&python), Path::new(&nginx), &mut groups) {
+    let prepared = match journey {
+        Journey::Full => Ok(()),
+        Journey::ResizeAllowed => prepare_cluster(&s),
+    };
+    match prepared.and_then(|()| bring_up(&s, &tools.python, &tools.nginx, &mut groups)) {
         Ok(dashboard) => {
             let up = started.elapsed();
             let browser = Instant::now();
-            if let Err(e) = journey(&s, Path::new(&python), &chromium, &dashboard, &mut suite) {
+            if let Err(e) = run_journey(&s, tools, journey, &dashboard, &mut suite) {
                 suite.fail(e);
             }
-            let note = format!(
-                "bring-up {:.1} s, browser {:.1} s",
+            let times = format!(
+                "{}: bring-up {:.1} s, browser {:.1} s",
+                journey.name(),
                 up.as_secs_f64(),
                 browser.elapsed().as_secs_f64()
             );
             eprintln!(
-                "Skyline journey: {note} (total {:.1} s)",
+                "Skyline journey {times} (total {:.1} s)",
                 started.elapsed().as_secs_f64()
             );
-            suite.note(note);
+            if !note.is_empty() {
+                note.push_str("; ");
+            }
+            note.push_str(&times);
+            suite.note(note.clone());
             keep(&dashboard);
         }
         Err(e) => suite.fail(e),
@@ -107,6 +175,55 @@ fn skyline_console() {
         }
     }
     suite.finish();
+    true
+}
+
+/// The template and the built cluster the resize journey starts from,
+/// created through the API as the demo user (what the full journey's
+/// wizards create).
+fn prepare_cluster(s: &Stack) -> Result<(), String> {
+    let token = s.token(USER, "demo");
+    let (code, t) = s.api(
+        &token,
+        "POST",
+        "/v1/clustertemplates",
+        "",
+        Some(&json!({
+            "name": PREPARED_TEMPLATE, "coe": "kubernetes", "image_id": IMAGE_ID,
+            "external_network_id": crate::harness::EXT_NET_ID, "flavor_id": "1",
+            "master_flavor_id": "2", "network_driver": "flannel",
+        })),
+    )?;
+    if code != 201 {
+        return Err(format!("create the template: HTTP {code}: {t}"));
+    }
+    let (code, c) = s.api(
+        &token,
+        "POST",
+        "/v1/clusters",
+        "",
+        Some(&json!({
+            "name": PREPARED_CLUSTER, "cluster_template_id": t["uuid"], "keypair": "kp1",
+            "master_count": 1, "node_count": 2,
+        })),
+    )?;
+    if code != 202 {
+        return Err(format!("create the cluster: HTTP {code}: {c}"));
+    }
+    let uuid = c["uuid"].as_str().unwrap_or_default().to_owned();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let (_, c) = s.api(&token, "GET", &format!("/v1/clusters/{uuid}"), "", None)?;
+        match c["status"].as_str() {
+            Some("CREATE_COMPLETE") => break,
+            Some(st) if st.ends_with("_FAILED") => return Err(format!("the cluster is {st}")),
+            st if Instant::now() > deadline => {
+                return Err(format!("the cluster is still {st:?} after 120 s"));
+            }
+            _ => std::thread::sleep(Duration::from_millis(200)),
+        }
+    }
+    Ok(())
 }
 
 /// With `OKM_SKYLINE_KEEP=<seconds>`, waits that long with everything up.
@@ -271,33 +388,43 @@ fn bring_up(
             .stderr(log),
     )?);
 
-    // nginx, configured by Skyline's generator from the catalog.
+    // nginx, configured by Skyline's generator from the catalog (read
+    // again while the service's entry is not in it yet).
     let port = free_port();
     let conf = dir.join("nginx.conf");
-    let generate = run_command(
-        skyline_cmd(&bin.join("skyline-nginx-generator"))
-            .arg("--output-file")
-            .arg(&conf)
-            .args(["--listen-address", &format!("127.0.0.1:{port}")])
-            .arg("--log-dir")
-            .arg(&dir),
-        Duration::from_secs(120),
-    )?;
-    if generate.code != 0 {
-        return Err(format!(
-            "skyline-nginx-generator: exit {}\n{}{}",
-            generate.code,
-            generate.stdout,
-            tail(&generate.stderr, 4000)
-        ));
-    }
-    let generated = std::fs::read_to_string(&conf).map_err(|e| format!("nginx.conf: {e}"))?;
     let magnum_location = format!("location /api/openstack/{REGION}/magnum/ ");
-    if !generated.contains(&magnum_location) {
-        return Err(format!(
-            "the generated nginx.conf has no `{magnum_location}`:\n{generated}"
-        ));
-    }
+    let mut attempts = 0;
+    let generated = loop {
+        attempts += 1;
+        let generate = run_command(
+            skyline_cmd(&bin.join("skyline-nginx-generator"))
+                .arg("--output-file")
+                .arg(&conf)
+                .args(["--listen-address", &format!("127.0.0.1:{port}")])
+                .arg("--log-dir")
+                .arg(&dir),
+            Duration::from_secs(120),
+        )?;
+        if generate.code != 0 {
+            return Err(format!(
+                "skyline-nginx-generator: exit {}\n{}{}",
+                generate.code,
+                generate.stdout,
+                tail(&generate.stderr, 4000)
+            ));
+        }
+        let generated = std::fs::read_to_string(&conf).map_err(|e| format!("nginx.conf: {e}"))?;
+        if generated.contains(&magnum_location) {
+            break generated;
+        }
+        if attempts == 5 {
+            return Err(format!(
+                "the generated nginx.conf has no `{magnum_location}` after {attempts} attempts:\n{generated}"
+            ));
+        }
+        eprintln!("the catalog has no {REGION} container-infra entry yet: generating again");
+        std::thread::sleep(Duration::from_secs(1));
+    };
     std::fs::write(&conf, relocate(&generated, &dir, &socket))
         .map_err(|e| format!("nginx.conf: {e}"))?;
     groups.push(Group::spawn(
@@ -368,22 +495,25 @@ fn wait_ready(dashboard: &str, groups: &mut [Group]) -> Result<(), String> {
 }
 
 /// Runs the journey; each step it reports becomes a check of the suite.
-fn journey(
+fn run_journey(
     s: &Stack,
-    python: &Path,
-    chromium: &str,
+    tools: &Tools,
+    journey: Journey,
     dashboard: &str,
     suite: &mut Suite<'_>,
 ) -> Result<(), String> {
     let id = s.identity();
-    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("skyline-journey");
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("skyline-journey")
+        .join(journey.name());
     let _ = std::fs::remove_dir_all(&shots);
     std::fs::create_dir_all(&shots).map_err(|e| format!("{}: {e}", shots.display()))?;
     let script = crate::harness::repo_root().join("tests/clients/skyline/journey.py");
     let mark = s.rec.mark();
-    let mut cmd = Command::new(python);
+    let mut cmd = Command::new(&tools.python);
     cmd.arg(&script)
         .env_clear()
+        .env("SKYLINE_JOURNEY", journey.name())
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("LANG", "C.UTF-8")
         .env("HOME", s.dir.path())
@@ -394,7 +524,7 @@ fn journey(
         .env("SKYLINE_PROJECT", "demo")
         .env("KEYSTONE_URL", &id.url)
         .env("MAGNUM_URL", &s.endpoint)
-        .env("CHROMIUM", chromium)
+        .env("CHROMIUM", &tools.chromium)
         .env("SCREENSHOTS", &shots)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());

@@ -17,6 +17,7 @@ mod keystone;
 mod kube;
 mod metrics;
 mod notifications;
+mod readers;
 mod sdk;
 mod sql;
 mod sweep;

@@ -9,6 +9,13 @@ use sha1::{Digest, Sha1};
 /// `node_addresses`.
 const MAX_RECOVERED_INDEX: i32 = 4096;
 
+/// How far past the last index found (or the first index) the search goes:
+/// this driver hands indices out in order, so the nodes it built lie within
+/// a window of one another, while addresses another driver wrote (a
+/// database seeded or taken over) match none and end the search here
+/// instead of at [`MAX_RECOVERED_INDEX`] (8,192 digests a cluster).
+const RECOVERY_WINDOW: i32 = 256;
+
 /// The uuid namespace of the fake Nova server uuids,
 /// 6f3e4b0a-5c1d-4e58-9a57-0b7f7e1d9c42.
 const SERVER_NAMESPACE: [u8; 16] = [
@@ -101,9 +108,13 @@ pub fn recover_indices(cl: &Cluster, ng: &NodeGroup) -> Vec<i32> {
     let mut want: Vec<&str> = addresses.iter().map(String::as_str).collect();
     want.sort_unstable();
     want.dedup();
-    let mut out = Vec::new();
+    let mut out: Vec<i32> = Vec::new();
     let mut i = 0;
     while i < MAX_RECOVERED_INDEX && out.len() < want.len() {
+        let since = i - out.last().map_or(0, |last| last + 1);
+        if since >= RECOVERY_WINDOW + want.len() as i32 {
+            break;
+        }
         if want
             .binary_search(&fake_ip(&node_key(&cl.uuid, &ng.name, i)).as_str())
             .is_ok()

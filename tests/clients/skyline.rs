@@ -116,7 +116,9 @@ fn run(tools: &Tools, journey: Journey, note: &mut String) -> bool {
     let started = Instant::now();
     // The console offers a Kubernetes template only the images of the
     // user's own project whose os_distro is fedora or coreos.
-    let owner = keystone.1.projects.get("demo").cloned().unwrap_or_default();
+    let Some(owner) = keystone.1.projects.get("demo").cloned() else {
+        panic!("Keystone has no project demo (scripts/ci/keystone.sh creates it)");
+    };
     let opts = StackOptions {
         images: vec![json!({
             "id": IMAGE_ID, "name": IMAGE_NAME, "os_distro": "fedora",
@@ -167,9 +169,9 @@ fn run(tools: &Tools, journey: Journey, note: &mut String) -> bool {
         g.stop();
     }
     for g in &groups {
-        if g.alive() {
+        if g.alive() || g.killed {
             suite.fail(format!(
-                "{} left processes behind (group {})",
+                "{} did not stop on SIGTERM (group {})",
                 g.name, g.pgid
             ));
         }
@@ -244,6 +246,8 @@ struct Group {
     name: &'static str,
     pgid: u32,
     child: Child,
+    /// Whether it had to be killed (it did not stop within 10 s).
+    killed: bool,
 }
 
 impl Group {
@@ -257,6 +261,7 @@ impl Group {
             name,
             pgid: child.id(),
             child,
+            killed: false,
         })
     }
 
@@ -286,6 +291,7 @@ impl Group {
             }
             if Instant::now() > deadline {
                 eprintln!("{} did not stop within 10 s: killed", self.name);
+                self.killed = true;
                 self.signal("-KILL");
                 let _ = self.child.wait();
                 return;
@@ -526,6 +532,9 @@ fn run_journey(
         .env("MAGNUM_URL", &s.endpoint)
         .env("CHROMIUM", &tools.chromium)
         .env("SCREENSHOTS", &shots)
+        .env("SKYLINE_IMAGE_ID", IMAGE_ID)
+        .env("SKYLINE_EXT_NET_ID", crate::harness::EXT_NET_ID)
+        .env("SKYLINE_FIXED_NET_ID", crate::harness::FIXED_NET_ID)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
     let mut journey = Group::spawn("the journey (Playwright and Chromium)", &mut cmd)?;
@@ -572,7 +581,15 @@ fn run_journey(
         .child
         .wait()
         .map_err(|e| format!("wait for the journey: {e}"))?;
+    // The browser and Playwright's driver are in the journey's group: once
+    // the journey has ended, none of them may be left.
     journey.stop();
+    if journey.alive() || journey.killed {
+        return Err(format!(
+            "the journey's processes (group {}) did not end with it",
+            journey.pgid
+        ));
+    }
     if !status.success() || Some(steps) != planned {
         eprintln!(
             "HTTP exchanges with the service during the journey:\n{}",

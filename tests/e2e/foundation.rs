@@ -159,7 +159,8 @@ fn start_up_errors_are_one_line() {
 /// A request without a microversion header is served at 1.1, where resize
 /// (1.7) does not exist: 406, as Magnum 23.0.0 answers Skyline's Resize.
 /// `[api]/unversioned_at_route_minimum` serves it at the route's lowest
-/// microversion instead, and changes nothing Magnum serves.
+/// microversion instead (upgrade at 1.8, node groups at 1.9), and changes
+/// nothing Magnum serves.
 #[test]
 fn unversioned_resize_is_406_unless_the_operator_serves_it_at_the_route_minimum() {
     let unversioned = [
@@ -213,6 +214,45 @@ fn unversioned_resize_is_406_unless_the_operator_serves_it_at_the_route_minimum(
             "container-infrastructure-management 1.1",
             "{line}"
         );
+
+        // The other routes 1.1 lacks: upgrade (served from 1.8: at 1.7
+        // Magnum only refuses it) and node groups (1.9).
+        let headers: Vec<(&str, &str)> = unversioned.to_vec();
+        let upgrade = crate::harness::request(
+            "POST",
+            &format!("{}/v1/clusters/{uuid}/actions/upgrade", s.url),
+            &headers,
+            Some(&format!("{{\"cluster_template\": \"{template}\"}}")),
+        )
+        .expect("POST upgrade");
+        let nodegroups = crate::harness::get(
+            &format!("{}/v1/clusters/{uuid}/nodegroups", s.url),
+            &headers,
+        )
+        .expect("GET nodegroups");
+        if allowed {
+            assert_eq!(
+                upgrade.header("openstack-api-version"),
+                "container-infrastructure-management 1.8",
+                "upgrade: {} {}",
+                upgrade.status,
+                String::from_utf8_lossy(&upgrade.body)
+            );
+            assert_ne!(upgrade.status, 406);
+            assert_eq!(
+                nodegroups.status,
+                200,
+                "{}",
+                String::from_utf8_lossy(&nodegroups.body)
+            );
+            assert_eq!(
+                nodegroups.header("openstack-api-version"),
+                "container-infrastructure-management 1.9"
+            );
+        } else {
+            assert_eq!(upgrade.status, 406, "{line}");
+            assert_eq!(nodegroups.status, 406, "{line}");
+        }
 
         let a = resize(&s, &uuid, &[], 2);
         if !allowed {

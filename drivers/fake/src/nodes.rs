@@ -9,11 +9,11 @@ use sha1::{Digest, Sha1};
 /// `node_addresses`.
 const MAX_RECOVERED_INDEX: i32 = 4096;
 
-/// How far past the last index found (or the first index) the search goes:
-/// this driver hands indices out in order, so the nodes it built lie within
-/// a window of one another, while addresses another driver wrote (a
-/// database seeded or taken over) match none and end the search here
-/// instead of at [`MAX_RECOVERED_INDEX`] (8,192 digests a cluster).
+/// How far the search goes while no address has matched: a nodegroup this
+/// driver built has a node among its first indices unless more than this
+/// many were removed before any that remain, while addresses another driver
+/// wrote (a database seeded or taken over) match none and end the search
+/// here instead of at [`MAX_RECOVERED_INDEX`] (4,096 digests a nodegroup).
 const RECOVERY_WINDOW: i32 = 256;
 
 /// The uuid namespace of the fake Nova server uuids,
@@ -111,8 +111,7 @@ pub fn recover_indices(cl: &Cluster, ng: &NodeGroup) -> Vec<i32> {
     let mut out: Vec<i32> = Vec::new();
     let mut i = 0;
     while i < MAX_RECOVERED_INDEX && out.len() < want.len() {
-        let since = i - out.last().map_or(0, |last| last + 1);
-        if since >= RECOVERY_WINDOW + want.len() as i32 {
+        if out.is_empty() && i >= RECOVERY_WINDOW {
             break;
         }
         if want

@@ -10,6 +10,8 @@ has Playwright and httpx); everything it needs comes from the environment:
   MAGNUM_URL        the service's /v1 endpoint (through the recording proxy)
   CHROMIUM          the browser (Debian's)
   SCREENSHOTS       where each step's screenshot goes
+  SKYLINE_IMAGE_ID, SKYLINE_EXT_NET_ID, SKYLINE_FIXED_NET_ID
+                    what the OpenStack double serves and the wizards choose
   SKYLINE_JOURNEY   `full` (the default): the whole journey, on a service
                     configured as Magnum is; `resize-allowed`: Resize again,
                     on a service with [api]/unversioned_at_route_minimum on,
@@ -42,6 +44,9 @@ MAGNUM = os.environ["MAGNUM_URL"].rstrip("/")
 CHROMIUM = os.environ["CHROMIUM"]
 SHOTS = os.environ["SCREENSHOTS"]
 
+IMAGE_ID = os.environ["SKYLINE_IMAGE_ID"]
+EXT_NET_ID = os.environ["SKYLINE_EXT_NET_ID"]
+FIXED_NET_ID = os.environ["SKYLINE_FIXED_NET_ID"]
 TEMPLATE = "tpl-skyline"
 CLUSTER = "cl-skyline"
 IMAGE = "fedora-coreos-40"
@@ -255,10 +260,7 @@ class Journey:
                            "/v1/clusters/[0-9a-f-]+/actions/resize", want)
         sent = [v for m, p, s, v in self.calls_since(mark) if p.endswith("/actions/resize")]
         check(sent == [None], f"the console sent microversion headers {sent!r}")
-        self.page.wait_for_timeout(1000)
-        thrown = self.page_errors[errors_before:]
-        check(any(CONSOLE_RESIZE_DEFECT in e for e in thrown),
-              f"the console's resize did not fail as its 9.0.0 build does: {thrown!r}")
+        self.page_error(errors_before, CONSOLE_RESIZE_DEFECT)
         expect(modal).to_be_visible()
         expect(modal.locator("button.ant-btn-primary")).to_have_class(re.compile("ant-btn-loading"))
         return modal
@@ -269,12 +271,34 @@ class Journey:
     def row_action(self, name, action):
         self.row(name).locator("td").last.get_by_text(action, exact=True).click()
 
-    def detail_shows(self, pairs):
-        """The detail page shows each (label, value) pair."""
-        body = self.page.locator(".ant-layout-content").first
-        for label, value in pairs:
-            expect(body).to_contain_text(label, timeout=WAIT_MS)
-            expect(body).to_contain_text(value, timeout=WAIT_MS)
+    def field(self, label):
+        """The value of the detail page's field `label` (a description item
+        or a card row)."""
+        return self.page.locator(
+            f"xpath=//div[contains(@class,'ant-descriptions-item-container')]"
+            f"[span[contains(@class,'ant-descriptions-item-label')][normalize-space()='{label}']]"
+            f"/span[contains(@class,'ant-descriptions-item-content')]"
+            f" | //div[contains(@class,'sl-card-item')][div[1][normalize-space()='{label}']]/div[2]"
+        ).first
+
+    def detail_shows(self, fields, labels=(), labels_field="Labels"):
+        """The detail page shows each (field, value) pair exactly, and each
+        `key : value` line in its labels field (`labels` on a template's
+        page, `Labels` on a cluster's)."""
+        for label, value in fields:
+            expect(self.field(label), f"field {label}").to_have_text(value, timeout=WAIT_MS)
+        for line in labels:
+            expect(self.field(labels_field), labels_field).to_contain_text(line, timeout=WAIT_MS)
+
+    def page_error(self, since, text):
+        """Waits for the page's scripts to throw `text` (after position
+        `since` of the errors seen)."""
+        deadline = time.monotonic() + WAIT_MS / 1000
+        while time.monotonic() < deadline:
+            if any(text in e for e in self.page_errors[since:]):
+                return
+            self.page.wait_for_timeout(200)
+        raise Failed(f"the page did not throw {text!r}; it threw {self.page_errors[since:]!r}")
 
     def refresh_until(self, name, text, timeout_s):
         """Clicks the list's refresh button until the row of `name` shows
@@ -364,15 +388,16 @@ def journey(j):
         stored = svc.template(TEMPLATE)
         state["template"] = stored["uuid"]
         expect_fields(stored, {
-            "coe": "kubernetes", "image_id": "6c1f3b0e-8d4a-4f5e-9a7b-2c3d4e5f6a70",
+            "coe": "kubernetes", "image_id": IMAGE_ID,
             "flavor_id": "1", "master_flavor_id": "2", "network_driver": "flannel",
-            "dns_nameserver": "8.8.8.8", "external_network_id": "5e1d0c1f-2a36-4ad5-8f8e-0b5d6f3f2a10",
-            "fixed_network": "9a7c1c3e-51b3-4f6c-9d0e-3c2b1a0f9e21", "cluster_distro": "fedora",
+            "dns_nameserver": "8.8.8.8", "external_network_id": EXT_NET_ID,
+            "fixed_network": FIXED_NET_ID, "cluster_distro": "fedora",
         })
         # The console lower-cases label keys and values; they are stored as sent.
         check(stored["labels"].get("kube_tag") == "v1.30.2",
               f"stored labels {stored['labels']!r}: expected kube_tag v1.30.2 (lower-cased by the console)")
-        check(len(svc.templates()) == 1, "the service stores more than one template")
+        count = len(svc.templates())
+        check(count == 1, f"the service stores {count} templates, expected 1")
 
     j.step("Create Cluster Template, step 4 of 4 (Labels)",
            "add label Kube_Tag=V1.30.2 and confirm",
@@ -383,9 +408,9 @@ def journey(j):
         j.row(TEMPLATE).locator("a").first.click()
         page.wait_for_url(re.compile(r".*/cluster-template/detail/"), timeout=WAIT_MS)
         j.detail_shows([("Name", TEMPLATE), ("COE", "kubernetes"), ("Cluster Distro", "fedora"),
-                        ("Network Driver", "flannel"), ("DNS", "8.8.8.8"),
-                        ("Image ID", "6c1f3b0e-8d4a-4f5e-9a7b-2c3d4e5f6a70"),
-                        ("Master Flavor ID", "2"), ("kube_tag", "v1.30.2")])
+                        ("Network Driver", "flannel"), ("DNS", "8.8.8.8"), ("Image ID", IMAGE_ID),
+                        ("Flavor ID", "1"), ("Master Flavor ID", "2")],
+                       labels=["kube_tag : v1.30.2"], labels_field="labels")
 
     j.step("Cluster Template detail", "open the template from the list",
            "the detail page shows its name, COE, distro, network, image, flavors and labels",
@@ -487,9 +512,11 @@ def journey(j):
         j.row(CLUSTER).locator("a").first.click()
         page.wait_for_url(re.compile(r".*/clusters/detail/"), timeout=WAIT_MS)
         j.detail_shows([("Name", CLUSTER), ("Status", "CREATE COMPLETE"), ("Health Status", "HEALTHY"),
-                        ("Cluster Template", TEMPLATE), ("Keypair", "kp1"), ("Master Count", "1"),
-                        ("Node Count", "2"), ("owner_team", "platform"),
-                        ("auto_healing_enabled", "undefined")])
+                        ("Keypair", "kp1"), ("Master Count", "1"), ("Node Count", "2"),
+                        ("Master Flavor ID", "2"), ("Node Flavor ID", "1")],
+                       labels=["owner_team : platform", "auto_healing_enabled : undefined"])
+        # The template's card names it (a name no other field holds).
+        expect(page.locator(".ant-layout-content").first).to_contain_text(TEMPLATE)
 
     j.step("Cluster detail", "open the cluster from the list",
            "the detail page shows its status, health, template, keypair, counts and labels", cluster_detail)
@@ -518,7 +545,11 @@ def journey(j):
         expect(modal).to_contain_text(CLUSTER, timeout=WAIT_MS)
         j.submit(modal.locator("button", has_text="Confirm").click, "DELETE", "/v1/clusters/[0-9a-f-]+", 204)
         j.refresh_until(CLUSTER, None, STATUS_WAIT_S)
+        deadline = time.monotonic() + STATUS_WAIT_S
         code, _ = svc.get(f"/clusters/{state['cluster']}")
+        while code != 404 and time.monotonic() < deadline:
+            page.wait_for_timeout(500)
+            code, _ = svc.get(f"/clusters/{state['cluster']}")
         check(code == 404, f"the deleted cluster answers {code}")
 
     j.step("Delete Cluster", "delete it from the list and confirm",

@@ -847,10 +847,13 @@ impl Router {
             .find(|&i| self.routes[i].serves(version))
     }
 
-    /// The candidate with the lowest minimum microversion, and that version.
+    /// The candidate with the lowest minimum microversion that does the
+    /// route's work, and that version: a variant whose success status is an
+    /// error (upgrade at 1.7, Magnum's "not supported") is passed over.
     pub fn lowest(&self, m: &Match) -> Option<(usize, Version)> {
         m.candidates
             .iter()
+            .filter(|&&i| self.routes[i].status < 400)
             .filter_map(|&i| self.routes[i].versions.map(|(lo, _)| (i, lo)))
             .min_by_key(|&(_, lo)| lo)
     }

@@ -721,7 +721,7 @@ pub(super) fn modelled() -> Vec<Opt> {
         Opt::new("api", "unversioned_at_route_minimum", OptType::Boolean)
             .default("false")
             .namespace(OURS)
-            .help("Serve a request that carries no OpenStack-API-Version header, to a route that microversion 1.1 does not have (cluster resize 1.7, upgrade 1.8, node groups 1.9, credentials 1.12), at that route's lowest microversion instead of answering 406 as Magnum does. For dashboards that send no header, such as Skyline's Resize. Requests Magnum serves are answered as before."),
+            .help("Serve a request that carries no OpenStack-API-Version header, to a route that microversion 1.1 does not have (cluster resize 1.7, upgrade 1.8, node groups 1.9, credentials 1.12), at the lowest microversion where that route does its work instead of answering 406 as Magnum does. For dashboards that send no header, such as Skyline's Resize. Requests Magnum serves are answered as before."),
         // Ours: the Prometheus listener.
         Opt::new("metrics", "enabled", OptType::Boolean)
             .default("false")

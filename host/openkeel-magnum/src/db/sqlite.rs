@@ -100,6 +100,17 @@ pub(crate) async fn open(target: &DbTarget) -> Result<Pools> {
         .idle_timeout(target.idle_timeout)
         .max_lifetime(target.max_lifetime)
         .acquire_timeout(target.acquire_timeout)
+        // A COMMIT that fails on a full disk is rolled back by SQLite
+        // itself, but sqlx still counts the transaction open, and the one
+        // writer would refuse every BEGIN after it: such a connection is
+        // closed (the next write opens a new one). The ping first runs a
+        // rollback queued by a transaction dropped unfinished.
+        .after_release(|conn, _| {
+            Box::pin(async move {
+                sqlx::Connection::ping(&mut *conn).await?;
+                Ok(!sqlx::Connection::is_in_transaction(&*conn))
+            })
+        })
         .connect_lazy_with(options.clone());
     let read = SqlitePoolOptions::new()
         .max_connections(target.max_connections.max(1))

@@ -795,7 +795,32 @@ pub fn notifier_settings(options: &Options) -> NotifierSettings {
         retry: n.retry,
         exchange: options.default.control_exchange.clone(),
         publisher_id: notify::publisher_id(&host),
+        rabbit: rabbit_settings(&options.oslo_messaging_rabbit),
         ..NotifierSettings::default()
+    }
+}
+
+/// `[oslo_messaging_rabbit]` as the publisher's settings.
+fn rabbit_settings(r: &crate::options::OsloMessagingRabbit) -> notify::RabbitSettings {
+    let secs = |n: i64| Duration::from_secs(u64::try_from(n).unwrap_or(0));
+    notify::RabbitSettings {
+        retry_interval: secs(r.rabbit_retry_interval),
+        retry_backoff: secs(r.rabbit_retry_backoff),
+        interval_max: secs(r.rabbit_interval_max),
+        heartbeat_timeout_threshold: u16::try_from(r.heartbeat_timeout_threshold.max(0))
+            .unwrap_or(u16::MAX),
+        durable_queues: r.amqp_durable_queues,
+        auto_delete: r.amqp_auto_delete,
+        ha_queues: r.rabbit_ha_queues,
+        quorum_queue: r.rabbit_quorum_queue,
+        quorum_delivery_limit: r.rabbit_quorum_delivery_limit,
+        quorum_max_memory_length: r.rabbit_quorum_max_memory_length,
+        quorum_max_memory_bytes: r.rabbit_quorum_max_memory_bytes,
+        ssl: r.ssl,
+        ssl_ca_file: r.ssl_ca_file.clone(),
+        ssl_cert_file: r.ssl_cert_file.clone(),
+        ssl_key_file: r.ssl_key_file.clone(),
+        ..notify::RabbitSettings::default()
     }
 }
 

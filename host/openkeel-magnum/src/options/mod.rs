@@ -210,6 +210,8 @@ pub struct Options {
     pub oslo_middleware: OsloMiddleware,
     /// `[oslo_messaging_notifications]`.
     pub oslo_messaging_notifications: OsloMessagingNotifications,
+    /// `[oslo_messaging_rabbit]`.
+    pub oslo_messaging_rabbit: OsloMessagingRabbit,
     /// `[cors]`.
     pub cors: Cors,
     /// `[quotas]`.
@@ -511,6 +513,28 @@ pub struct OsloMessagingNotifications {
     pub topics: Vec<String>,
     /// `retry`; -1 means forever.
     pub retry: i64,
+}
+
+/// `[oslo_messaging_rabbit]`: what the notification publisher honours.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OsloMessagingRabbit {
+    pub amqp_durable_queues: bool,
+    pub amqp_auto_delete: bool,
+    /// Seconds.
+    pub rabbit_retry_interval: i64,
+    pub rabbit_retry_backoff: i64,
+    pub rabbit_interval_max: i64,
+    pub heartbeat_timeout_threshold: i64,
+    pub rabbit_ha_queues: bool,
+    pub rabbit_quorum_queue: bool,
+    pub rabbit_quorum_delivery_limit: i64,
+    pub rabbit_quorum_max_memory_length: i64,
+    pub rabbit_quorum_max_memory_bytes: i64,
+    pub ssl: bool,
+    /// `None` when empty.
+    pub ssl_ca_file: Option<String>,
+    pub ssl_cert_file: Option<String>,
+    pub ssl_key_file: Option<String>,
 }
 
 /// `[cors]`. Magnum replaces oslo.middleware's defaults of the three
@@ -1221,6 +1245,27 @@ impl<'a> Reader<'a> {
                     transport_url: self.opt_secret(g, "transport_url"),
                     topics: self.list(g, "topics"),
                     retry: self.int(g, "retry"),
+                }
+            },
+            oslo_messaging_rabbit: {
+                let g = "oslo_messaging_rabbit";
+                let file = |n: &str| self.opt_string(g, n).filter(|f| !f.is_empty());
+                OsloMessagingRabbit {
+                    amqp_durable_queues: self.bool(g, "amqp_durable_queues"),
+                    amqp_auto_delete: self.bool(g, "amqp_auto_delete"),
+                    rabbit_retry_interval: self.int(g, "rabbit_retry_interval"),
+                    rabbit_retry_backoff: self.int(g, "rabbit_retry_backoff"),
+                    rabbit_interval_max: self.int(g, "rabbit_interval_max"),
+                    heartbeat_timeout_threshold: self.int(g, "heartbeat_timeout_threshold"),
+                    rabbit_ha_queues: self.bool(g, "rabbit_ha_queues"),
+                    rabbit_quorum_queue: self.bool(g, "rabbit_quorum_queue"),
+                    rabbit_quorum_delivery_limit: self.int(g, "rabbit_quorum_delivery_limit"),
+                    rabbit_quorum_max_memory_length: self.int(g, "rabbit_quorum_max_memory_length"),
+                    rabbit_quorum_max_memory_bytes: self.int(g, "rabbit_quorum_max_memory_bytes"),
+                    ssl: self.bool(g, "ssl"),
+                    ssl_ca_file: file("ssl_ca_file"),
+                    ssl_cert_file: file("ssl_cert_file"),
+                    ssl_key_file: file("ssl_key_file"),
                 }
             },
             cors: Cors {

@@ -356,6 +356,7 @@ fn assert_same_values(a: &super::Options, b: &super::Options) {
         a.oslo_messaging_notifications,
         b.oslo_messaging_notifications
     );
+    assert_eq!(a.oslo_messaging_rabbit, b.oslo_messaging_rabbit);
     assert_eq!(a.cors, b.cors);
     assert_eq!(a.quotas, b.quotas);
     assert_eq!(a.drivers, b.drivers);

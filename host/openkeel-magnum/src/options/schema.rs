@@ -461,6 +461,66 @@ pub(super) fn modelled() -> Vec<Opt> {
             .default("-1")
             .namespace(OSLO_MESSAGING)
             .help("The maximum number of attempts to re-send a notification message which failed to be delivered due to a recoverable error. 0 - No retry, -1 - indefinite"),
+        Opt::new("oslo_messaging_rabbit", "amqp_durable_queues", OptType::Boolean)
+            .default("false")
+            .namespace(OSLO_MESSAGING)
+            .help("Declare the notification exchange and queues durable, so that they and the persistent messages they hold survive a broker restart."),
+        Opt::new("oslo_messaging_rabbit", "amqp_auto_delete", OptType::Boolean)
+            .default("false")
+            .namespace(OSLO_MESSAGING)
+            .help("Declare the notification exchange and queues auto-deleted."),
+        Opt::new("oslo_messaging_rabbit", "rabbit_retry_interval", int(None, None))
+            .default("1")
+            .namespace(OSLO_MESSAGING)
+            .help("Seconds before the first retry of a notification the broker did not take."),
+        Opt::new("oslo_messaging_rabbit", "rabbit_retry_backoff", int(None, None))
+            .default("2")
+            .namespace(OSLO_MESSAGING)
+            .help("Seconds added to the wait at every further retry."),
+        Opt::new("oslo_messaging_rabbit", "rabbit_interval_max", int(None, None))
+            .default("30")
+            .namespace(OSLO_MESSAGING)
+            .help("The longest wait between two retries, in seconds."),
+        Opt::new("oslo_messaging_rabbit", "heartbeat_timeout_threshold", int(None, None))
+            .default("60")
+            .namespace(OSLO_MESSAGING)
+            .help("Seconds without a heartbeat after which the broker connection counts as lost; 0 turns heartbeats off."),
+        Opt::new("oslo_messaging_rabbit", "rabbit_ha_queues", OptType::Boolean)
+            .default("false")
+            .namespace(OSLO_MESSAGING)
+            .help("Declare the queues mirrored on every node (x-ha-policy: all)."),
+        Opt::new("oslo_messaging_rabbit", "rabbit_quorum_queue", OptType::Boolean)
+            .default("false")
+            .namespace(OSLO_MESSAGING)
+            .help("Declare the queues as quorum queues (durable)."),
+        Opt::new("oslo_messaging_rabbit", "rabbit_quorum_delivery_limit", int(None, None))
+            .default("0")
+            .namespace(OSLO_MESSAGING)
+            .help("x-delivery-limit of a quorum queue; 0 leaves it unset."),
+        Opt::new("oslo_messaging_rabbit", "rabbit_quorum_max_memory_length", int(None, None))
+            .default("0")
+            .namespace(OSLO_MESSAGING)
+            .help("x-max-in-memory-length of a quorum queue; 0 leaves it unset."),
+        Opt::new("oslo_messaging_rabbit", "rabbit_quorum_max_memory_bytes", int(None, None))
+            .default("0")
+            .namespace(OSLO_MESSAGING)
+            .help("x-max-in-memory-bytes of a quorum queue; 0 leaves it unset."),
+        Opt::new("oslo_messaging_rabbit", "ssl", OptType::Boolean)
+            .default("false")
+            .namespace(OSLO_MESSAGING)
+            .help("Connect to the broker over TLS."),
+        Opt::new("oslo_messaging_rabbit", "ssl_ca_file", OptType::string())
+            .default("")
+            .namespace(OSLO_MESSAGING)
+            .help("PEM file of the CAs that sign the broker's certificate."),
+        Opt::new("oslo_messaging_rabbit", "ssl_cert_file", OptType::string())
+            .default("")
+            .namespace(OSLO_MESSAGING)
+            .help("PEM client certificate presented to the broker."),
+        Opt::new("oslo_messaging_rabbit", "ssl_key_file", OptType::string())
+            .default("")
+            .namespace(OSLO_MESSAGING)
+            .help("PEM (PKCS#8) key of the client certificate."),
         Opt::new("cors", "allowed_origin", OptType::list())
             .namespace(OSLO_CORS)
             .help("Indicate whether this resource may be shared with the domain received in the requests \"origin\" header. Format: \"<protocol>://<host>[:<port>]\", no trailing slash. Example: https://horizon.example.com"),

@@ -715,7 +715,7 @@ fn effective_rows_mask_secrets() {
         row("oslo_messaging_rabbit", "heartbeat_rate").map(|r| r.value),
         Some("5".to_owned())
     );
-    assert_eq!(row("oslo_messaging_rabbit", "rabbit_retry_interval"), None);
+    assert_eq!(row("oslo_messaging_rabbit", "kombu_reconnect_delay"), None);
 }
 
 /// Every modelled option is read into a field exactly once, with its type,
@@ -744,10 +744,11 @@ fn every_modelled_option_is_a_field() {
     // [capi_client] and [manila_client] (client groups with the TLS
     // options, six each), the bound of a watched cluster's snapshot, and
     // [capi]/management_cluster; then [metrics] (three), [tracing] (four)
-    // and [api]/unversioned_at_route_minimum.
+    // and [api]/unversioned_at_route_minimum; then the notification
+    // publisher's fifteen of [oslo_messaging_rabbit].
     assert_eq!(
         schema::modelled().len(),
-        126 + 2 * 16 + 6 * 2 + 6 + 6 + 8 + 6 + 6 + 1 + 1 + 3 + 4 + 1
+        126 + 2 * 16 + 6 * 2 + 6 + 6 + 8 + 6 + 6 + 1 + 1 + 3 + 4 + 1 + 15
     );
 }
 
@@ -804,8 +805,15 @@ fn values_of_every_type_in_every_group() {
                 [capi]\nenabled = true\nlease_duration = 30\napp_credential_roles = member\n\
                 [healthcheck]\nbackends =\n\
                 [oslo_messaging_notifications]\ndriver = messagingv2\ndriver = log\ntransport_url = rabbit://u:p@h//\n\
+                [oslo_messaging_rabbit]\namqp_durable_queues = true\nrabbit_interval_max = 5\nssl_ca_file =\n\
                 [profiler]\nprofiler_enabled = true\n")
     .options;
+    // The notification publisher gets the [oslo_messaging_rabbit] options.
+    let rabbit = crate::app::notifier_settings(&o).rabbit;
+    assert!(rabbit.durable_queues);
+    assert_eq!(rabbit.interval_max, std::time::Duration::from_secs(5));
+    assert_eq!(rabbit.retry_backoff, std::time::Duration::from_secs(2));
+    assert_eq!(rabbit.ssl_ca_file, None);
     assert_eq!(o.default.service_down_time, 30);
     assert!(o.default.use_json);
     assert_eq!(o.octavia_client.ca_file.as_deref(), Some("/ca"));

@@ -41,7 +41,7 @@ const KEYPAIR_PUBLIC_KEY: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOkm okm@t
 
 /// The suites, by the name of the Go test they come from, with the name the
 /// report gives them, in the report's order.
-pub const SUITES: [(&str, &str); 12] = [
+pub const SUITES: [(&str, &str); 13] = [
     (
         "TestOpenStackCoe",
         "openstack coe matrix (Keystone tokens and catalog)",
@@ -83,6 +83,10 @@ pub const SUITES: [(&str, &str); 12] = [
     (
         "TestClusterAPIIdle",
         "Cluster API driver: idle clusters cost the API server nothing",
+    ),
+    (
+        "TestFaults",
+        "Fault suite (faults injected under load, one at a time)",
     ),
 ];
 
@@ -605,6 +609,9 @@ pub struct StackOptions {
     pub volume_types: Vec<&'static str>,
     /// Images the double serves besides those of [`seed`].
     pub images: Vec<Value>,
+    /// `[database]/connection` (SQLAlchemy's form); a SQLite file in the
+    /// stack's directory when `None`.
+    pub database: Option<String>,
 }
 
 /// What the double serves: the image, flavors and networks the suites name.
@@ -712,7 +719,7 @@ impl Stack {
             "[DEFAULT]\nhost = okm-clients-test\nperiodic_interval_max = 1\n\n\
              [api]\nhost = 127.0.0.1\nport = {port}\n\n\
              [metrics]\nenabled = true\nhost = 127.0.0.1\nport = {metrics_port}\n\n\
-             [database]\nconnection = sqlite:///{db}\n\n\
+             [database]\nconnection = {db}\n\n\
              [keystone_authtoken]\nwww_authenticate_uri = {ks}\nauth_url = {ks}\nauth_type = password\n\
              username = magnum\npassword = {pw}\nproject_name = service\nuser_domain_name = Default\n\
              project_domain_name = Default\n\n\
@@ -723,7 +730,10 @@ impl Stack {
              [cinder_client]\nregion_name = {REGION}\n\n\
              [octavia_client]\nregion_name = {REGION}\n\n\
              [oslo_middleware]\nenable_proxy_headers_parsing = false\n\n{extra}\n",
-            db = dir.path().join("magnum.db").display(),
+            db = opts
+                .database
+                .clone()
+                .unwrap_or_else(|| format!("sqlite:///{}", dir.path().join("magnum.db").display())),
             ks = id.url,
             pw = id.password("magnum"),
             extra = opts.conf,
@@ -870,11 +880,57 @@ impl Stack {
 
     /// The process ids of the running `reconciler`s, oldest first.
     pub fn reconciler_pids(&self) -> Vec<u32> {
+        self.pids("reconciler")
+    }
+
+    /// The process ids of the running `openkeel-magnum <sub>` processes,
+    /// oldest first.
+    pub fn pids(&self, sub: &str) -> Vec<u32> {
+        let name = format!("openkeel-magnum {sub}");
         self.processes
             .iter()
-            .filter(|p| p.name == "openkeel-magnum reconciler")
+            .filter(|p| p.name == name)
             .map(|p| p.child.id())
             .collect()
+    }
+
+    /// The `reconciler` holding the Lease, by its `/metrics`
+    /// (`openkeel_magnum_reconciler_lease_held 1`).
+    pub fn lease_holder_pid(&self) -> Option<u32> {
+        let http = blocking_client(Duration::from_secs(5));
+        self.reconciler_metrics.iter().find_map(|(pid, port)| {
+            let text = http
+                .get(format!("http://127.0.0.1:{port}/metrics"))
+                .send()
+                .ok()?
+                .text()
+                .ok()?;
+            text.lines()
+                .any(|l| l.trim() == "openkeel_magnum_reconciler_lease_held 1")
+                .then_some(*pid)
+        })
+    }
+
+    /// Starts one more `api` on `port` (with its metrics on another) and
+    /// waits until it answers `GET /`.
+    pub fn start_api_on(&mut self, port: u16) {
+        let env = [
+            ("OS_API__PORT", port.to_string()),
+            ("OS_METRICS__PORT", free_port().to_string()),
+        ];
+        self.spawn(&binary(), "api", &env);
+        self.wait_serving("api", &format!("http://127.0.0.1:{port}"));
+    }
+
+    /// Kills process `pid` of the stack with SIGKILL, as a crash would, and
+    /// forgets it.
+    pub fn kill_hard(&mut self, pid: u32) {
+        if let Some(i) = self.processes.iter().position(|p| p.child.id() == pid) {
+            let mut p = self.processes.remove(i);
+            let _ = p.child.kill();
+            let _ = p.child.wait();
+        }
+        self.reconciler_metrics.retain(|(p, _)| *p != pid);
     }
 
     /// The last step of a suite: `/metrics` of `api` and of the reconciler
@@ -985,6 +1041,16 @@ impl Stack {
     /// Runs `openkeel-magnum <sub> --config-file conf` until the stack
     /// stops and, when `serving`, waits until it answers `GET /`.
     fn start_process(&mut self, bin: &Path, sub: &str, serving: bool) {
+        self.spawn(bin, sub, &[]);
+        if serving {
+            let url = self.server_url.clone();
+            self.wait_serving(sub, &url);
+        }
+    }
+
+    /// Starts `openkeel-magnum <sub> --config-file conf` with `env` added,
+    /// its output appended to the stack's log.
+    fn spawn(&mut self, bin: &Path, sub: &str, env: &[(&str, String)]) {
         let log = File::options()
             .create(true)
             .append(true)
@@ -994,6 +1060,7 @@ impl Stack {
             .try_clone()
             .unwrap_or_else(|e| panic!("service log: {e}"));
         let mut command = Command::new(bin);
+        command.envs(env.iter().map(|(k, v)| (k, v)));
         // Each reconciler serves its metrics on a port of its own.
         let reconciler_port = (sub == "reconciler" && self.metrics_port != 0).then(free_port);
         if let Some(port) = reconciler_port {
@@ -1017,13 +1084,15 @@ impl Stack {
             child,
             _stdin: None,
         });
-        if !serving {
-            return;
-        }
+    }
+
+    /// Waits until the process started last answers `GET {url}/`; panics
+    /// with the stack's output when it exits or does not answer in 60 s.
+    fn wait_serving(&mut self, sub: &str, url: &str) {
         let http = blocking_client(Duration::from_secs(5));
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            if http.get(format!("{}/", self.server_url)).send().is_ok() {
+            if http.get(format!("{url}/")).send().is_ok() {
                 return;
             }
             if let Some(p) = self.processes.last_mut()
@@ -1141,7 +1210,7 @@ impl Drop for Stack {
 /// that only the first process compiles them (the Cluster API component
 /// takes seconds); keyed by each component's sha256 and the engine's
 /// settings, so a rebuilt binary never loads a stale one.
-fn compiled_drivers_dir() -> PathBuf {
+pub fn compiled_drivers_dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("okm-driver-cache");
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("driver cache: {e}"));
     dir

@@ -43,6 +43,7 @@ mod capi_goldens;
 #[allow(dead_code)]
 #[path = "../e2e/capi_sim.rs"]
 mod capi_sim;
+mod faults;
 mod golang;
 mod harness;
 #[allow(dead_code)]
@@ -53,4 +54,8 @@ mod osc;
 mod proxy;
 mod sdk;
 mod skyline;
+// Fresh databases on the shared MariaDB and PostgreSQL servers.
+#[allow(dead_code)]
+#[path = "../e2e/sql.rs"]
+mod sql;
 mod tempest;

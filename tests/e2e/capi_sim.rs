@@ -154,6 +154,8 @@ struct State {
     /// Errors of the background loop.
     errors: Vec<String>,
     paused: bool,
+    /// Clusters no `mark_*` call named report ready (else provisioning).
+    ready_by_default: bool,
 }
 
 struct Inner {
@@ -245,6 +247,13 @@ impl Sim {
         st.last_write.remove(stack);
     }
 
+    /// Makes every cluster no `mark_*` call names report ready, as
+    /// controllers that provision whatever they are given (a steady load).
+    #[allow(dead_code)] // the fault suite's (tests/clients/faults)
+    pub fn ready_by_default(&self) {
+        self.state().ready_by_default = true;
+    }
+
     fn set_mode(&self, stack: &str, mode: Mode) {
         let mut st = self.state();
         st.modes.insert(stack.to_string(), mode);
@@ -255,7 +264,14 @@ impl Sim {
     fn mode(&self, stack: &str) -> (Mode, Option<String>) {
         let st = self.state();
         (
-            st.modes.get(stack).cloned().unwrap_or_default(),
+            st.modes
+                .get(stack)
+                .cloned()
+                .unwrap_or(if st.ready_by_default {
+                    Mode::Ready
+                } else {
+                    Mode::Provisioning
+                }),
             st.topology_failures.get(stack).cloned(),
         )
     }

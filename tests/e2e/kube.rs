@@ -290,6 +290,12 @@ impl ApiServer {
             .collect()
     }
 
+    /// The process id of etcd.
+    #[allow(dead_code)] // the fault suite's (tests/clients/faults)
+    pub fn etcd_pid(&self) -> u32 {
+        self.children[0].id()
+    }
+
     /// Stops the API server (etcd stays), waits `down`, and starts it
     /// again on the same port, waiting until it serves.
     pub fn restart(&mut self, down: Duration) {

@@ -150,6 +150,18 @@ else
   rm -f "$STATE/keystone.conf.new"
 fi
 
+# A Keystone of this state directory started again by someone else (the
+# fault suite restarts it as it ran, tests/clients/faults/outage.rs) has
+# another pid: the master gunicorn (the oldest process of that command
+# line) is adopted.
+if ! pid_alive; then
+  master=$(pgrep -of -- "--bind $HOST:$PORT .*--chdir $STATE " || true)
+  if [[ -n $master ]]; then
+    log "adopting keystone pid $master (started again outside this script)"
+    echo "$master" >"$PIDFILE"
+  fi
+fi
+
 if pid_alive && ! answers; then
   log "keystone (pid $(cat "$PIDFILE")) runs but does not answer yet; waiting"
   for ((i = 0; i < 120; i++)); do

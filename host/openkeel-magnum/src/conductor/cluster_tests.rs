@@ -895,6 +895,48 @@ async fn resize_checks_its_nodegroup_then_calls_the_driver() {
     assert_eq!(env.nodegroups(&cl.uuid).await[1].node_count, Some(3));
 }
 
+// A delete that lands between a resize's state guard and its driver call
+// (two api processes): the resize does not call the driver, restores the
+// node count and answers the guard's 409, and the cluster stays
+// DELETE_IN_PROGRESS (the fault suite saw the resize's save turn it back
+// into UPDATE_IN_PROGRESS).
+#[tokio::test]
+async fn a_delete_between_the_resize_guard_and_the_driver_wins() {
+    let env = Env::new(Dialect::Sqlite).await;
+    let cl = complete(&env, &[]).await;
+    let rc = caller("p1");
+    let worker = env.nodegroups(&cl.uuid).await[1].clone();
+    env.db()
+        .q()
+        .set_cluster_status(&cl.uuid, Status::DeleteInProgress, None)
+        .await
+        .expect("status");
+    let r = env
+        .c()
+        .run_update(
+            &rc,
+            &cl.uuid,
+            &worker.uuid,
+            Some(1),
+            Some(worker.status),
+            "resize-cluster",
+            |_, _, _| Box::pin(async { panic!("the driver was called") }),
+        )
+        .await;
+    assert_eq!(
+        client(r),
+        (
+            409,
+            "Resizing a cluster when status is \"DELETE_IN_PROGRESS\" is not supported.".into()
+        )
+    );
+    assert_eq!(
+        env.row(&cl.uuid).await.and_then(|c| c.status),
+        Some(Status::DeleteInProgress)
+    );
+    assert_eq!(env.nodegroups(&cl.uuid).await[1].node_count, Some(1));
+}
+
 // Upgrade (cluster_actions.py:155-194): the driver moves the cluster to the
 // template; a non-default nodegroup may only use the cluster's template.
 #[tokio::test]

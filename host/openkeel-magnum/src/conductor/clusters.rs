@@ -925,6 +925,24 @@ impl Conductor {
     {
         let _busy = self.mark_busy(uuid);
         let st = self.cluster_state(uuid).await?;
+        // A delete (of another process) that came in after the caller's
+        // state guard wins: the driver is not called, the nodegroup keeps
+        // its count, and the caller gets the guard's answer. Without this,
+        // the driver's answer saved below would turn DELETE_IN_PROGRESS
+        // back into UPDATE_IN_PROGRESS (the rows read are the delete's).
+        if st.cluster.status == Some(Status::DeleteInProgress) {
+            let status =
+                old_status.unwrap_or_else(|| st.nodegroup(ng_uuid).and_then(|ng| ng.status));
+            self.restore_node_count(uuid, ng_uuid, old_count, status, None)
+                .await;
+            self.notify_refused(ctx, &st.cluster).await;
+            let operation = if function == "resize-cluster" {
+                "Resizing"
+            } else {
+                "Updating"
+            };
+            return Err(guard_conflict(operation, st.cluster.status));
+        }
         let answer = match self.driver_of(&st.template) {
             Ok(drv) => {
                 self.notifier().cluster_event(

@@ -250,6 +250,36 @@ pub(crate) fn classify_code(code: i32) -> Classified {
 mod tests {
     use super::*;
 
+    /// A transaction that SQLite ended behind sqlx's back (as a COMMIT
+    /// failing on a full disk does) leaves the writer counting it open; the
+    /// next transaction gets a new connection instead of being refused
+    /// ("attempted to call begin_with at non-zero transaction depth").
+    #[tokio::test]
+    async fn a_transaction_ended_behind_sqlx_does_not_stop_the_next() {
+        use crate::db::testing::{Check, fresh};
+        let t = fresh(super::super::Dialect::Sqlite).await;
+        let ended =
+            t.db.in_tx(|tx| {
+                Box::pin(async move {
+                    tx.q().execute_raw("end it".to_owned(), "COMMIT").await?;
+                    Ok::<_, Error>(())
+                })
+            })
+            .await;
+        assert!(ended.is_err(), "sqlx's own COMMIT finds no transaction");
+        let next =
+            t.db.in_tx(|tx| {
+                Box::pin(async move {
+                    tx.q()
+                        .execute_raw("write".to_owned(), "CREATE TABLE t (a INTEGER)")
+                        .await?;
+                    Ok::<_, Error>(())
+                })
+            })
+            .await;
+        next.check("the next transaction");
+    }
+
     #[test]
     fn result_codes() {
         for (code, retryable, duplicate) in [

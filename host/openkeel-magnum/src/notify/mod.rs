@@ -568,6 +568,10 @@ impl Notifier {
             timestamp: envelope::oslo_timestamp(now),
             context: envelope::context(ctx),
         };
+        // Logged first: a message the broker has is always in the log too.
+        if i.log {
+            log_notification(&n);
+        }
         for format in &i.formats {
             for topic in &i.topics {
                 let routing_key = format!("{topic}.{}", priority.routing());
@@ -580,9 +584,6 @@ impl Notifier {
                     message_id: n.message_id.clone(),
                 });
             }
-        }
-        if i.log {
-            log_notification(&n);
         }
         if let Some(r) = &i.recorder {
             r.push(n);

@@ -137,6 +137,18 @@ answers() { # 0 when a Keystone v3 answers on $URL
 }
 pid_alive() { [[ -s $PIDFILE ]] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
 
+# A Keystone of this state directory started again by someone else (the
+# fault suite restarts it as it ran, tests/clients/faults/outage.rs) has
+# another pid: the master gunicorn (the oldest process of that command
+# line) is adopted.
+if ! pid_alive; then
+  master=$(pgrep -of -- "--bind $HOST:$PORT .*--chdir $STATE " || true)
+  if [[ -n $master ]]; then
+    log "adopting keystone pid $master (started again outside this script)"
+    echo "$master" >"$PIDFILE"
+  fi
+fi
+
 # A changed configuration restarts the server that this script started.
 if ! cmp -s "$STATE/keystone.conf.new" "$STATE/keystone.conf"; then
   if pid_alive; then
@@ -148,18 +160,6 @@ if ! cmp -s "$STATE/keystone.conf.new" "$STATE/keystone.conf"; then
   mv "$STATE/keystone.conf.new" "$STATE/keystone.conf"
 else
   rm -f "$STATE/keystone.conf.new"
-fi
-
-# A Keystone of this state directory started again by someone else (the
-# fault suite restarts it as it ran, tests/clients/faults/outage.rs) has
-# another pid: the master gunicorn (the oldest process of that command
-# line) is adopted.
-if ! pid_alive; then
-  master=$(pgrep -of -- "--bind $HOST:$PORT .*--chdir $STATE " || true)
-  if [[ -n $master ]]; then
-    log "adopting keystone pid $master (started again outside this script)"
-    echo "$master" >"$PIDFILE"
-  fi
 fi
 
 if pid_alive && ! answers; then

@@ -135,13 +135,24 @@ impl Load {
 
     /// Ends the load; returns its tally, the clusters it left and when a
     /// request last failed on the server's side.
-    pub fn stop(self) -> (Tally, BTreeMap<String, String>, Option<Instant>) {
-        self.stop.store(true, Ordering::SeqCst);
-        for c in self.clients {
-            let _ = c.join();
-        }
+    pub fn stop(mut self) -> (Tally, BTreeMap<String, String>, Option<Instant>) {
+        self.end();
         let shared = std::mem::take(&mut *lock(&self.shared));
         (shared.tally, shared.live, shared.last_failure)
+    }
+
+    fn end(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        for c in self.clients.drain(..) {
+            let _ = c.join();
+        }
+    }
+}
+
+impl Drop for Load {
+    /// A fault that panicked leaves no client running into the next.
+    fn drop(&mut self) {
+        self.end();
     }
 }
 

@@ -41,6 +41,18 @@ fn status_field(pid: u32, field: &str) -> Option<u32> {
         .ok()
 }
 
+/// Whether `pid` exists and is not a zombie (state `Z` in
+/// `/proc/<pid>/stat`, after the command's closing parenthesis).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().to_owned())
+        })
+        .is_some_and(|rest| !rest.starts_with('Z'))
+}
+
 /// The command line of `pid` as strings.
 fn command_line(pid: u32) -> Vec<String> {
     proc_strings(pid, "cmdline")
@@ -115,17 +127,24 @@ impl Started {
         }
     }
 
-    /// Stops it with `sig` and waits (at most 60 s, then SIGKILL) until it
-    /// is gone.
+    /// Stops it with `sig` and waits until it is gone (or a zombie nobody
+    /// reaps yet): at most 60 s, then SIGKILL and 10 s more.
     pub fn stop(&self, sig: &str) {
         signal(self.pid, sig);
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while std::path::Path::new(&format!("/proc/{}", self.pid)).exists() {
-            if Instant::now() > deadline {
+        let started = Instant::now();
+        let mut killed = false;
+        while running(self.pid) {
+            let waited = started.elapsed();
+            if waited > Duration::from_secs(60) && !killed {
                 signal(self.pid, "-KILL");
+                killed = true;
             }
-            // A zombie of ours would stay in /proc: none is (the service
-            // was started by a script, not by this process).
+            assert!(
+                waited < Duration::from_secs(70),
+                "{:?} (pid {}) did not stop",
+                self.argv,
+                self.pid
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }
@@ -161,6 +180,37 @@ impl Started {
             }
             assert!(Instant::now() < deadline, "{argv:?} did not start again");
             std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// A service stopped by [`Started::stop_for_now`]: started again by
+/// [`Stopped::start`], or when dropped (however the fault ends).
+pub struct Stopped(Option<Started>);
+
+impl Started {
+    /// Stops it with `sig` (see [`Started::stop`]) until the answer is
+    /// started again or dropped.
+    pub fn stop_for_now(self, sig: &str) -> Stopped {
+        self.stop(sig);
+        Stopped(Some(self))
+    }
+}
+
+impl Stopped {
+    /// Starts it again; its new process id.
+    pub fn start(mut self) -> u32 {
+        self.0.take().map(|s| s.start()).unwrap_or(0)
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        if let Some(s) = self.0.take() {
+            let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.start()));
+            if started.is_err() {
+                eprintln!("{:?} could not be started again", s.argv);
+            }
         }
     }
 }

@@ -15,6 +15,9 @@ pub struct Tally {
     pub answers: BTreeMap<u16, usize>,
     /// Clusters whose create was accepted (202).
     pub accepted: Vec<String>,
+    /// Clusters found stored after a fault, whether or not their create was
+    /// answered (see [`super::Deployment::fault`]).
+    pub stored: Vec<String>,
     /// The accepted clusters' states at the end (`404` once deleted).
     pub finals: BTreeMap<String, usize>,
     /// From the end of the fault until requests were served as before
@@ -52,6 +55,7 @@ impl Tally {
             *self.answers.entry(k).or_default() += n;
         }
         self.accepted.extend(other.accepted);
+        self.stored.extend(other.stored);
         for (k, n) in other.finals {
             *self.finals.entry(k).or_default() += n;
         }

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use crate::capi_sim::{Kind, Sim, server_id};
 use crate::harness::{
     Check, EXT_NET_NAME, FLAVOR_SMALL, IMAGE_NAME, Stack, StackOptions, Suite, blocking_client,
-    exclusive, keystone, need_env, selected,
+    exclusive, keystone, logged_notifications, need_env, selected,
 };
 use crate::kube::{CapiApiServer, capi_api_server};
 use crate::osc::{Osc, fails, json_out, ok};
@@ -30,33 +30,6 @@ const NS: &str = "magnum-system";
 const LEASE_SECONDS: u64 = 4;
 /// The driver's `update_grace` in the stack.
 const UPDATE_GRACE_SECONDS: u64 = 6;
-
-/// A notification the service logged (`[oslo_messaging_notifications]/driver
-/// = log`): its event type, its CADF outcome and the cluster it is about.
-struct Logged {
-    event_type: String,
-    outcome: String,
-    cluster: String,
-}
-
-/// The notifications in `log`, the service's JSON lines, in order.
-fn notifications(log: &str) -> Vec<Logged> {
-    log.lines()
-        .filter_map(|line| {
-            let event: Value = serde_json::from_str(line).ok()?;
-            if event["message"] != "notification" {
-                return None;
-            }
-            let n: Value = serde_json::from_str(event["notification"].as_str()?).ok()?;
-            let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-            Some(Logged {
-                event_type: text(&n["event_type"]),
-                outcome: text(&n["payload"]["outcome"]),
-                cluster: text(&n["payload"]["target"]["id"]),
-            })
-        })
-        .collect()
-}
 
 /// How many times a reconciler of the stack took the Lease.
 fn leases_taken(s: &Stack) -> usize {
@@ -659,7 +632,7 @@ fn lifecycle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<
             // however many reconcilers saw it (a second application would
             // show within a resync).
             std::thread::sleep(Duration::from_secs(2));
-            let events: Vec<String> = notifications(&s.output()[logged..])
+            let events: Vec<String> = logged_notifications(&s.output()[logged..])
                 .into_iter()
                 .filter(|n| n.cluster == uuid)
                 .map(|n| format!("{} {}", n.event_type, n.outcome))
@@ -1485,7 +1458,7 @@ fn idle(s: &Stack, o: &Osc<'_>, k: &Kube<'_>, sim: &Sim, suite: &mut Suite<'_>) 
             // reconciler saved it (a second application would show within
             // a resync).
             std::thread::sleep(Duration::from_secs(2));
-            let logged = notifications(&s.output());
+            let logged = logged_notifications(&s.output());
             let mut wrong = Vec::new();
             for (uuid, _) in created.iter().chain(&migrated) {
                 let ends: Vec<&str> = logged

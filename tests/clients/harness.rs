@@ -13,7 +13,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -468,6 +468,59 @@ impl<'a> Suite<'a> {
 
 // ------------------------------------------------------------------ stack
 
+/// A notification the service logged (`[oslo_messaging_notifications]/driver
+/// = log`): its message id, event type, CADF outcome and the cluster it is
+/// about.
+pub struct Logged {
+    pub id: String,
+    pub event_type: String,
+    pub outcome: String,
+    pub cluster: String,
+}
+
+/// The notifications in `log`, the service's JSON lines, in order.
+pub fn logged_notifications(log: &str) -> Vec<Logged> {
+    log.lines()
+        .filter_map(|line| {
+            let event: Value = serde_json::from_str(line).ok()?;
+            if event["message"] != "notification" {
+                return None;
+            }
+            let n: Value = serde_json::from_str(event["notification"].as_str()?).ok()?;
+            let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+            Some(Logged {
+                id: text(&n["message_id"]),
+                event_type: text(&n["event_type"]),
+                outcome: text(&n["payload"]["outcome"]),
+                cluster: text(&n["payload"]["target"]["id"]),
+            })
+        })
+        .collect()
+}
+
+/// Stops `child` with `signal` (`-INT`, `-TERM`; std has no signal API, the
+/// kill command sends it) and waits `grace` for it to exit; then kills it.
+/// Its exit status, `None` when it had to be killed.
+pub fn stop_child(child: &mut Child, signal: &str, grace: Duration) -> Option<ExitStatus> {
+    if let Ok(Some(status)) = child.try_wait() {
+        return Some(status);
+    }
+    let _ = Command::new("kill")
+        .arg(signal)
+        .arg(child.id().to_string())
+        .status();
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
 /// One process of the stack, stopped (SIGINT, then SIGKILL after 10 s) on
 /// drop.
 struct Process {
@@ -479,24 +532,9 @@ struct Process {
 
 impl Process {
     fn stop(&mut self) {
-        if let Ok(Some(_)) = self.child.try_wait() {
-            return;
+        if stop_child(&mut self.child, "-INT", Duration::from_secs(10)).is_none() {
+            eprintln!("{} did not stop within 10 s: killed", self.name);
         }
-        // std has no signal API; the kill command sends SIGINT.
-        let _ = Command::new("kill")
-            .arg("-INT")
-            .arg(self.child.id().to_string())
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        eprintln!("{} did not stop within 10 s: killed", self.name);
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

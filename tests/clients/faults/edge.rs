@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use super::tally::{Tally, magnum_error};
 use crate::harness::{
     Check, Suite, binary, blocking_client, compiled_drivers_dir, free_port, in_ci, run_command,
-    selected, tail,
+    selected, stop_child, tail,
 };
 
 const DISK_FULL: &str = "disk full under the SQLite all-in-one";
@@ -169,21 +169,10 @@ impl AllInOne {
         if let Some(how) = self.exited() {
             return how;
         }
-        // std has no signal API; the kill command sends SIGINT.
-        let _ = Command::new("kill")
-            .arg("-INT")
-            .arg(self.child.id().to_string())
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Some(how) = self.exited() {
-                return how;
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        match stop_child(&mut self.child, "-INT", Duration::from_secs(10)) {
+            Some(status) => status.to_string(),
+            None => "killed: it did not stop within 10 s of SIGINT".to_owned(),
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        "killed: it did not stop within 10 s of SIGINT".to_owned()
     }
 }
 

@@ -42,7 +42,7 @@ use self::tally::Tally;
 use crate::capi_sim::{Running, Sim};
 use crate::harness::{
     EXT_NET_NAME, FLAVOR_SMALL, IMAGE_NAME, Stack, StackOptions, Suite, blocking_client, exclusive,
-    free_port, keystone, need_env, selected,
+    free_port, keystone, logged_notifications, need_env, selected, stop_child,
 };
 use crate::kube::{CapiApiServer, capi_api_server};
 use crate::sql::FreshDb;
@@ -133,16 +133,7 @@ impl Drop for Balancer {
     /// nginx's fast shutdown (SIGTERM), which ends its workers too; a
     /// SIGKILL would leave them running.
     fn drop(&mut self) {
-        signal(self.child.id(), "-TERM");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        stop_child(&mut self.child, "-TERM", Duration::from_secs(10));
     }
 }
 
@@ -231,35 +222,6 @@ impl Broker {
             .unwrap_or_else(|e| panic!("{}: {e}", self.ctl));
         assert!(status.success(), "rabbitmqctl {args:?}: {status}");
     }
-}
-
-/// A notification the service logged: its id, event type, outcome and
-/// cluster.
-struct Logged {
-    id: String,
-    event_type: String,
-    outcome: String,
-    cluster: String,
-}
-
-/// The notifications in the service's log, in order.
-fn logged(log: &str) -> Vec<Logged> {
-    log.lines()
-        .filter_map(|line| {
-            let event: Value = serde_json::from_str(line).ok()?;
-            if event["message"] != "notification" {
-                return None;
-            }
-            let n: Value = serde_json::from_str(event["notification"].as_str()?).ok()?;
-            let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-            Some(Logged {
-                id: text(&n["message_id"]),
-                event_type: text(&n["event_type"]),
-                outcome: text(&n["payload"]["outcome"]),
-                cluster: text(&n["payload"]["target"]["id"]),
-            })
-        })
-        .collect()
 }
 
 /// What one fault admits.
@@ -616,7 +578,7 @@ impl Deployment {
     /// one transition); every notification logged reaches the broker once,
     /// but those a killed process had not sent yet.
     fn check_notifications(&mut self, tally: &mut Tally) {
-        let logs = logged(&self.stack.output());
+        let logs = logged_notifications(&self.stack.output());
         let mut terminal: BTreeMap<(String, String), usize> = BTreeMap::new();
         for n in logs.iter().filter(|n| n.outcome != "pending") {
             if let Some(action) = n.event_type.strip_prefix("magnum.cluster.") {
@@ -643,7 +605,7 @@ impl Deployment {
         let mut ids: BTreeSet<String>;
         loop {
             self.broker.drain(&self.krt);
-            let logs = logged(&self.stack.output());
+            let logs = logged_notifications(&self.stack.output());
             ids = logs.iter().map(|n| n.id.clone()).collect();
             let missing = ids
                 .iter()
@@ -686,7 +648,7 @@ impl Deployment {
     /// what killing it may lose.
     fn undelivered(&mut self) -> usize {
         self.broker.drain(&self.krt);
-        logged(&self.stack.output())
+        logged_notifications(&self.stack.output())
             .iter()
             .filter(|n| !self.broker.delivered.contains_key(&n.id))
             .count()

@@ -31,7 +31,7 @@ fn admin_commands() {
     );
 
     let o = cmd(&["db", "upgrade"]);
-    assert!(o.code == 0 && o.stdout.contains("version 2"), "{o:?}");
+    assert!(o.code == 0 && o.stdout.contains("version 3"), "{o:?}");
     let o = cmd(&["db", "version"]);
     assert!(
         o.code == 0 && o.stdout.contains("Current DB revision is b3e1cf4a2d5e"),

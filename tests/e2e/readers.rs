@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::harness::{ProjectApi, Server, okm_with_conf, service_env};
+use crate::harness::{ProjectApi, Server, free_port, get, okm_with_conf, service_env};
 use crate::sql::{FreshDb, runtime};
 
 const PROJECT: &str = "p-readers";
@@ -46,9 +46,21 @@ fn names(api: &ProjectApi<'_>, path: &str, key: &str) -> Vec<String> {
     names
 }
 
+/// The reader's list cache hits so far, from its `/metrics`.
+fn cache_hits(metrics_port: u16) -> u64 {
+    let a = get(&format!("http://127.0.0.1:{metrics_port}/metrics"), &[]).expect("scrape");
+    let text = String::from_utf8(a.body).expect("UTF-8 exposition");
+    text.lines()
+        .find_map(|l| l.strip_prefix("openkeel_magnum_list_cache_lookups_total{result=\"hit\"} "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
 /// `writer` (an `all-in-one`, which also runs the status loop) writes and
-/// `reader` (an `api`) lists right after each write.
-fn writes_are_seen_by_the_other_process(connection: &str) {
+/// `reader` (an `api`, with its list cache) lists right after each write;
+/// `foreign` runs a statement on the database as another program (Python
+/// Magnum during a migration) would.
+fn writes_are_seen_by_the_other_process(connection: &str, foreign: &dyn Fn(&str)) {
     let conf = format!(
         "[DEFAULT]\nauth_strategy = noauth\n\n[database]\nconnection = {connection}\n\n\
          [drivers]\nenabled_beta_drivers = fake\n\n[quotas]\nmax_clusters_per_project = 100\n"
@@ -56,7 +68,11 @@ fn writes_are_seen_by_the_other_process(connection: &str) {
     let o = okm_with_conf(&conf, &["db", "upgrade"]);
     assert_eq!(o.code, 0, "db upgrade:\n{}{}", o.stdout, o.stderr);
     let w = Server::start(&conf, &["all-in-one"]);
-    let r = Server::start(&conf, &["api"]);
+    let metrics_port = free_port();
+    let r = Server::start(
+        &format!("{conf}\n[metrics]\nenabled = true\nport = {metrics_port}\n"),
+        &["api"],
+    );
     let writer = ProjectApi {
         url: &w.url,
         project: PROJECT,
@@ -110,6 +126,38 @@ fn writes_are_seen_by_the_other_process(connection: &str) {
         "{:?}",
         listed(&reader)
     );
+
+    // Nothing written between two lists: the second is the cache's (the
+    // writer's health pass may write meanwhile, so a few tries).
+    let served_from_cache = (0..20).any(|_| {
+        let before = cache_hits(metrics_port);
+        let (a, b) = (listed(&reader), listed(&reader));
+        a == b && cache_hits(metrics_port) > before
+    });
+    assert!(served_from_cache, "no list answer came from the cache");
+
+    // A statement from another program, under the cached answer: the next
+    // list shows it.
+    foreign("UPDATE cluster SET status = 'CREATE_FAILED' WHERE name = 'readers-2'");
+    let after = listed(&reader);
+    assert!(
+        after
+            .iter()
+            .any(|(n, s, _)| n == "readers-2" && s == "CREATE_FAILED"),
+        "{after:?}"
+    );
+    foreign(
+        "UPDATE nodegroup SET node_count = 7 WHERE role = 'worker' AND cluster_id = \
+         (SELECT uuid FROM cluster WHERE name = 'readers-3')",
+    );
+    let after = listed(&reader);
+    assert!(
+        after
+            .iter()
+            .any(|(n, _, count)| n == "readers-3" && *count == 7),
+        "{after:?}"
+    );
+
     let uuid = writer.cluster("readers-0").expect("cluster")["uuid"]
         .as_str()
         .map(str::to_owned)
@@ -142,25 +190,39 @@ fn writes_are_seen_by_the_other_process(connection: &str) {
 
 #[test]
 fn a_write_by_one_process_is_in_the_next_list_of_another_sqlite() {
+    use sqlx::Connection;
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("okm.sqlite");
-    writes_are_seen_by_the_other_process(&format!("sqlite:///{}", db.display()));
+    let url = format!("sqlite://{}", db.display());
+    let foreign = |sql: &str| {
+        runtime().block_on(async {
+            let mut c = sqlx::SqliteConnection::connect(&url).await.expect("SQLite");
+            sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_string()))
+                .execute(&mut c)
+                .await
+                .expect(sql);
+        })
+    };
+    writes_are_seen_by_the_other_process(&format!("sqlite:///{}", db.display()), &foreign);
+}
+
+fn on_server(server: &str) {
+    let rt = runtime();
+    let db = FreshDb::create(&rt, server, "okm_readers_");
+    let foreign = |sql: &str| db.connect(&rt).exec(&rt, sql).expect(sql);
+    writes_are_seen_by_the_other_process(&db.sqlalchemy_url, &foreign);
 }
 
 #[test]
 fn a_write_by_one_process_is_in_the_next_list_of_another_mariadb() {
-    let Some(server) = service_env("OKM_TEST_MYSQL_URL") else {
-        return;
-    };
-    let db = FreshDb::create(&runtime(), &server, "okm_readers_");
-    writes_are_seen_by_the_other_process(&db.sqlalchemy_url);
+    if let Some(server) = service_env("OKM_TEST_MYSQL_URL") {
+        on_server(&server);
+    }
 }
 
 #[test]
 fn a_write_by_one_process_is_in_the_next_list_of_another_postgresql() {
-    let Some(server) = service_env("OKM_TEST_POSTGRES_URL") else {
-        return;
-    };
-    let db = FreshDb::create(&runtime(), &server, "okm_readers_");
-    writes_are_seen_by_the_other_process(&db.sqlalchemy_url);
+    if let Some(server) = service_env("OKM_TEST_POSTGRES_URL") {
+        on_server(&server);
+    }
 }

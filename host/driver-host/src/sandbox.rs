@@ -154,11 +154,21 @@ impl Sandbox {
                         one_line(&e)
                     ))
                 })?;
-        if let Some(path) = &cached
-            && let Err(e) = write_cache(path, &compiled)
-        {
-            tracing::warn!(driver = name, error = %e, path = %path.display(),
-                "cannot write the precompiled driver cache");
+        if let Some(path) = &cached {
+            match write_cache(path, &compiled) {
+                // Loaded from the file just written, as later starts load
+                // it: the code is then the file's pages, shared with every
+                // other process that loads it, not a private copy.
+                // SAFETY: as for the cached file above; this one was
+                // written just now from `compiled`.
+                Ok(()) => match unsafe { Component::deserialize_file(&self.engine, path) } {
+                    Ok(c) => return Ok(c),
+                    Err(e) => tracing::warn!(driver = name, error = %e, path = %path.display(),
+                        "cannot load the precompiled driver just written; loading it from memory"),
+                },
+                Err(e) => tracing::warn!(driver = name, error = %e, path = %path.display(),
+                    "cannot write the precompiled driver cache"),
+            }
         }
         // SAFETY: `compiled` was produced just above by this engine.
         unsafe { Component::deserialize(&self.engine, &compiled) }.map_err(|e| {

@@ -120,6 +120,7 @@ pub struct Metrics {
     watch_derivations: Counter,
     watch_lag: Counter<f64, AtomicU64>,
     token_cache: Family<ResultLabels, Counter>,
+    list_cache: Family<ResultLabels, Counter>,
     notifications: Family<OutcomeLabels, Counter>,
     samplers: Mutex<Vec<Sampler>>,
 }
@@ -163,6 +164,7 @@ impl Metrics {
             watch_derivations: Counter::default(),
             watch_lag: Counter::default(),
             token_cache: Family::default(),
+            list_cache: Family::default(),
             notifications: Family::default(),
             samplers: Mutex::new(Vec::new()),
         };
@@ -273,6 +275,11 @@ impl Metrics {
             m.token_cache.clone(),
         );
         r.register(
+            "list_cache_lookups",
+            "Cluster list answers looked up in the list cache, by result (hit, miss)",
+            m.list_cache.clone(),
+        );
+        r.register(
             "notifications",
             "Notifications for the message bus, by outcome (queued, delivered, failed after retries, dropped)",
             m.notifications.clone(),
@@ -314,6 +321,9 @@ impl Metrics {
             }
             m.create_jobs_queued
                 .set(gauge(conductor.create_jobs_queued()));
+            let (hits, misses) = conductor.list_cache().counts();
+            advance(&m.list_cache, ResultLabels { result: "hit" }, hits);
+            advance(&m.list_cache, ResultLabels { result: "miss" }, misses);
             let db = crate::db::stats();
             advance_to(&m.db_retries, db.retries);
             advance_to(&m.db_acquisitions, db.acquisitions);

@@ -19,7 +19,7 @@ use magnum_jsonpatch::{Dict, PyValue};
 use serde_json::{Map, Value, json};
 
 use super::body::{Const, Schema, Type, attr};
-use super::errors::json_response;
+use super::errors::{json_body, json_bytes_response, json_response};
 use super::paging::{Collection, Page};
 use super::patch;
 use super::versions::Link;
@@ -28,6 +28,7 @@ use super::{ApiError, Call, Handlers, Services};
 use crate::conductor::{ClusterCreate, ClusterPage, ClusterResize, ClusterUpdate, ClusterUpgrade};
 use crate::db::ClusterView;
 use crate::policy::{Enforcer, Target};
+use bytes::Bytes;
 
 /// Registers the handlers.
 pub fn register(h: &mut Handlers, services: &Services) {
@@ -584,6 +585,35 @@ async fn list(
     }
     all_projects(&s.enforcer, &mut ctx, all_rule)?;
     let page = Page::from_query(&call.query, s.conductor.settings().max_limit)?;
+    // The answer depends on the request's form, scope, page and link base,
+    // and on the rows: the stamp stands for the rows (conductor::list_cache).
+    let key = format!(
+        "clusters|{form:?}|{}|{}|{}|{}|{}|{}|{:?}|{}|{}|{}",
+        call.base_url,
+        call.version,
+        ctx.is_admin,
+        ctx.all_projects,
+        ctx.project_id,
+        ctx.user_id,
+        page.marker,
+        page.limit,
+        page.sort_key,
+        page.sort_dir,
+    );
+    let cache = s.conductor.list_cache();
+    let cached = async || {
+        let stamp = s.conductor.change_stamp().await;
+        (stamp, stamp.and_then(|st| cache.get(&key, st)))
+    };
+    if let (_, Some(body)) = cached().await {
+        return Ok(json_bytes_response(StatusCode::OK, body));
+    }
+    // A turn to read it; whoever had the turn before may have stored it.
+    let _turn = cache.build_permit().await;
+    let (stamp, found) = cached().await;
+    if let Some(body) = found {
+        return Ok(json_bytes_response(StatusCode::OK, body));
+    }
     let view = match form {
         Form::Summary => ClusterView::Summary,
         Form::Detail => ClusterView::Detail,
@@ -598,7 +628,15 @@ async fn list(
             .map(|c| c.uuid.clone())
             .unwrap_or_default()
     });
-    Ok(render_list(&call.base_url, call.version, &p, form, next))
+    let (status, body) = list_body(&call.base_url, call.version, &p, form, next);
+    // Kept only when no write committed while the page was read.
+    if let Some(stamp) = stamp
+        && status == StatusCode::OK
+        && s.conductor.change_stamp().await == Some(stamp)
+    {
+        cache.put(key, stamp, body.clone());
+    }
+    Ok(json_bytes_response(status, body))
 }
 
 /// The answer to a list of clusters (`GET /v1/clusters[/detail]`): each
@@ -611,6 +649,18 @@ pub fn render_list(
     form: Form,
     next: Option<String>,
 ) -> http::Response<axum::body::Body> {
+    let (status, body) = list_body(base_url, version, p, form, next);
+    json_bytes_response(status, body)
+}
+
+/// The status and body of [`render_list`].
+pub fn list_body(
+    base_url: &str,
+    version: Version,
+    p: &ClusterPage,
+    form: Form,
+    next: Option<String>,
+) -> (StatusCode, Bytes) {
     let empty = Vec::new();
     let items: Vec<ClusterDoc> = p
         .clusters
@@ -621,7 +671,7 @@ pub fn render_list(
             cluster_view(base_url, version, cl, ngs, t, form, None)
         })
         .collect();
-    json_response(StatusCode::OK, &Collection::new("clusters", items, next))
+    json_body(StatusCode::OK, &Collection::new("clusters", items, next))
 }
 
 async fn get_one(s: &Services, call: Call) -> Result<http::Response<axum::body::Body>, ApiError> {

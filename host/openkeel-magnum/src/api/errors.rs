@@ -4,6 +4,7 @@
 
 use axum::body::Body;
 use axum::response::Response;
+use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
 use magnum_domain::MagnumError;
 use magnum_domain::microversion::{self, Version};
@@ -200,15 +201,24 @@ fn fault(status: StatusCode, message: &str) -> Response {
 /// `value` as a JSON answer, written as Python's `json.dumps` writes it, with
 /// its `Content-Length`.
 pub fn json_response<T: Serialize + ?Sized>(status: StatusCode, value: &T) -> Response {
-    let (status, body) = match json::to_vec(value) {
-        Ok(b) => (status, b),
-        // Serialising our own types cannot fail; should it, the answer is
-        // still an envelope.
+    let (status, body) = json_body(status, value);
+    json_bytes_response(status, body)
+}
+
+/// The status and JSON body of `value`. Serialising our own types cannot
+/// fail; should it, the answer is still an envelope, with a 500.
+pub fn json_body<T: Serialize + ?Sized>(status: StatusCode, value: &T) -> (StatusCode, Bytes) {
+    match json::to_vec(value) {
+        Ok(b) => (status, Bytes::from(b)),
         Err(_) => (
             StatusCode::INTERNAL_SERVER_ERROR,
-            br#"{"errors": []}"#.to_vec(),
+            Bytes::from_static(br#"{"errors": []}"#),
         ),
-    };
+    }
+}
+
+/// A JSON answer whose body is already rendered.
+pub fn json_bytes_response(status: StatusCode, body: Bytes) -> Response {
     let mut resp = Response::new(Body::from(body));
     *resp.status_mut() = status;
     resp.headers_mut().insert(

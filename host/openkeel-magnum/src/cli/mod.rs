@@ -189,6 +189,7 @@ fn one_line(s: &str) -> String {
 /// Runs the command line and returns the process exit status. Errors are
 /// one line on stderr naming the cause, never a stack trace.
 pub fn main() -> ExitCode {
+    crate::memory::configure();
     let cli = Cli::parse();
     let code = match run(cli) {
         Ok(()) => 0,

@@ -15,6 +15,7 @@ mod driver_answers;
 mod error;
 mod federations;
 mod jobs;
+pub mod list_cache;
 pub mod lookup;
 mod lookups;
 mod nodegroups;
@@ -175,6 +176,8 @@ pub(crate) struct Work {
     /// Set once this process has seen the lock row.
     lock_row_seen: AtomicBool,
     quota: Mutex<quota::Bounds>,
+    /// Rendered list answers, each valid under one change stamp.
+    list_cache: list_cache::ListCache,
 }
 
 /// The conductor. Cheap to clone: every clone shares the same parts.
@@ -206,6 +209,19 @@ impl Conductor {
     /// The database.
     pub fn db(&self) -> &Db {
         &self.parts.db
+    }
+
+    /// The database's change stamp now: the sum of the counters every
+    /// write to `cluster`, `nodegroup` or `cluster_template` raises
+    /// (migration 3). `None` when it cannot be read; the list cache is then
+    /// passed by.
+    pub async fn change_stamp(&self) -> Option<i64> {
+        self.parts.db.q().change_stamp().await.ok()
+    }
+
+    /// The process's cache of rendered list answers.
+    pub fn list_cache(&self) -> &list_cache::ListCache {
+        &self.work.list_cache
     }
 
     /// The driver host (registry and calls).

@@ -158,7 +158,90 @@ mod tests {
     };
     use crate::db::{ClusterFilter, ClusterView, Dialect, Error, ListOptions, Scope, upgrade};
 
-    dialect_tests!(list_clusters_view, list_nodegroup_sizes_of_clusters);
+    dialect_tests!(
+        list_clusters_view,
+        list_nodegroup_sizes_of_clusters,
+        change_stamp_grows_with_every_committed_write
+    );
+
+    /// The change stamp of the list cache (migration 3): every committed
+    /// insert, update and delete of a cluster, nodegroup or template raises
+    /// it, a raw statement as a foreign writer would send too; a read, a
+    /// write to another table and a rolled-back write do not.
+    async fn change_stamp_grows_with_every_committed_write(d: Dialect) {
+        use crate::db::testing::{new_nodegroup, new_template};
+        let db = migrated(d).await;
+        let stamp = async || db.q().change_stamp().await.check("stamp");
+        let last = std::cell::Cell::new(stamp().await);
+        let grew = async |what: &str| {
+            let now = stamp().await;
+            assert!(now > last.get(), "{d} {what}: {now} after {}", last.get());
+            last.set(now);
+        };
+        let mut t = new_template(1, "p1", false, false);
+        db.q()
+            .create_cluster_template(&mut t)
+            .await
+            .check("template");
+        grew("template insert").await;
+        let mut c = new_cluster(1, "p1");
+        c.cluster_template_id = t.uuid.clone();
+        db.q().create_cluster(&mut c).await.check("cluster");
+        grew("cluster insert").await;
+        let mut ng = new_nodegroup(&c.uuid, "worker", "p1");
+        db.q().create_nodegroup(&mut ng).await.check("nodegroup");
+        grew("nodegroup insert").await;
+        ng.node_count = Some(5);
+        db.q()
+            .update_nodegroup(&mut ng, &["node_count"])
+            .await
+            .check("nodegroup update");
+        grew("nodegroup update").await;
+        db.q()
+            .write(
+                "foreign".into(),
+                "UPDATE cluster SET status = ? WHERE uuid = ?",
+                vec![Arg::from("CREATE_FAILED"), Arg::from(&c.uuid)],
+            )
+            .await
+            .check("raw update");
+        grew("a raw cluster update").await;
+        // Reads, and writes to tables a list does not show, leave it.
+        let all = ClusterFilter::scope(Scope::ALL_PROJECTS);
+        db.q()
+            .list_clusters(&all, &ListOptions::default())
+            .await
+            .check("list");
+        db.q()
+            .write(
+                "other table".into(),
+                "UPDATE magnum_service SET host = host",
+                vec![],
+            )
+            .await
+            .check("other table");
+        assert_eq!(stamp().await, last.get(), "{d}: a read or another table");
+        // A write rolled back leaves it.
+        let uuid = c.uuid.clone();
+        let rolled: Result<(), Error> = db
+            .in_tx(|tx| {
+                let uuid = uuid.clone();
+                Box::pin(async move {
+                    tx.q().delete_cluster(&uuid).await?;
+                    Err(Error::NotFound("rolled back".into()))
+                })
+            })
+            .await;
+        assert!(rolled.is_err());
+        assert_eq!(stamp().await, last.get(), "{d}: a write rolled back");
+        db.q().delete_cluster(&c.uuid).await.check("delete");
+        grew("cluster delete").await;
+        db.q()
+            .delete_cluster_template(&t.uuid)
+            .await
+            .check("template delete");
+        grew("template delete").await;
+    }
 
     fn summary(c: &Cluster) -> Cluster {
         Cluster {

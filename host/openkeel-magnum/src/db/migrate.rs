@@ -3,7 +3,9 @@
 //!
 //! Version 1 is Magnum 23.0.0's schema at Alembic head `b3e1cf4a2d5e` (with
 //! the `alembic_version` row, so that Python Magnum can still open the
-//! database); later versions only add indexes. Applied versions are rows of
+//! database); later versions add an index and the change counter of the
+//! list cache (a table of ours and triggers on three of Magnum's tables),
+//! nothing Python Magnum reads or writes itself. Applied versions are rows of
 //! `openkeel_schema_version (version, applied_at)`; Magnum's
 //! `alembic_version` is left to Magnum. sqlx's migrator is not used: it
 //! cannot adopt a database Alembic created. A database migrated by the Go
@@ -53,14 +55,17 @@ macro_rules! migrations {
 static MYSQL: &[MigrationFile] = migrations!("mysql":
     1 => "0001_magnum_schema.sql",
     2 => "0002_cluster_project_index.sql",
+    3 => "0003_change_counter.sql",
 );
 static POSTGRES: &[MigrationFile] = migrations!("postgres":
     1 => "0001_magnum_schema.sql",
     2 => "0002_cluster_project_index.sql",
+    3 => "0003_change_counter.sql",
 );
 static SQLITE: &[MigrationFile] = migrations!("sqlite":
     1 => "0001_magnum_schema.sql",
     2 => "0002_cluster_project_index.sql",
+    3 => "0003_change_counter.sql",
 );
 
 /// A migration: its version, file name and statements.
@@ -275,8 +280,8 @@ async fn apply(db: &Db, version: i64, name: &'static str, stmts: &[String]) -> R
 /// Takes over a database created and migrated by Python Magnum (`db
 /// adopt`): it checks that `alembic_version` is [`ALEMBIC_HEAD`] and that
 /// every Magnum table has the columns we expect, records our version 1
-/// (Magnum's schema), then applies our later migrations, which only add
-/// indexes. It changes no row of Magnum's tables. Adopting an adopted
+/// (Magnum's schema), then applies our later migrations, which add an
+/// index and the change counter. It changes no row of Magnum's tables. Adopting an adopted
 /// database applies what is missing of our migrations, if anything.
 pub async fn adopt(db: &Db) -> Result<Report> {
     let v = version(db).await?;
@@ -582,22 +587,40 @@ mod tests {
         }
     }
 
-    /// Go `TestLaterMigrationsOnlyAddIndexes`: version 1 is Magnum's schema;
-    /// what we add after it are indexes only, so that Python Magnum still
-    /// runs on the database.
+    /// Go `TestLaterMigrationsOnlyAddIndexes`, since version 3 widened:
+    /// version 1 is Magnum's schema; what we add after it are indexes, and
+    /// the change counter's table of our own with its rows, function and
+    /// triggers. No later statement alters or drops anything of Magnum's, so
+    /// Python Magnum still runs on the database.
     #[test]
-    fn later_migrations_only_add_indexes() {
+    fn later_migrations_only_add_indexes_and_the_change_counter() {
+        const ADDITIONS: [&str; 7] = [
+            "CREATE INDEX ",
+            "CREATE TRIGGER ",
+            "CREATE TABLE `openkeel_change` ",
+            "CREATE TABLE IF NOT EXISTS `openkeel_change` ",
+            "INSERT INTO `openkeel_change` ",
+            "INSERT IGNORE INTO `openkeel_change` ",
+            "CREATE FUNCTION okm_count_change() ",
+        ];
         for d in Dialect::ALL {
+            let mut triggers = 0;
             for m in migrations(d).iter().filter(|m| m.version > 1) {
                 for (i, s) in m.stmts.iter().enumerate() {
+                    let unquoted = s.replace('"', "`");
+                    let plain = unquoted.replace("openkeel_change (", "`openkeel_change` (");
                     assert!(
-                        s.starts_with("CREATE INDEX "),
-                        "{d} {} statement {} is not a CREATE INDEX: {s}",
+                        ADDITIONS.iter().any(|a| plain.starts_with(a)),
+                        "{d} {} statement {} is not an addition: {s}",
                         m.name,
                         i + 1
                     );
+                    triggers += usize::from(s.starts_with("CREATE TRIGGER "));
                 }
             }
+            // Each of the three tables a list reads is counted.
+            let want = if d == Dialect::Postgres { 3 } else { 9 };
+            assert_eq!(triggers, want, "{d}");
         }
     }
 
@@ -618,9 +641,50 @@ mod tests {
         adopt_sends_an_empty_database_to_upgrade,
         check_schema_refuses_what_it_cannot_serve,
         read_magnum_rows,
+        an_upgrade_stopped_in_the_change_counter_completes,
     );
 
-    /// Our later migrations (indexes only) run on a database loaded from
+    /// MariaDB commits each statement of a migration on its own: version 3
+    /// stopped after some of its statements (a trigger refused for want of
+    /// a privilege) completes when `db upgrade` runs again. PostgreSQL and
+    /// SQLite apply it in one transaction, all or nothing: there, the same
+    /// state is a database someone changed by hand, and upgrade is not asked
+    /// to mend it.
+    async fn an_upgrade_stopped_in_the_change_counter_completes(d: Dialect) {
+        if d != Dialect::MySql {
+            return;
+        }
+        let db = migrated(d).await;
+        for s in [
+            "DROP TRIGGER okm_nodegroup_ad",
+            "DROP TRIGGER okm_cluster_template_au",
+            "DELETE FROM openkeel_change WHERE slot > 10",
+            "DELETE FROM openkeel_schema_version WHERE version = 3",
+        ] {
+            db.q().execute_raw("halfway".into(), s).await.check(s);
+        }
+        let report = upgrade(&db).await.check("upgrade again");
+        assert_eq!((report.from, report.to), (2, 3));
+        let triggers = db
+            .q()
+            .scalar(
+                "triggers",
+                "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() \
+                 AND TRIGGER_NAME LIKE 'okm\\_%'",
+                vec![],
+            )
+            .await
+            .check("triggers");
+        assert_eq!(triggers, 9);
+        let slots = db
+            .q()
+            .scalar("slots", "SELECT COUNT(*) FROM openkeel_change", vec![])
+            .await
+            .check("slots");
+        assert_eq!(slots, 64);
+    }
+
+    /// Our later migrations (an index, the change counter) run on a database loaded from
     /// the spec's schema.
     async fn apply_additions(db: &Db) {
         for m in migrations(db.dialect()).iter().filter(|m| m.version > 1) {
@@ -875,7 +939,7 @@ mod tests {
                 alembic: Some(ALEMBIC_HEAD.into())
             }
         );
-        // Our later migrations (indexes only) are applied by adopt.
+        // Our later migrations (an index, the change counter) are applied by adopt.
         assert!(has_index(&db, "cluster", "okm_cluster0project_id").await);
         assert_eq!(table_digest(&db).await, before, "adopt changed rows");
         if d == Dialect::MySql {
@@ -982,13 +1046,13 @@ mod tests {
         db.q()
             .execute_raw(
                 "unrecord".into(),
-                "DELETE FROM openkeel_schema_version WHERE version = 2",
+                "DELETE FROM openkeel_schema_version WHERE version >= 2",
             )
             .await
             .check("unrecord");
         assert_eq!(
             message(check_schema(&db).await),
-            "the database schema is at version 1, this release needs 2: run `openkeel-magnum db upgrade`"
+            "the database schema is at version 1, this release needs 3: run `openkeel-magnum db upgrade`"
         );
         db.q()
             .write(
@@ -1000,7 +1064,7 @@ mod tests {
             .check("record");
         assert_eq!(
             message(check_schema(&db).await),
-            "the database schema is at version 99, newer than this release knows (2)"
+            "the database schema is at version 99, newer than this release knows (3)"
         );
         let err = message(upgrade(&db).await.map(drop));
         assert!(err.contains("newer than this build knows"), "{err}");

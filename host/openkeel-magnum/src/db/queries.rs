@@ -129,6 +129,19 @@ impl<'a> Queries<'a> {
         }
         Ok(r.int64()?.unwrap_or_default())
     }
+
+    /// The change stamp: the sum of the counters of `openkeel_change`
+    /// (migration 3), which the triggers on `cluster`, `nodegroup` and
+    /// `cluster_template` raise in every writer's transaction. It never
+    /// goes down; equal stamps mean no such write committed in between.
+    pub async fn change_stamp(&mut self) -> Result<i64> {
+        let sql = match self.dialect() {
+            Dialect::MySql => "SELECT CAST(COALESCE(SUM(n), 0) AS SIGNED) FROM openkeel_change",
+            Dialect::Postgres => "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM openkeel_change",
+            Dialect::Sqlite => "SELECT COALESCE(SUM(n), 0) FROM openkeel_change",
+        };
+        self.scalar("change stamp", sql, vec![]).await
+    }
 }
 
 /// The rows a caller may see.

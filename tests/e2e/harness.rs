@@ -392,6 +392,19 @@ pub fn get(url: &str, headers: &[(&str, &str)]) -> reqwest::Result<Answer> {
     request("GET", url, headers, None)
 }
 
+/// The `/metrics` exposition of the listener on `port`, as text.
+pub fn metrics_text(port: u16) -> String {
+    let a = get(&format!("http://127.0.0.1:{port}/metrics"), &[]).expect("GET /metrics");
+    String::from_utf8_lossy(&a.body).into_owned()
+}
+
+/// The value of the series `name` (with its labels, as the exposition
+/// writes them) in `text`, if it is there.
+pub fn metric_value(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
 /// Any request.
 pub fn request(
     method: &str,

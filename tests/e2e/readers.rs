@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::harness::{ProjectApi, Server, free_port, get, okm_with_conf, service_env};
+use crate::harness::{
+    ProjectApi, Server, free_port, metric_value, metrics_text, okm_with_conf, service_env,
+};
 use crate::sql::{FreshDb, runtime};
 
 const PROJECT: &str = "p-readers";
@@ -47,13 +49,12 @@ fn names(api: &ProjectApi<'_>, path: &str, key: &str) -> Vec<String> {
 }
 
 /// The reader's list cache hits so far, from its `/metrics`.
-fn cache_hits(metrics_port: u16) -> u64 {
-    let a = get(&format!("http://127.0.0.1:{metrics_port}/metrics"), &[]).expect("scrape");
-    let text = String::from_utf8(a.body).expect("UTF-8 exposition");
-    text.lines()
-        .find_map(|l| l.strip_prefix("openkeel_magnum_list_cache_lookups_total{result=\"hit\"} "))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0)
+fn cache_hits(metrics_port: u16) -> f64 {
+    metric_value(
+        &metrics_text(metrics_port),
+        "openkeel_magnum_list_cache_lookups_total{result=\"hit\"}",
+    )
+    .unwrap_or(0.0)
 }
 
 /// `writer` (an `all-in-one`, which also runs the status loop) writes and

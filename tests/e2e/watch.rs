@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::{ProjectApi, Server, free_port, get, okm_with_conf};
+use crate::harness::{ProjectApi, Server, free_port, metric_value, metrics_text, okm_with_conf};
 use crate::kube::{ApiServer, api_server};
 
 const NS: &str = "magnum-system";
@@ -390,12 +390,9 @@ fn status_arrives_by_watch_costs_nothing_idle_and_survives_an_apiserver_restart(
     );
 
     // The metrics count the derivations and the time each change waited.
-    let text = get(&format!("http://127.0.0.1:{metrics_port}/metrics"), &[]).expect("GET /metrics");
-    let text = String::from_utf8_lossy(&text.body).into_owned();
+    let text = metrics_text(metrics_port);
     let series = |name: &str| -> f64 {
-        text.lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-            .unwrap_or_else(|| panic!("{name} is not served:\n{text}"))
+        metric_value(&text, name).unwrap_or_else(|| panic!("{name} is not served:\n{text}"))
     };
     let derived = series("openkeel_magnum_watch_status_derivations_total");
     let lag = series("openkeel_magnum_watch_lag_seconds_total");

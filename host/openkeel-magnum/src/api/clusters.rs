@@ -601,19 +601,24 @@ async fn list(
         page.sort_dir,
     );
     let cache = s.conductor.list_cache();
-    let cached = async || {
-        let stamp = s.conductor.change_stamp().await;
-        (stamp, stamp.and_then(|st| cache.get(&key, st)))
+    let kept = |stamp: Option<i64>| stamp.and_then(|st| cache.get(&key, st));
+    let mut stamp = s.conductor.change_stamp().await;
+    if let Some(body) = kept(stamp) {
+        return Ok(json_bytes_response(StatusCode::OK, body));
+    }
+    // A turn to read the page. A request that had to wait for its turn
+    // looks again: whoever held it may have stored the answer meanwhile.
+    let _turn = match cache.try_build_permit() {
+        Some(turn) => Some(turn),
+        None => {
+            let turn = cache.build_permit().await;
+            stamp = s.conductor.change_stamp().await;
+            if let Some(body) = kept(stamp) {
+                return Ok(json_bytes_response(StatusCode::OK, body));
+            }
+            turn
+        }
     };
-    if let (_, Some(body)) = cached().await {
-        return Ok(json_bytes_response(StatusCode::OK, body));
-    }
-    // A turn to read it; whoever had the turn before may have stored it.
-    let _turn = cache.build_permit().await;
-    let (stamp, found) = cached().await;
-    if let Some(body) = found {
-        return Ok(json_bytes_response(StatusCode::OK, body));
-    }
     let view = match form {
         Form::Summary => ClusterView::Summary,
         Form::Detail => ClusterView::Detail,

@@ -13,8 +13,8 @@
 //! reader could already have seen.
 //!
 //! Answers not in the cache are built by as many requests at a time as the
-//! machine has cores ([`ListCache::build_permit`]); a request that waited
-//! looks again first, so that a burst of the same list reads the rows once
+//! machine has cores ([`ListCache::build_permit`]); a request that had to
+//! wait for its turn looks again first, so that a burst of the same list reads the rows once
 //! and holds one page's memory per core, not one per request.
 
 use std::collections::HashMap;
@@ -119,6 +119,11 @@ impl ListCache {
     /// builds without a turn.
     pub async fn build_permit(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
         self.builds.acquire().await.ok()
+    }
+
+    /// A turn, if one is free now (`None`: every turn is taken).
+    pub fn try_build_permit(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        self.builds.try_acquire().ok()
     }
 
     /// (hits, misses) since the start of the process.

@@ -15,7 +15,6 @@ pub mod certs;
 pub mod cli;
 pub mod cloud;
 pub mod conductor;
-pub mod db;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 pub mod management;
@@ -29,6 +28,9 @@ pub mod reconcile;
 pub mod telemetry;
 pub mod traces;
 pub mod watch;
+
+/// The database layer, a crate of its own ([`magnum_db`]).
+pub use magnum_db as db;
 
 #[cfg(test)]
 pub(crate) mod testing;

@@ -9,6 +9,7 @@
 //! drivers read of them ([`DriverSecrets`]).
 
 mod driver_secrets;
+mod key_pair_rows;
 mod keygen;
 mod kube_store;
 mod store;

@@ -751,14 +751,7 @@ mod tests {
         let Some(spec) = dbt::spec_dir() else { return };
         let db = dbt::migrated(d).await;
         // The sample brings its own alembic_version row.
-        db.q()
-            .write(
-                "clear alembic_version".into(),
-                "DELETE FROM alembic_version",
-                vec![],
-            )
-            .await
-            .expect("clear alembic_version");
+        dbt::exec_script(&db, "DELETE FROM alembic_version", dbt::no_skip).await;
         dbt::load_sample_rows(&db, &spec).await;
         let c = conductor_over(db.db.clone()).await;
         let mut q = db.q();

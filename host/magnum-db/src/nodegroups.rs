@@ -261,9 +261,9 @@ impl Queries<'_> {
 mod tests {
     use magnum_domain::Status;
 
-    use crate::db::exec::{Arg, Kind};
-    use crate::db::testing::{Check, dialect_tests, migrated, new_nodegroup, string_map};
-    use crate::db::{Dialect, Error, ListOptions, NodeGroupFilter, Scope};
+    use crate::exec::{Arg, Kind};
+    use crate::testing::{Check, dialect_tests, migrated, new_nodegroup, string_map};
+    use crate::{Dialect, Error, ListOptions, NodeGroupFilter, Scope};
 
     dialect_tests!(nodegroups);
 

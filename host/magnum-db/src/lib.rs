@@ -24,7 +24,6 @@ mod columns;
 mod error;
 mod exec;
 mod federations;
-mod key_pair_rows;
 mod magnum_services;
 mod migrate;
 mod mysql;
@@ -38,8 +37,8 @@ mod target;
 mod tx;
 mod x509keypairs;
 
-#[cfg(test)]
-pub(crate) mod testing;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 use std::fmt;
 use std::sync::Arc;
@@ -240,8 +239,8 @@ impl Db {
 
     /// The SQLite writer pool (`None` on the other dialects): the fuzz
     /// harness reads and puts back every row through it.
-    #[cfg(any(test, feature = "fuzzing"))]
-    pub(crate) fn sqlite_writer(&self) -> Option<&sqlx::SqlitePool> {
+    #[cfg(any(test, feature = "fuzzing", feature = "testing"))]
+    pub fn sqlite_writer(&self) -> Option<&sqlx::SqlitePool> {
         match &self.inner.pools {
             Pools::Sqlite { write, .. } => Some(write),
             _ => None,
@@ -269,7 +268,7 @@ mod tests {
 
     use super::testing::{Check, fresh};
     use super::*;
-    use crate::db::exec::Kind;
+    use crate::exec::Kind;
 
     /// Go `TestOpenUnreachable`: the error names the dialect, the place and
     /// the cause, on one short line, without the password.

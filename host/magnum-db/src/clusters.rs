@@ -343,12 +343,12 @@ mod tests {
     use magnum_domain::Status;
     use magnum_domain::models::{Cluster, Federation};
 
-    use crate::db::exec::{Arg, Kind};
-    use crate::db::testing::{
+    use crate::exec::{Arg, Kind};
+    use crate::testing::{
         Check, dialect_tests, fresh_clocked, migrated, new_cluster, new_nodegroup, new_template,
         string_map, ticking_clock,
     };
-    use crate::db::{
+    use crate::{
         ClusterFilter, Dialect, Error, ListOptions, NodeGroupFilter, Scope, TemplateScope,
         latest_version, upgrade,
     };
@@ -908,10 +908,10 @@ mod tests {
     /// per-query cost the Go driver saved by interpolating).
     #[tokio::test]
     async fn prepared_statements_are_reused() {
-        if !crate::db::testing::available(Dialect::MySql) {
+        if !crate::testing::available(Dialect::MySql) {
             return;
         }
-        let db = crate::db::testing::fresh_with(Dialect::MySql, Default::default(), |t| {
+        let db = crate::testing::fresh_with(Dialect::MySql, Default::default(), |t| {
             t.max_connections = 1
         })
         .await;

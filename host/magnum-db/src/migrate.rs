@@ -45,7 +45,7 @@ macro_rules! migrations {
         &[$(MigrationFile {
             version: $version,
             name: $name,
-            sql: include_str!(concat!("../../../../migrations/", $dialect, "/", $name)),
+            sql: include_str!(concat!("../../../migrations/", $dialect, "/", $name)),
         }),+]
     };
 }
@@ -626,7 +626,7 @@ mod tests {
 
     // Live databases: one fresh database per test and dialect.
 
-    use crate::db::testing::{
+    use crate::testing::{
         Check, dialect_tests, exec_script, fresh, has_index, magnum_db, migrated, pg_spec_skip,
         read_spec, spec_dir, table_digest, text_rows,
     };
@@ -1079,8 +1079,8 @@ mod tests {
     /// Go `TestReadMagnumRows`: the rows Magnum 23.0.0 wrote (the spec's
     /// sample data) read through the repositories, after adopt.
     async fn read_magnum_rows(d: Dialect) {
-        use crate::db::testing::string_map;
-        use crate::db::{ClusterFilter, ListOptions, NodeGroupFilter, Scope, TemplateScope};
+        use crate::testing::string_map;
+        use crate::{ClusterFilter, ListOptions, NodeGroupFilter, Scope, TemplateScope};
         use magnum_domain::Status;
 
         let Some(db) = magnum_db(d).await else { return };

@@ -2,13 +2,13 @@
 //! MariaDB, from `OKM_TEST_MYSQL_URL`, and on a SQLite file. Each run
 //! creates its own database (`okm_db_bench_*`) and drops it at the end.
 //!
-//! `cargo bench -p openkeel-magnum --bench db`
+//! `cargo bench -p magnum-db --bench db`
 
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use magnum_db::{Db, DbTarget, Dialect, Scope, upgrade};
 use magnum_domain::models::Cluster;
-use openkeel_magnum::db::{Db, DbTarget, Dialect, Scope, upgrade};
 use sqlx::Executor;
 
 fn cluster() -> Cluster {

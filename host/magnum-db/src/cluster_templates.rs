@@ -289,10 +289,8 @@ impl Queries<'_> {
 mod tests {
     use magnum_domain::models::ClusterTemplate;
 
-    use crate::db::testing::{
-        Check, dialect_tests, migrated, new_cluster, new_template, string_map,
-    };
-    use crate::db::{Dialect, Error, ListOptions, Scope, TemplateScope};
+    use crate::testing::{Check, dialect_tests, migrated, new_cluster, new_template, string_map};
+    use crate::{Dialect, Error, ListOptions, Scope, TemplateScope};
 
     dialect_tests!(cluster_templates);
 

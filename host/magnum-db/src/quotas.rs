@@ -110,8 +110,8 @@ impl Queries<'_> {
 mod tests {
     use magnum_domain::models::Quota;
 
-    use crate::db::testing::{Check, dialect_tests, migrated};
-    use crate::db::{Dialect, Error, ListOptions, QuotaFilter};
+    use crate::testing::{Check, dialect_tests, migrated};
+    use crate::{Dialect, Error, ListOptions, QuotaFilter};
 
     dialect_tests!(quotas, create_with_preset_id);
 

@@ -108,8 +108,8 @@ mod tests {
     use chrono::NaiveDate;
     use magnum_domain::models::MagnumService;
 
-    use crate::db::testing::{Check, dialect_tests, migrated};
-    use crate::db::{Dialect, Error};
+    use crate::testing::{Check, dialect_tests, migrated};
+    use crate::{Dialect, Error};
 
     dialect_tests!(magnum_services);
 

@@ -3,8 +3,8 @@
 use futures::future::BoxFuture;
 use magnum_domain::models::X509KeyPair;
 
-use super::{Db, Error, Scope};
-use crate::certs::{KeyPairRows, RowsError};
+use super::{KeyPairRows, RowsError};
+use magnum_db::{Db, Error, Scope};
 
 impl KeyPairRows for Db {
     fn insert_key_pair(&self, row: X509KeyPair) -> BoxFuture<'_, Result<(), RowsError>> {
@@ -54,12 +54,12 @@ mod tests {
     #[tokio::test]
     async fn the_x509keypair_store_works_on_the_table() {
         let dir = tempfile::tempdir().unwrap();
-        let target = super::super::DbTarget::new(
-            super::super::Dialect::Sqlite,
+        let target = magnum_db::DbTarget::new(
+            magnum_db::Dialect::Sqlite,
             format!("sqlite://{}", dir.path().join("m.db").display()),
         );
         let db = Db::open(&target).await.unwrap();
-        super::super::upgrade(&db).await.unwrap();
+        magnum_db::upgrade(&db).await.unwrap();
         let store = X509KeyPairStore::new(Arc::new(db.clone()));
         let kp = KeyPair {
             certificate: "CERT".into(),

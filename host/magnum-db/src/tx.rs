@@ -60,7 +60,7 @@ impl Db {
     /// retried, with the same [`Attempts`].
     ///
     /// ```no_run
-    /// # use openkeel_magnum::db::{Db, Error, NodeGroupFilter, Scope};
+    /// # use magnum_db::{Db, Error, NodeGroupFilter, Scope};
     /// # async fn example(db: &Db, uuid: &str) -> Result<i64, Error> {
     /// let n = db
     ///     .in_tx(|tx| {
@@ -208,8 +208,8 @@ mod tests {
     use magnum_domain::Status;
     use magnum_domain::models::Quota;
 
-    use crate::db::testing::{Check, dialect_tests, fresh_with, migrated, new_cluster};
-    use crate::db::{ClusterFilter, Hooks, Scope, upgrade};
+    use crate::testing::{Check, dialect_tests, fresh_with, migrated, new_cluster};
+    use crate::{ClusterFilter, Hooks, Scope, upgrade};
 
     /// A statement of its own that finds the database locked by another
     /// connection is run again until the lock is gone: the writes of
@@ -222,7 +222,7 @@ mod tests {
         let dir = tempfile::tempdir().check("temporary directory");
         let path = dir.path().join("retry.db");
         let mut target =
-            crate::db::DbTarget::new(Dialect::Sqlite, format!("sqlite://{}", path.display()));
+            crate::DbTarget::new(Dialect::Sqlite, format!("sqlite://{}", path.display()));
         target.sqlite_busy_timeout = Duration::from_millis(10);
         target.retry_backoff = Duration::from_millis(40);
         target.max_attempts = 6;
@@ -327,15 +327,15 @@ mod tests {
     mod in_tx_retries_deadlock {
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn mysql() {
-            if crate::db::testing::available(crate::db::Dialect::MySql) {
-                super::in_tx_retries_deadlock(crate::db::Dialect::MySql).await
+            if crate::testing::available(crate::Dialect::MySql) {
+                super::in_tx_retries_deadlock(crate::Dialect::MySql).await
             }
         }
 
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn postgres() {
-            if crate::db::testing::available(crate::db::Dialect::Postgres) {
-                super::in_tx_retries_deadlock(crate::db::Dialect::Postgres).await
+            if crate::testing::available(crate::Dialect::Postgres) {
+                super::in_tx_retries_deadlock(crate::Dialect::Postgres).await
             }
         }
     }

@@ -152,11 +152,11 @@ mod tests {
 
     use magnum_domain::models::{Cluster, NodeGroup};
 
-    use crate::db::exec::Arg;
-    use crate::db::testing::{
+    use crate::exec::Arg;
+    use crate::testing::{
         Check, dialect_tests, fresh_clocked, migrated, new_cluster, string_map, ticking_clock,
     };
-    use crate::db::{ClusterFilter, ClusterView, Dialect, Error, ListOptions, Scope, upgrade};
+    use crate::{ClusterFilter, ClusterView, Dialect, Error, ListOptions, Scope, upgrade};
 
     dialect_tests!(
         list_clusters_view,
@@ -169,7 +169,7 @@ mod tests {
     /// it, a raw statement as a foreign writer would send too; a read, a
     /// write to another table and a rolled-back write do not.
     async fn change_stamp_grows_with_every_committed_write(d: Dialect) {
-        use crate::db::testing::{new_nodegroup, new_template};
+        use crate::testing::{new_nodegroup, new_template};
         let db = migrated(d).await;
         let stamp = async || db.q().change_stamp().await.check("stamp");
         let last = std::cell::Cell::new(stamp().await);

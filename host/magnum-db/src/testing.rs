@@ -31,7 +31,7 @@ fn ci() -> bool {
 
 /// Whether tests of `d` can run: SQLite always; the others when their URL
 /// variable is set. Unset on CI is a failure.
-pub(crate) fn available(d: Dialect) -> bool {
+pub fn available(d: Dialect) -> bool {
     if d == Dialect::Sqlite {
         return true;
     }
@@ -46,36 +46,37 @@ pub(crate) fn available(d: Dialect) -> bool {
 
 /// Generates, for each named `async fn name(d: Dialect)`, a module with one
 /// test per dialect (`name::sqlite`, `name::mysql`, `name::postgres`).
+#[macro_export]
 macro_rules! dialect_tests {
     ($($name:ident),+ $(,)?) => {
         $(
             mod $name {
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn sqlite() {
-                    super::$name($crate::db::Dialect::Sqlite).await
+                    super::$name($crate::Dialect::Sqlite).await
                 }
 
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn mysql() {
-                    if $crate::db::testing::available($crate::db::Dialect::MySql) {
-                        super::$name($crate::db::Dialect::MySql).await
+                    if $crate::testing::available($crate::Dialect::MySql) {
+                        super::$name($crate::Dialect::MySql).await
                     }
                 }
 
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn postgres() {
-                    if $crate::db::testing::available($crate::db::Dialect::Postgres) {
-                        super::$name($crate::db::Dialect::Postgres).await
+                    if $crate::testing::available($crate::Dialect::Postgres) {
+                        super::$name($crate::Dialect::Postgres).await
                     }
                 }
             }
         )+
     };
 }
-pub(crate) use dialect_tests;
+pub use crate::dialect_tests;
 
 /// Unwraps a result of the code under test with the error in the panic.
-pub(crate) trait Check<T> {
+pub trait Check<T> {
     fn check(self, what: &str) -> T;
 }
 
@@ -90,7 +91,7 @@ impl<T, E: std::fmt::Display> Check<T> for Result<T, E> {
 }
 
 /// A database created for one test, dropped when the value is.
-pub(crate) struct TestDb {
+pub struct TestDb {
     pub db: Db,
     _guard: Guard,
 }
@@ -177,18 +178,14 @@ async fn admin_exec(d: Dialect, url: &str, sql: &str) -> Result<(), String> {
 }
 
 /// A name for a test database or file: `okm_db_` and 12 random hex digits.
-pub(crate) fn random_name() -> String {
+pub fn random_name() -> String {
     let u = uuid::Uuid::new_v4().simple().to_string();
     format!("okm_db_{}", &u[..12])
 }
 
 /// An empty database of the dialect, with the default pool settings
 /// changed by `tweak`, opened with `hooks`.
-pub(crate) async fn fresh_with(
-    d: Dialect,
-    hooks: Hooks,
-    tweak: impl FnOnce(&mut DbTarget),
-) -> TestDb {
+pub async fn fresh_with(d: Dialect, hooks: Hooks, tweak: impl FnOnce(&mut DbTarget)) -> TestDb {
     let name = random_name();
     let (url, guard) = match d {
         Dialect::Sqlite => {
@@ -226,12 +223,12 @@ pub(crate) async fn fresh_with(
 }
 
 /// An empty database of the dialect.
-pub(crate) async fn fresh(d: Dialect) -> TestDb {
+pub async fn fresh(d: Dialect) -> TestDb {
     fresh_with(d, Hooks::default(), |_| {}).await
 }
 
 /// An empty database with a clock.
-pub(crate) async fn fresh_clocked(d: Dialect, clock: super::Clock) -> TestDb {
+pub async fn fresh_clocked(d: Dialect, clock: super::Clock) -> TestDb {
     let hooks = Hooks {
         clock: Some(clock),
         on_retry: None,
@@ -240,14 +237,14 @@ pub(crate) async fn fresh_clocked(d: Dialect, clock: super::Clock) -> TestDb {
 }
 
 /// An empty database upgraded to our schema.
-pub(crate) async fn migrated(d: Dialect) -> TestDb {
+pub async fn migrated(d: Dialect) -> TestDb {
     let db = fresh(d).await;
     super::upgrade(&db).await.check("upgrade");
     db
 }
 
 /// Go `newCluster`: cluster `i` of `project`, with two labels.
-pub(crate) fn new_cluster(i: u32, project: &str) -> magnum_domain::models::Cluster {
+pub fn new_cluster(i: u32, project: &str) -> magnum_domain::models::Cluster {
     magnum_domain::models::Cluster {
         uuid: format!("00000000-0000-4000-8000-{i:012}"),
         name: format!("cluster-{i}"),
@@ -264,7 +261,7 @@ pub(crate) fn new_cluster(i: u32, project: &str) -> magnum_domain::models::Clust
 }
 
 /// A clock that advances one second per call, from 2026-11-30 01:48:07.123456789.
-pub(crate) fn ticking_clock() -> super::Clock {
+pub fn ticking_clock() -> super::Clock {
     let start = chrono::NaiveDate::from_ymd_opt(2026, 11, 30)
         .and_then(|d| d.and_hms_nano_opt(1, 48, 7, 123_456_789))
         .unwrap_or_default();
@@ -276,7 +273,7 @@ pub(crate) fn ticking_clock() -> super::Clock {
 }
 
 /// Go `newTemplate`.
-pub(crate) fn new_template(
+pub fn new_template(
     i: u32,
     project: &str,
     public: bool,
@@ -296,7 +293,7 @@ pub(crate) fn new_template(
 }
 
 /// Go `newNodeGroup`: a worker nodegroup of one node with a fresh uuid.
-pub(crate) fn new_nodegroup(
+pub fn new_nodegroup(
     cluster_id: &str,
     name: &str,
     project: &str,
@@ -313,7 +310,7 @@ pub(crate) fn new_nodegroup(
 }
 
 /// A string map from pairs.
-pub(crate) fn string_map(pairs: &[(&str, &str)]) -> magnum_domain::models::StringMap {
+pub fn string_map(pairs: &[(&str, &str)]) -> magnum_domain::models::StringMap {
     pairs
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -322,7 +319,7 @@ pub(crate) fn string_map(pairs: &[(&str, &str)]) -> magnum_domain::models::Strin
 
 /// `${OKM_SPEC_DIR:-../shared/spec}`, relative to the repository root.
 /// `None` (skip) when it is missing, a failure when `CI=true`.
-pub(crate) fn spec_dir() -> Option<PathBuf> {
+pub fn spec_dir() -> Option<PathBuf> {
     let dir = std::env::var("OKM_SPEC_DIR").unwrap_or_else(|_| "../shared/spec".into());
     let mut path = PathBuf::from(&dir);
     if path.is_relative() {
@@ -339,14 +336,14 @@ pub(crate) fn spec_dir() -> Option<PathBuf> {
 }
 
 /// A file of the spec's `db/` directory.
-pub(crate) fn read_spec(spec: &std::path::Path, name: &str) -> String {
+pub fn read_spec(spec: &std::path::Path, name: &str) -> String {
     let p = spec.join("db").join(name);
     std::fs::read_to_string(&p).check(&p.display().to_string())
 }
 
 /// Runs a dump file statement by statement on one connection (so that
 /// session settings hold), skipping what `skip` says.
-pub(crate) async fn exec_script(db: &Db, script: &str, skip: fn(&str) -> bool) {
+pub async fn exec_script(db: &Db, script: &str, skip: fn(&str) -> bool) {
     let stmts: Vec<String> = split_sql(script).into_iter().filter(|s| !skip(s)).collect();
     let stmts = &stmts;
     db.in_tx(|tx| {
@@ -364,17 +361,17 @@ pub(crate) async fn exec_script(db: &Db, script: &str, skip: fn(&str) -> bool) {
 }
 
 /// The statements of a pg_dump that need psql or a role we do not have.
-pub(crate) fn pg_spec_skip(s: &str) -> bool {
+pub fn pg_spec_skip(s: &str) -> bool {
     s.starts_with("SET ") || s.starts_with("SELECT pg_catalog.set_config") || s.contains("OWNER TO")
 }
 
-pub(crate) fn no_skip(_: &str) -> bool {
+pub fn no_skip(_: &str) -> bool {
     false
 }
 
 /// A database as Python Magnum leaves it: the spec's schema and the sample
 /// rows, without our version table. `None` without the spec.
-pub(crate) async fn magnum_db(d: Dialect) -> Option<TestDb> {
+pub async fn magnum_db(d: Dialect) -> Option<TestDb> {
     let spec = spec_dir()?;
     let db = fresh(d).await;
     match d {
@@ -429,7 +426,7 @@ fn column_kinds() -> BTreeMap<String, Kind> {
 /// Inserts the rows of `sample-data-mariadb.sql` through parameterised
 /// statements, so that they load into any dialect (booleans and timestamps
 /// converted to the dialect's types).
-pub(crate) async fn load_sample_rows(db: &Db, spec: &std::path::Path) {
+pub async fn load_sample_rows(db: &Db, spec: &std::path::Path) {
     let kinds = column_kinds();
     let mut n = 0;
     for line in read_spec(spec, "sample-data-mariadb.sql").lines() {
@@ -547,7 +544,7 @@ fn parse_mysql_values(s: &str) -> Option<Vec<Option<String>>> {
 
 /// Every row of every Magnum table (and `alembic_version`), rendered as
 /// text, by id: equal digests mean identical rows.
-pub(crate) async fn table_digest(db: &Db) -> BTreeMap<String, String> {
+pub async fn table_digest(db: &Db) -> BTreeMap<String, String> {
     let expected = expected_columns();
     let mut out = BTreeMap::new();
     for table in std::iter::once("alembic_version").chain(MAGNUM_TABLES) {
@@ -595,7 +592,7 @@ fn column_kinds_of(table: &str, cols: &[super::Column]) -> Vec<Kind> {
 }
 
 /// Whether `table` has an index named `name`.
-pub(crate) async fn has_index(db: &Db, table: &str, name: &str) -> bool {
+pub async fn has_index(db: &Db, table: &str, name: &str) -> bool {
     let sql = match db.dialect() {
         Dialect::MySql => {
             "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ?"
@@ -615,6 +612,7 @@ pub(crate) async fn has_index(db: &Db, table: &str, name: &str) -> bool {
 }
 
 /// Text cells of a query, row by row (catalogue reads of the tests).
+#[cfg(test)]
 pub(crate) async fn text_rows(
     db: &Db,
     sql: &str,

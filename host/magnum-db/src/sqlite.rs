@@ -256,7 +256,7 @@ mod tests {
     /// ("attempted to call begin_with at non-zero transaction depth").
     #[tokio::test]
     async fn a_transaction_ended_behind_sqlx_does_not_stop_the_next() {
-        use crate::db::testing::{Check, fresh};
+        use crate::testing::{Check, fresh};
         let t = fresh(super::super::Dialect::Sqlite).await;
         let ended =
             t.db.in_tx(|tx| {

@@ -133,9 +133,9 @@ mod tests {
     use magnum_domain::Status;
     use magnum_domain::models::{Federation, X509KeyPair};
 
-    use crate::db::exec::Kind;
-    use crate::db::testing::{Check, dialect_tests, migrated, string_map};
-    use crate::db::{Dialect, Error, ListOptions, Scope};
+    use crate::exec::Kind;
+    use crate::testing::{Check, dialect_tests, migrated, string_map};
+    use crate::{Dialect, Error, ListOptions, Scope};
 
     dialect_tests!(federations_and_key_pairs);
 

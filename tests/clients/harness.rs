@@ -105,23 +105,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 // ------------------------------------------------------------ environment
 
-/// Whether this run is CI, where no suite may skip for a missing service.
-pub fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
-}
-
-/// The value of an environment variable naming an external service or tool,
-/// or `None` (with a message) when it is unset outside CI.
-pub fn need_env(name: &str) -> Option<String> {
-    match std::env::var(name) {
-        Ok(v) if !v.is_empty() => Some(v),
-        _ if !in_ci() => {
-            eprintln!("skipped: {name} is not set");
-            None
-        }
-        _ => panic!("{name} must be set when CI=true"),
-    }
-}
+pub use test_support::{in_ci, need_env};
 
 /// The variable naming the binary under test: a path, or `cargo` for the
 /// `openkeel-magnum` cargo built for this test run.
@@ -150,7 +134,7 @@ pub fn binary() -> PathBuf {
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    test_support::repo_root()
 }
 
 /// The `okm-osfake` binary: `$OKM_OSFAKE`, else the one `cargo build`

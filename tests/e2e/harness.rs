@@ -18,32 +18,7 @@ pub fn binary() -> PathBuf {
     }
 }
 
-/// Whether this run is CI, where no test may skip for a missing service.
-pub fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
-}
-
-/// The value of an environment variable naming an external service, or
-/// `None` (with a message) when it is unset outside CI.
-pub fn service_env(name: &str) -> Option<String> {
-    match std::env::var(name) {
-        Ok(v) if !v.is_empty() => Some(v),
-        _ if !in_ci() => {
-            eprintln!("skipped: {name} is not set");
-            None
-        }
-        _ => panic!("{name} must be set when CI=true"),
-    }
-}
-
-/// `${OKM_SPEC_DIR:-../shared/spec}` relative to the repository root.
-pub fn spec_dir() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    match std::env::var("OKM_SPEC_DIR") {
-        Ok(d) if !d.is_empty() => root.join(d),
-        _ => root.join("../shared/spec"),
-    }
-}
+pub use test_support::{in_ci, need_env as service_env, spec_dir};
 
 /// A configuration file naming one `[drivers] precompiled_cache_dir` for
 /// every server of the test run, so the built-in driver components are

@@ -59,11 +59,11 @@ const RENDERINGS: [Rendering; 3] = [
 ];
 
 fn chart_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/helm/openkeel-magnum")
+    test_support::repo_root().join("deploy/helm/openkeel-magnum")
 }
 
 fn repo_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    test_support::repo_root()
 }
 
 /// The helm binary `OKM_HELM` names, or `None` (skipped, with a message)

@@ -27,7 +27,7 @@ const STEPS: usize = 6;
 
 /// The `sh takeover` blocks of docs/operators.md, in order.
 fn guide_steps() -> Vec<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/operators.md");
+    let path = test_support::repo_root().join("docs/operators.md");
     let text = std::fs::read_to_string(&path).expect("docs/operators.md");
     let mut steps = Vec::new();
     let mut current: Option<String> = None;
@@ -155,7 +155,7 @@ fn takeover_steps_of_the_operators_guide() {
     let work = dir.path();
     // The guide runs compare.py from the source tree.
     std::os::unix::fs::symlink(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy"),
+        test_support::repo_root().join("deploy"),
         work.join("deploy"),
     )
     .expect("symlink deploy");

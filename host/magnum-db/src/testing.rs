@@ -25,10 +25,6 @@ fn env_var(d: Dialect) -> &'static str {
     }
 }
 
-fn ci() -> bool {
-    std::env::var("CI").as_deref() == Ok("true")
-}
-
 /// Whether tests of `d` can run: SQLite always; the others when their URL
 /// variable is set. Unset on CI is a failure.
 pub fn available(d: Dialect) -> bool {
@@ -39,8 +35,7 @@ pub fn available(d: Dialect) -> bool {
     if std::env::var(var).is_ok_and(|v| !v.is_empty()) {
         return true;
     }
-    assert!(!ci(), "{var} is not set (required when CI=true)");
-    eprintln!("{var} not set: skipping the {d} test");
+    test_support::missing(&format!("{var} is not set, for the {d} test"));
     false
 }
 
@@ -317,21 +312,17 @@ pub fn string_map(pairs: &[(&str, &str)]) -> magnum_domain::models::StringMap {
         .collect()
 }
 
-/// `${OKM_SPEC_DIR:-../shared/spec}`, relative to the repository root.
-/// `None` (skip) when it is missing, a failure when `CI=true`.
+/// The spec directory (`$OKM_SPEC_DIR`), when it holds the `db/` dumps;
+/// `None` (skip) when it does not, a failure when `CI=true`.
 pub fn spec_dir() -> Option<PathBuf> {
-    let dir = std::env::var("OKM_SPEC_DIR").unwrap_or_else(|_| "../shared/spec".into());
-    let mut path = PathBuf::from(&dir);
-    if path.is_relative() {
-        path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../..")
-            .join(path);
+    let dir = test_support::spec_dir();
+    if dir.join("db").is_dir() {
+        return Some(dir);
     }
-    if path.join("db").is_dir() {
-        return Some(path);
-    }
-    assert!(!ci(), "spec directory {dir} not found (set OKM_SPEC_DIR)");
-    eprintln!("spec directory {dir} not found (set OKM_SPEC_DIR): skipping");
+    test_support::missing(&format!(
+        "spec directory {} (set OKM_SPEC_DIR)",
+        dir.display()
+    ));
     None
 }
 

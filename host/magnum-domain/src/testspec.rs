@@ -2,29 +2,8 @@
 //! from the repository root) or `../shared/spec` beside the repository.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 
-/// The repository root (two levels above this crate).
-fn repository_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("..")
-}
-
-/// The spec directory.
-pub(crate) fn spec_dir() -> PathBuf {
-    match std::env::var_os("OKM_SPEC_DIR") {
-        Some(d) => {
-            let d = PathBuf::from(d);
-            if d.is_absolute() {
-                d
-            } else {
-                repository_root().join(d)
-            }
-        }
-        None => repository_root().join("..").join("shared").join("spec"),
-    }
-}
+pub(crate) use test_support::spec_dir;
 
 /// Every error detail of the exchange corpus with the statuses it was
 /// answered with; `None` (after saying why) when the corpus is not there,

@@ -31,6 +31,3 @@ pub mod watch;
 
 /// The database layer, a crate of its own ([`magnum_db`]).
 pub use magnum_db as db;
-
-#[cfg(test)]
-pub(crate) mod testing;

@@ -74,12 +74,12 @@ use openkeel_magnum_exchanges::{
 
 /// The corpus: `$OKM_EXCHANGES`, else the shared spec's.
 fn exchanges_path() -> PathBuf {
-    openkeel_magnum_exchanges::corpus_path(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
+    openkeel_magnum_exchanges::corpus_path(&test_support::repo_root())
 }
 
 /// The rule names of Magnum's policy (config/policy.yaml.sample).
 fn policy_rule_names() -> Vec<String> {
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/policy.yaml.sample");
+    let sample = test_support::repo_root().join("config/policy.yaml.sample");
     let text =
         std::fs::read_to_string(&sample).unwrap_or_else(|e| panic!("{}: {e}", sample.display()));
     text.lines()

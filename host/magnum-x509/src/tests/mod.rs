@@ -9,7 +9,6 @@ mod pkcs8;
 mod sign;
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
@@ -25,24 +24,7 @@ use crate::der;
 use crate::fuzzing::fixed_clock;
 use crate::{KeyPair, X509Options};
 
-/// Whether this run is CI, where no test may skip for a missing service.
-pub fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
-}
-
-/// `${OKM_SPEC_DIR:-../shared/spec}`, relative to the repository root.
-fn spec_dir() -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    match std::env::var("OKM_SPEC_DIR") {
-        Ok(d) if !d.is_empty() => root.join(d),
-        _ => root.join("../shared/spec"),
-    }
-}
-
-/// The repository root.
-pub fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+pub use test_support::{in_ci, repo_root, spec_dir};
 
 /// One x509keypair row of the sample database.
 #[derive(Clone, Debug)]

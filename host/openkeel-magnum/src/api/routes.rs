@@ -1078,7 +1078,7 @@ mod tests {
     /// method, path, version range and status.
     #[test]
     fn route_table_matches_the_spec() {
-        let Some(text) = crate::testing::spec_file("api/routes.md") else {
+        let Some(text) = test_support::spec_file("api/routes.md") else {
             return;
         };
         let row = regex_lite_row;

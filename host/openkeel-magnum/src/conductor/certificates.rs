@@ -495,7 +495,7 @@ pub(crate) mod test_support {
             DriverHost::start(
                 DriverSettings {
                     enabled_beta_drivers: vec!["fake".into()],
-                    precompiled_cache_dir: crate::testing::compiled_drivers_dir(),
+                    precompiled_cache_dir: test_support::compiled_drivers_dir(),
                     ..DriverSettings::default()
                 },
                 HostServices::default(),

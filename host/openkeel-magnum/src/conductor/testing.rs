@@ -140,7 +140,7 @@ impl TestConductor {
             dialect: Dialect::Sqlite,
             drivers: DriverSettings {
                 enabled_beta_drivers: vec!["fake".into()],
-                precompiled_cache_dir: crate::testing::compiled_drivers_dir(),
+                precompiled_cache_dir: test_support::compiled_drivers_dir(),
                 ..DriverSettings::default()
             },
             tweaks: Vec::new(),

@@ -27,7 +27,7 @@ use uuid::Uuid;
 
 use super::tests::{admin_context, fixture, user_context};
 use super::*;
-use crate::testing::in_ci;
+use test_support::in_ci;
 
 /// One test at a time on the shared broker.
 static BROKER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());

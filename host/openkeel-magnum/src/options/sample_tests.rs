@@ -3,7 +3,6 @@
 //! sample, `spec/api/config.conf`).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use oslo_config::{Config, Key, Value, ini};
@@ -11,28 +10,7 @@ use oslo_config::{Config, Key, Value, ini};
 use super::known::KNOWN;
 use super::schema;
 
-/// The repository root (two levels above this crate).
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// `${OKM_SPEC_DIR:-../shared/spec}`, relative to the repository root; `None`
-/// (the test skips) when it is absent, a failure under CI.
-fn spec_dir() -> Option<PathBuf> {
-    let dir = std::env::var("OKM_SPEC_DIR").unwrap_or_else(|_| "../shared/spec".to_owned());
-    let dir = repo_root().join(dir);
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("spec directory {} not found", dir.display());
-    }
-    eprintln!(
-        "skipped: spec directory {} not found (set OKM_SPEC_DIR)",
-        dir.display()
-    );
-    None
-}
+use test_support::{repo_root, spec_dir_present as spec_dir};
 
 /// The `#name = default` lines of a sample file, section by section.
 fn sample_options(text: &str) -> Vec<(String, String, String)> {

@@ -616,35 +616,15 @@ const DEFAULTS: &[Default] = &[
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
 
     use super::*;
 
-    /// The repository root (two levels above this crate).
-    fn repo_root() -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-    }
-
-    /// `${OKM_SPEC_DIR:-<repo>/../shared/spec}`.
-    fn spec_dir() -> PathBuf {
-        match std::env::var_os("OKM_SPEC_DIR") {
-            Some(d) => PathBuf::from(d),
-            None => repo_root().join("../shared/spec"),
-        }
-    }
+    use test_support::{repo_root, spec_file};
 
     /// The spec's policies.yaml, or `None` (with a message) when the spec
     /// is not there; under CI it must be.
     fn spec_policies() -> Option<String> {
-        let path = spec_dir().join("api/policies.yaml");
-        match std::fs::read_to_string(&path) {
-            Ok(text) => Some(text),
-            Err(e) if std::env::var("CI").as_deref() != Ok("true") => {
-                eprintln!("skipped: spec not available at {}: {e}", path.display());
-                None
-            }
-            Err(e) => panic!("spec not available at {}: {e}", path.display()),
-        }
+        spec_file("api/policies.yaml")
     }
 
     /// Reads the rules of an oslopolicy-sample-generator file: each rule is

@@ -97,13 +97,7 @@ const GET_DRIVER: &str = "magnum.drivers.common.driver.Driver.get_driver";
 const GET_DEFAULT_DRIVER: &str = "magnum.drivers.common.driver.Driver.get_default_driver";
 const ENFORCE: &str = "magnum.common.policy.enforce";
 
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
-}
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use test_support::{in_ci, repo_root};
 
 /// The public routes of the recorded paste files (acl_public_routes).
 fn paste_public_routes(app: &str) -> Vec<String> {
@@ -357,7 +351,7 @@ impl Run {
         // cluster: the fake driver, which provides the recorded templates'
         // (vm, ubuntu, kubernetes) and comes first.
         let mut drivers = DriverSettings {
-            precompiled_cache_dir: crate::testing::compiled_drivers_dir(),
+            precompiled_cache_dir: test_support::compiled_drivers_dir(),
             ..DriverSettings::default()
         };
         if rec.mock(GET_DRIVER).is_some() && !is_template_request(rec) {

@@ -323,7 +323,7 @@ async fn no_enabled_driver_for_the_tuple() {
                 .iter()
                 .map(|d| d.to_string())
                 .collect(),
-            precompiled_cache_dir: crate::testing::compiled_drivers_dir(),
+            precompiled_cache_dir: test_support::compiled_drivers_dir(),
             ..driver_host::DriverSettings::default()
         },
         driver_host::HostServices::default(),

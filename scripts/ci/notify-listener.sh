@@ -2,7 +2,7 @@
 # Creates the Python of the notification tests (OKM_TEST_NOTIFY_PYTHON): a
 # venv with oslo.messaging and pycadf pinned to the versions of the 2026.2
 # upper-constraints (the release Magnum 23.0.0 is tested with). The tests run
-# host/openkeel-magnum/testdata/notify/listener.py with it: a real
+# host/magnum-integrations/testdata/notify/listener.py with it: a real
 # oslo.messaging notification listener that checks every payload with pycadf.
 #
 #   eval "$(scripts/ci/notify-listener.sh)"

@@ -1,14 +1,13 @@
 //! CADF notifications of `all-in-one` over a real RabbitMQ
 //! (`OKM_TEST_RABBITMQ_URL`, scripts/ci/rabbitmq.sh), received by a real
 //! oslo.messaging notification listener (the crate's
-//! `testdata/notify/listener.py` run by `OKM_TEST_NOTIFY_PYTHON`,
+//! `host/magnum-integrations/testdata/notify/listener.py` run by `OKM_TEST_NOTIFY_PYTHON`,
 //! scripts/ci/notify-listener.sh), which rebuilds every payload with
 //! pycadf. A cluster goes through create → update (resize) → delete over
 //! the API; the listener must get Magnum's six events of it, in order, each
 //! a valid CADF event about the cluster.
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -31,7 +30,8 @@ struct Listener {
 
 impl Listener {
     fn start(python: &str, url: &str, topic: &str) -> Listener {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/notify/listener.py");
+        let script =
+            test_support::repo_root().join("host/magnum-integrations/testdata/notify/listener.py");
         let mut child = Command::new(python)
             .arg(script)
             .args(["--url", url, "--exchange", "magnum", "--topic", topic])

@@ -10,18 +10,13 @@
 
 pub mod api;
 pub mod app;
-pub mod auth;
-pub mod certs;
 pub mod cli;
 pub mod cloud;
 pub mod conductor;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
-pub mod management;
 pub mod memory;
 pub mod metrics;
-pub mod notify;
-pub mod openstack;
 pub mod options;
 pub mod policy;
 pub mod reconcile;
@@ -31,3 +26,6 @@ pub mod watch;
 
 /// The database layer, a crate of its own ([`magnum_db`]).
 pub use magnum_db as db;
+/// Keystone, the OpenStack services, the certificate stores, the
+/// notification buses and the management cluster's client.
+pub use magnum_integrations::{auth, certs, management, notify, openstack};

@@ -28,6 +28,8 @@ mod stats;
 #[cfg(test)]
 pub(crate) mod cluster_tests;
 #[cfg(test)]
+mod driver_secrets_tests;
+#[cfg(test)]
 mod job_tests;
 #[cfg(test)]
 mod lookup_tests;

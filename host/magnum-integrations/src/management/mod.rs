@@ -123,7 +123,7 @@ impl ManagementCluster {
     /// The API of `api_version`/`kind` in `namespace` for a watch, or
     /// `None` when the server does not serve the kind. Discovery is bounded
     /// like every call; the watch itself is not (it lasts).
-    pub(crate) async fn watch_api(
+    pub async fn watch_api(
         &self,
         api_version: &str,
         kind: &str,
@@ -173,7 +173,7 @@ async fn bounded<T>(
 
 /// `obj` as the host's object, with the envelope the driver asked about
 /// (a list's items carry no apiVersion or kind of their own).
-pub(crate) fn to_object(
+pub fn to_object(
     api_version: &str,
     kind: &str,
     mut obj: DynamicObject,

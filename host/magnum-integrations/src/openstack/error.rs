@@ -53,7 +53,7 @@ pub struct OpenStackError {
 }
 
 impl OpenStackError {
-    pub(crate) fn new(context: impl Into<String>, kind: ErrorKind) -> Self {
+    pub fn new(context: impl Into<String>, kind: ErrorKind) -> Self {
         Self {
             context: context.into(),
             kind,

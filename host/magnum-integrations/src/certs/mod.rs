@@ -15,8 +15,8 @@ mod kube_store;
 mod store;
 
 pub use driver_secrets::DriverSecrets;
-#[cfg(test)]
-pub(crate) use keygen::AskHook;
+#[cfg(any(test, feature = "testing"))]
+pub use keygen::AskHook;
 pub use keygen::{KeyGenError, KeyGenerator, LOW_PRIORITY_NICE};
 pub use kube_store::{
     CERT_SECRET_PREFIX, DEFAULT_NAMESPACE, KubernetesStore, LABEL_MANAGED_BY, MANAGED_BY,

@@ -20,8 +20,8 @@ type Job = Box<dyn FnOnce() + Send>;
 /// A test hook: called on the key thread with the number of the ask (1,
 /// 2, …) before a job asks whether its caller stopped waiting; it may
 /// block, holding the job between two steps.
-#[cfg(test)]
-pub(crate) type AskHook = Arc<dyn Fn(usize) + Send + Sync>;
+#[cfg(any(test, feature = "testing"))]
+pub type AskHook = Arc<dyn Fn(usize) + Send + Sync>;
 
 /// Dedicated, low-priority threads that run key generation for async
 /// callers. A caller that stops waiting (its future is dropped: a timeout, a
@@ -30,7 +30,7 @@ pub(crate) type AskHook = Arc<dyn Fn(usize) + Send + Sync>;
 pub struct KeyGenerator {
     queue: Option<mpsc::Sender<Job>>,
     workers: Vec<JoinHandle<()>>,
-    #[cfg(test)]
+    #[cfg(any(test, feature = "testing"))]
     ask_hook: Option<AskHook>,
 }
 
@@ -66,15 +66,15 @@ impl KeyGenerator {
         Ok(KeyGenerator {
             queue: Some(tx),
             workers,
-            #[cfg(test)]
+            #[cfg(any(test, feature = "testing"))]
             ask_hook: None,
         })
     }
 
     /// [`KeyGenerator::start`] with `hook` run before every ask of every
     /// job.
-    #[cfg(test)]
-    pub(crate) fn start_with_ask_hook(threads: usize, hook: AskHook) -> std::io::Result<Self> {
+    #[cfg(any(test, feature = "testing"))]
+    pub fn start_with_ask_hook(threads: usize, hook: AskHook) -> std::io::Result<Self> {
         let mut g = KeyGenerator::start(threads)?;
         g.ask_hook = Some(hook);
         Ok(g)
@@ -103,16 +103,16 @@ impl KeyGenerator {
         F: FnOnce(&dyn Fn() -> bool) -> T + Send + 'static,
     {
         let (tx, rx) = oneshot::channel();
-        #[cfg(test)]
+        #[cfg(any(test, feature = "testing"))]
         let hook = self.ask_hook.clone();
         let job: Job = Box::new(move || {
             if tx.is_closed() {
                 return; // the caller left while the job was queued
             }
-            #[cfg(test)]
+            #[cfg(any(test, feature = "testing"))]
             let asks = std::sync::atomic::AtomicUsize::new(0);
             let cancelled = || {
-                #[cfg(test)]
+                #[cfg(any(test, feature = "testing"))]
                 if let Some(h) = &hook {
                     h(asks.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1);
                 }

@@ -12,18 +12,18 @@ pub mod api;
 pub mod app;
 pub mod cli;
 pub mod cloud;
-pub mod conductor;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 pub mod memory;
 pub mod metrics;
 pub mod options;
-pub mod policy;
 pub mod reconcile;
 pub mod telemetry;
 pub mod traces;
 pub mod watch;
 
+/// The use cases and the policy engine.
+pub use magnum_conductor::{self as conductor, policy};
 /// The database layer, a crate of its own ([`magnum_db`]).
 pub use magnum_db as db;
 /// Keystone, the OpenStack services, the certificate stores, the

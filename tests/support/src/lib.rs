@@ -5,6 +5,8 @@
 
 use std::path::PathBuf;
 
+pub mod logs;
+
 /// Whether this run is CI, where no test may skip for a missing service.
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true")

@@ -597,30 +597,10 @@ async fn a_broker_that_is_down_never_holds_up_the_caller() {
     assert_eq!((st.delivered, st.failed), (0, st.queued), "{st:?}");
 }
 
-/// A `tracing` writer into a buffer.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[test]
 fn the_log_driver_logs_the_message_under_oslos_logger_name() {
-    let out = Captured::default();
-    let writer = out.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .json()
-        .with_writer(move || writer.clone())
-        .finish();
-    let n = tracing::subscriber::with_default(subscriber, || {
+    let out = test_support::logs::capture_json(tracing::Level::INFO);
+    let n = {
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
@@ -636,9 +616,9 @@ fn the_log_driver_logs_the_message_under_oslos_logger_name() {
             );
             n
         })
-    });
+    };
     assert!(n.is_enabled());
-    let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+    let text = out.text();
     let line: Value = serde_json::from_str(text.lines().next().unwrap_or("{}")).unwrap();
     assert_eq!(line["level"], "ERROR", "{text}");
     assert_eq!(

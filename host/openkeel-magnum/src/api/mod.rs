@@ -756,6 +756,8 @@ mod conformance;
 #[cfg(test)]
 pub(crate) mod fixture;
 #[cfg(test)]
+mod job_tests;
+#[cfg(test)]
 pub(crate) mod testing;
 #[cfg(test)]
 mod tests;

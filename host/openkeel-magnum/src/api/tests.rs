@@ -734,29 +734,9 @@ async fn proxy_headers() {
     }
 }
 
-/// Captures the JSON log lines of the tests that read them.
-#[derive(Clone, Default)]
-struct Logs(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Logs {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().expect("logs").extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test]
 async fn panics_and_unexpected_errors_are_500s_logged_once() {
-    let logs = Logs::default();
-    let writer = logs.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .json()
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let logs = test_support::logs::capture_json(tracing::Level::INFO);
     let h = Harness::with(ApiOptions::default(), |hs| {
         let mut fresh = builtin_handlers();
         fresh.register("cluster.get_all", |_c: Call| async {
@@ -776,7 +756,7 @@ async fn panics_and_unexpected_errors_are_500s_logged_once() {
         );
         assert!(!a.header("x-openstack-request-id").is_empty());
     }
-    let text = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    let text = logs.text();
     assert_eq!(text.lines().count(), 2, "one log line per failure:\n{text}");
     assert!(text.lines().all(|l| l.contains("req-")), "{text}");
 }

@@ -10,8 +10,8 @@ use driver_host::DriverConfig;
 
 use super::{Reconciler, Settings};
 use crate::conductor::ClusterCreate;
-use crate::conductor::cluster_tests::{Env, caller};
 use crate::conductor::testing::TestConductor;
+use crate::conductor::testing::{Env, caller};
 use crate::db::Dialect;
 
 fn reconciler(env: &Env, holder: &str) -> Reconciler {
@@ -260,7 +260,7 @@ async fn a_failed_certificate_removal_is_retried() {
     use std::sync::{Arc, Mutex};
 
     use crate::certs::X509KeyPairStore;
-    use crate::conductor::cluster_tests::FailingDeletes;
+    use crate::conductor::testing::FailingDeletes;
 
     let store: Arc<Mutex<Option<Arc<FailingDeletes>>>> = Arc::default();
     let s = store.clone();

@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use super::faults;
 use crate::api::testing::{ADMIN, MEMBER, TestApp};
 use crate::conductor::ClusterCreate;
-use crate::conductor::cluster_tests::{Env, caller};
 use crate::conductor::testing::TestConductor;
+use crate::conductor::testing::{Env, caller};
 
 /// The app over a conductor with a template of p1 and `n` clusters of p1
 /// named c0, c1…; their uuids.
@@ -498,7 +498,7 @@ async fn a_cluster_lifecycle() {
             .db
             .q()
             .get_cluster_template_by_uuid(
-                crate::conductor::cluster_tests::TEMPLATE_UUID,
+                crate::conductor::testing::TEMPLATE_UUID,
                 &crate::db::TemplateScope::new(crate::db::Scope::ALL_PROJECTS),
             )
             .await

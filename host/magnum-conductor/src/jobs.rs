@@ -49,12 +49,12 @@ const QUEUE_PER_WORKER: usize = 256;
 
 /// A test hook: called with a cluster uuid at a fixed point of the job,
 /// which waits for it.
-pub(crate) type Hook = Arc<dyn Fn(String) -> BoxFuture<'static, ()> + Send + Sync>;
+pub type Hook = Arc<dyn Fn(String) -> BoxFuture<'static, ()> + Send + Sync>;
 
 /// The points of the create job (and of the rotations) tests can observe
 /// and hold.
 #[derive(Clone, Default)]
-pub(crate) struct JobHooks {
+pub struct JobHooks {
     /// When a worker takes the job, before anything else.
     pub before_job: Option<Hook>,
     /// When the job has read the cluster's row and found it waiting for
@@ -194,15 +194,15 @@ impl Conductor {
     }
 
     /// Installs the test hooks of the create job.
-    #[cfg(test)]
-    pub(crate) fn set_create_job_hooks(&self, hooks: JobHooks) {
+    #[cfg(any(test, feature = "testing"))]
+    pub fn set_create_job_hooks(&self, hooks: JobHooks) {
         *lock(&self.work.jobs.hooks) = hooks;
     }
 
     /// Whether the stop ran out of time and the workers drop what is
     /// still queued.
-    #[cfg(test)]
-    pub(crate) fn create_jobs_dropping(&self) -> bool {
+    #[cfg(any(test, feature = "testing"))]
+    pub fn create_jobs_dropping(&self) -> bool {
         self.work.jobs.dropping.load(Ordering::SeqCst)
     }
 

@@ -17,12 +17,12 @@ use magnum_domain::models::{Cluster, StringMap};
 use magnum_domain::{MagnumError, Status};
 use tokio::sync::{Semaphore, mpsc};
 
-use super::cluster_tests::{Env, caller};
-use super::jobs::{Hook, JobHooks};
-use super::testing::TestConductor;
-use super::{CREATE_ORPHAN_AGE, ClusterCreate, Conductor, Error};
 use crate::api::testing::{MEMBER, TestApp};
 use crate::certs::{AskHook, KeyGenerator, KeyPair, Owner, Store, StoreError, X509KeyPairStore};
+use crate::conductor::testing::TestConductor;
+use crate::conductor::testing::{Env, caller};
+use crate::conductor::{CREATE_ORPHAN_AGE, ClusterCreate, Conductor, Error};
+use crate::conductor::{Hook, JobHooks};
 use crate::db::testing::dialect_tests;
 use crate::db::{Dialect, ListOptions, Scope};
 use crate::reconcile::{Reconciler, Settings as ReconcilerSettings};
@@ -656,7 +656,7 @@ async fn an_orphaned_create_is_resumed() {
     // Another process, with its own clock.
     let offset = Arc::new(AtomicI64::new(0));
     let (base, o) = (e.env.t.seconds.clone(), offset.clone());
-    let mut parts = (*e.c().parts).clone();
+    let mut parts = e.c().parts();
     parts.clock = Arc::new(move || {
         DateTime::from_timestamp(base.load(Ordering::SeqCst) + o.load(Ordering::SeqCst), 0)
             .map(|t| t.naive_utc())

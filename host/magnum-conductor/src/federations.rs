@@ -229,8 +229,8 @@ mod tests {
     use magnum_domain::{RequestContext, Status};
 
     use super::FederationCreate;
-    use crate::conductor::testing::TestConductor;
     use crate::db::ListOptions;
+    use crate::testing::TestConductor;
 
     fn member(project: &str) -> RequestContext {
         RequestContext {

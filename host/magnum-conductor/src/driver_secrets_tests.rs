@@ -7,7 +7,7 @@ use magnum_domain::models::Cluster;
 use driver_host::{ClusterCas, KeyPair as DriverKeyPair, SecretsAccess};
 
 use crate::certs::{DriverSecrets, KeyPair, decrypt_pkcs8_pem};
-use crate::conductor::testing::TestConductor;
+use crate::testing::TestConductor;
 
 fn owner() -> RequestContext {
     RequestContext {

@@ -86,7 +86,7 @@ impl Heartbeat {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conductor::testing::{START, TestConductor};
+    use crate::testing::{START, TestConductor};
 
     #[tokio::test]
     async fn the_first_report_registers_the_service_and_later_ones_count() {

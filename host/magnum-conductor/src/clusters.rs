@@ -541,7 +541,7 @@ impl Conductor {
     ///
     /// Deviation: Magnum checks the tuple in the API and then loads the
     /// stored name in the conductor; the stored name serves both.
-    pub(crate) fn driver_of(&self, t: &ClusterTemplate) -> Result<Driver> {
+    pub fn driver_of(&self, t: &ClusterTemplate) -> Result<Driver> {
         self.drivers()
             .registry()
             .get(

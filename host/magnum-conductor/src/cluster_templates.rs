@@ -510,16 +510,16 @@ impl Conductor {
     }
 
     /// The conductor with another lookup (tests).
-    #[cfg(test)]
-    pub(crate) fn with_lookup(&self, lookup: std::sync::Arc<dyn crate::openstack::Lookup>) -> Self {
+    #[cfg(any(test, feature = "testing"))]
+    pub fn with_lookup(&self, lookup: std::sync::Arc<dyn crate::openstack::Lookup>) -> Self {
         let mut parts = (*self.parts).clone();
         parts.lookup = lookup;
         Conductor::new(parts)
     }
 
     /// The conductor with another driver host (tests).
-    #[cfg(test)]
-    pub(crate) fn with_drivers(&self, drivers: std::sync::Arc<driver_host::DriverHost>) -> Self {
+    #[cfg(any(test, feature = "testing"))]
+    pub fn with_drivers(&self, drivers: std::sync::Arc<driver_host::DriverHost>) -> Self {
         let mut parts = (*self.parts).clone();
         parts.template_drivers = drivers.clone();
         parts.drivers = drivers;

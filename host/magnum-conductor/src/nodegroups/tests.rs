@@ -4,8 +4,8 @@
 use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup};
 use magnum_domain::{RequestContext, Status};
 
-use crate::conductor::testing::TestConductor;
 use crate::db::{ListOptions, Scope};
+use crate::testing::TestConductor;
 
 const CLUSTER: &str = "c1000000-0000-4000-8000-000000000001";
 

@@ -130,9 +130,9 @@ impl Conductor {
 mod tests {
     use magnum_domain::models::Quota;
 
-    use crate::conductor::Settings;
-    use crate::conductor::testing::TestConductor;
+    use crate::Settings;
     use crate::db::ListOptions;
+    use crate::testing::TestConductor;
 
     fn quota(project: &str, limit: i32) -> Quota {
         Quota {

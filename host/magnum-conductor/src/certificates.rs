@@ -467,8 +467,8 @@ impl Conductor {
 
 /// What the certificate tests of the conductor and of the API share: a
 /// conductor over any database, clusters with their certificates, CSRs.
-#[cfg(test)]
-pub(crate) mod test_support {
+#[cfg(any(test, feature = "testing"))]
+pub mod test_support {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -483,10 +483,10 @@ pub(crate) mod test_support {
 
     use super::CERTIFICATE_COLUMNS;
     use crate::certs::{KeyGenerator, X509KeyPairStore, X509Options};
-    use crate::conductor::{Certificates, Conductor, Parts, Settings};
     use crate::db::{Db, ListOptions, Scope};
     use crate::notify::{Notifier, Sources};
     use crate::openstack::Static;
+    use crate::{Certificates, Conductor, Parts, Settings};
 
     /// A conductor over `db` with the fake driver, certificates in `db`'s
     /// x509keypair table and numbered UUIDs.
@@ -517,7 +517,7 @@ pub(crate) mod test_support {
             },
             notifier,
             settings: Settings::default(),
-            clock: crate::conductor::wall_clock(),
+            clock: crate::wall_clock(),
             new_uuid: Arc::new(move || {
                 let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
                 format!("00000000-0000-4000-8000-{n:012x}")
@@ -684,10 +684,10 @@ mod tests {
     use super::test_support::*;
     use super::*;
     use crate::certs::{X509KeyPairStore, X509Options, generate_ca};
-    use crate::conductor::jobs::JobHooks;
-    use crate::conductor::testing::TestConductor;
     use crate::db::testing::{self as dbt, dialect_tests};
     use crate::db::{Dialect, Scope};
+    use crate::jobs::JobHooks;
+    use crate::testing::TestConductor;
 
     fn client_error<T: std::fmt::Debug>(r: Result<T>) -> MagnumError {
         match r {
@@ -1216,22 +1216,6 @@ mod tests {
         assert_eq!(got.stack_id.as_deref(), Some("driver-id-1"));
     }
 
-    /// Captured log output.
-    #[derive(Clone, Default)]
-    struct Logs(Arc<std::sync::Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Logs {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            if let Ok(mut v) = self.0.lock() {
-                v.extend_from_slice(b);
-            }
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
     /// The second line of a PEM block: 64 characters of its base64 body.
     fn pem_body_line(pem: &str) -> String {
         pem.lines().nth(1).unwrap_or_default().to_owned()
@@ -1242,16 +1226,7 @@ mod tests {
     // fails (which logs its error) log none of them.
     #[tokio::test]
     async fn no_key_passphrase_or_csr_is_logged() {
-        let logs = Logs::default();
-        let w = logs.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_writer(move || w.clone())
-            .finish();
-        let _guard = tracing::subscriber::set_default(subscriber);
-        // Callsites another test's thread cached as disabled are enabled
-        // for this subscriber.
-        tracing::callsite::rebuild_interest_cache();
+        let logs = ::test_support::logs::capture(tracing::Level::TRACE);
         let t = rotation_fixture().await;
         let c = &t.conductor;
         let cl = cluster_with_certificates(
@@ -1269,21 +1244,18 @@ mod tests {
                 .await
                 .is_err()
         );
-        assert!(c.rotate_ca(&member("p1", "u1"), &cl).await.is_err());
+        let rotation = c.rotate_ca(&member("p1", "u1"), &cl).await;
+        assert!(rotation.is_err());
         let rows =
             t.db.q()
                 .list_x509keypairs(&Scope::ALL_PROJECTS, &Default::default())
                 .await
                 .expect("key pairs");
         assert_eq!(rows.len(), 8, "the first four and the rotation's");
-        let text = logs
-            .0
-            .lock()
-            .map(|v| String::from_utf8_lossy(&v).into_owned())
-            .unwrap_or_default();
+        let text = logs.text();
         assert!(
             text.contains("rotate the cluster's CAs"),
-            "the driver's failure was not logged: the capture is broken"
+            "the driver's failure was not logged: the capture is broken ({rotation:?}):\n{text}"
         );
         for marker in ["PRIVATE KEY", "CERTIFICATE REQUEST"] {
             assert!(!text.contains(marker), "{marker} logged");

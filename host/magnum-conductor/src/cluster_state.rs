@@ -17,8 +17,8 @@ mod tests {
     use magnum_domain::RequestContext;
     use magnum_domain::models::{Cluster, ClusterTemplate};
 
-    use crate::conductor::error::Result;
-    use crate::conductor::testing::TestConductor;
+    use crate::error::Result;
+    use crate::testing::TestConductor;
 
     fn ctx(project: &str, user: &str) -> RequestContext {
         RequestContext {

@@ -3,7 +3,15 @@
 //! database, the drivers or OpenStack directly.
 //!
 //! One file per resource (`templates.rs`, `clusters.rs`, `nodegroups.rs`,
-//! …), each adding methods to [`Conductor`].
+//! …), each adding methods to [`Conductor`]. The policy engine with
+//! Magnum's defaults ([`policy`]) is here too: some use cases check a rule
+//! where Magnum's conductor checks it, after reading the resource.
+
+pub mod policy;
+
+// The layers below, by the names the modules use.
+use magnum_db as db;
+use magnum_integrations::{certs, notify, openstack};
 
 mod certificates;
 mod cluster_actions;
@@ -26,18 +34,16 @@ mod services;
 mod stats;
 
 #[cfg(test)]
-pub(crate) mod cluster_tests;
+mod cluster_tests;
 #[cfg(test)]
 mod driver_secrets_tests;
 #[cfg(test)]
-mod job_tests;
-#[cfg(test)]
 mod lookup_tests;
-#[cfg(test)]
-pub(crate) mod testing;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
-#[cfg(test)]
-pub(crate) use certificates::test_support as certificate_test_support;
+#[cfg(any(test, feature = "testing"))]
+pub use certificates::test_support as certificate_test_support;
 pub use certificates::{CERTIFICATE_COLUMNS, CertificateRefs};
 pub use cluster_actions::{ClusterResize, ClusterUpgrade};
 pub use cluster_templates::{TemplateCreate, TemplateUpdate};
@@ -45,6 +51,8 @@ pub use clusters::{ClusterCreate, ClusterDetail, ClusterPage, ClusterUpdate, gen
 pub use error::{Error, Result};
 pub use federations::{FederationCreate, federation_doc};
 pub use jobs::CREATE_ORPHAN_AGE;
+#[cfg(any(test, feature = "testing"))]
+pub use jobs::{Hook, JobHooks};
 pub use nodegroups::NODEGROUP_PATCH_COLUMNS;
 pub use poll::{HEALTH_POLLED, POLLED, PollPass, Source};
 pub use quota::{LOCK_SERVICE_BINARY, LOCK_SERVICE_HOST, is_lock_row};
@@ -190,6 +198,12 @@ pub struct Conductor {
 }
 
 impl Conductor {
+    /// A copy of the parts, to build another conductor from (tests).
+    #[cfg(any(test, feature = "testing"))]
+    pub fn parts(&self) -> Parts {
+        (*self.parts).clone()
+    }
+
     /// The conductor over `parts`.
     pub fn new(parts: Parts) -> Conductor {
         Conductor {

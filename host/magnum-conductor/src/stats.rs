@@ -29,7 +29,7 @@ mod tests {
     use magnum_domain::models::{Cluster, NodeGroup};
 
     use super::Stats;
-    use crate::conductor::testing::TestConductor;
+    use crate::testing::TestConductor;
 
     /// Go `TestClusterStats`: one cluster of p1 with a master and three
     /// workers.

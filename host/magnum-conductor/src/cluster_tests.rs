@@ -2,186 +2,17 @@
 //! inheritance from the template, the state guards, the poll pass and the
 //! end of deletions.
 
-use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
-use futures::future::BoxFuture;
-use magnum_domain::models::{Cluster, ClusterTemplate, Quota, StringMap};
-use magnum_domain::validation::QUOTA_RESOURCE_CLUSTER;
+use magnum_domain::models::{Cluster, ClusterTemplate, StringMap};
 use magnum_domain::{MagnumError, RequestContext, Status};
 
-use super::testing::TestConductor;
+use super::testing::{Env, FailingDeletes, TEMPLATE_UUID, TestConductor, caller, client};
 use super::{ClusterCreate, ClusterResize, ClusterUpdate, ClusterUpgrade, Conductor, Error};
-use crate::certs::{KeyPair, Owner, Store, StoreError, X509KeyPairStore};
+use crate::certs::{StoreError, X509KeyPairStore};
 use crate::db::testing::dialect_tests;
-use crate::db::{ClusterFilter, Db, Dialect, ListOptions, NodeGroupFilter, Scope};
-use crate::openstack::{STATIC_IMAGE_NAME, Static};
-
-pub(crate) const TEMPLATE_UUID: &str = "e74c40e0-d825-11e2-a28f-0800200c9a66";
-
-/// A conductor over a migrated database and the fake driver, with one
-/// template of project p1.
-pub(crate) struct Env {
-    pub t: TestConductor,
-    pub tmpl: ClusterTemplate,
-}
-
-impl Env {
-    /// Small keys: the tests are about rows and ordering, not key
-    /// strength.
-    pub(crate) async fn new(d: Dialect) -> Env {
-        let t = TestConductor::builder()
-            .dialect(d)
-            .parts(|p| p.certificates.x509.rsa_key_size = 1024)
-            .build()
-            .await;
-        Env::with(t).await
-    }
-
-    pub(crate) async fn with(t: TestConductor) -> Env {
-        let s = |v: &str| Some(v.to_string());
-        let mut tmpl = ClusterTemplate {
-            uuid: TEMPLATE_UUID.into(),
-            name: "tmpl".into(),
-            project_id: "p1".into(),
-            user_id: "u1".into(),
-            image_id: s(STATIC_IMAGE_NAME),
-            flavor_id: s("m1.small"),
-            master_flavor_id: s("m1.small"),
-            external_network_id: s("public"),
-            coe: s("kubernetes"),
-            server_type: s("vm"),
-            cluster_distro: s("ubuntu"),
-            driver: s("fake"),
-            network_driver: s("flannel"),
-            labels: Some(StringMap::from([("kube_tag".into(), "v1.30.0".into())])),
-            public: Some(false),
-            hidden: Some(false),
-            master_lb_enabled: Some(true),
-            floating_ip_enabled: Some(true),
-            tls_disabled: Some(false),
-            registry_enabled: Some(false),
-            ..ClusterTemplate::default()
-        };
-        t.db.q()
-            .create_cluster_template(&mut tmpl)
-            .await
-            .expect("create template");
-        Env { t, tmpl }
-    }
-
-    pub(crate) fn c(&self) -> &Conductor {
-        &self.t.conductor
-    }
-
-    pub(crate) fn db(&self) -> &Db {
-        &self.t.db
-    }
-
-    /// A cluster of the template for `project`, through `c`.
-    pub(crate) async fn create_with(&self, c: &Conductor, project: &str) -> Result<Cluster, Error> {
-        c.create_cluster(&caller(project), self.input()).await
-    }
-
-    pub(crate) async fn create(&self, project: &str) -> Cluster {
-        self.create_with(self.c(), project)
-            .await
-            .expect("create cluster")
-    }
-
-    /// A create of one master and one worker of the template.
-    pub(crate) fn input(&self) -> ClusterCreate {
-        ClusterCreate {
-            template: self.tmpl.clone(),
-            master_count: 1,
-            node_count: 1,
-            create_timeout: 60,
-            ..ClusterCreate::default()
-        }
-    }
-
-    pub(crate) async fn row(&self, uuid: &str) -> Option<Cluster> {
-        match self
-            .db()
-            .q()
-            .get_cluster_by_uuid(uuid, &Scope::ALL_PROJECTS)
-            .await
-        {
-            Ok(c) => Some(c),
-            Err(e) if e.is_not_found() => None,
-            Err(e) => panic!("read cluster: {e}"),
-        }
-    }
-
-    pub(crate) async fn count(&self, scope: Scope) -> i64 {
-        self.db()
-            .q()
-            .count_clusters(&ClusterFilter::scope(scope))
-            .await
-            .expect("count")
-    }
-
-    pub(crate) async fn nodegroups(&self, uuid: &str) -> Vec<magnum_domain::models::NodeGroup> {
-        self.db()
-            .q()
-            .list_nodegroups(&NodeGroupFilter::cluster(uuid), &ListOptions::default())
-            .await
-            .expect("nodegroups")
-    }
-
-    pub(crate) async fn set_quota(&self, project: &str, limit: i32) {
-        let mut q = self.db().q();
-        match q.get_quota(project, QUOTA_RESOURCE_CLUSTER).await {
-            Ok(mut row) => {
-                row.hard_limit = limit;
-                q.update_quota(&mut row, &["hard_limit"])
-                    .await
-                    .expect("quota");
-            }
-            Err(_) => {
-                let mut row = Quota {
-                    project_id: project.into(),
-                    resource: QUOTA_RESOURCE_CLUSTER.into(),
-                    hard_limit: limit,
-                    ..Quota::default()
-                };
-                q.create_quota(&mut row).await.expect("quota");
-            }
-        }
-    }
-
-    /// Creates a cluster of p1, deletes it and polls it: the cluster as the
-    /// poll returns it (DELETE_COMPLETE, not written).
-    pub(crate) async fn deleted_and_polled(&self) -> Cluster {
-        let cl = self.create("p1").await;
-        self.c()
-            .delete_cluster(&caller("p1"), &cl)
-            .await
-            .expect("delete");
-        let polled = self.c().poll_cluster(&cl.uuid).await.expect("poll");
-        let polled = polled.expect("polled");
-        assert_eq!(polled.status, Some(Status::DeleteComplete));
-        polled
-    }
-}
-
-/// A member of `project`.
-pub(crate) fn caller(project: &str) -> RequestContext {
-    RequestContext {
-        project_id: project.into(),
-        user_id: format!("u-{project}"),
-        roles: vec!["member".into()],
-        ..RequestContext::default()
-    }
-}
-
-/// The client error of `r`, as (status, message).
-pub(crate) fn client<T: std::fmt::Debug>(r: Result<T, Error>) -> (u16, String) {
-    match r {
-        Err(Error::Client(e)) => (e.status, e.message),
-        other => panic!("want a client error, got {other:?}"),
-    }
-}
+use crate::db::{Dialect, Scope};
+use crate::openstack::Static;
 
 fn limit_message(limit: i64) -> String {
     MagnumError::resource_limit_exceeded(limit).message
@@ -576,39 +407,6 @@ async fn poll_pass_keeps_later_changes() {
         .expect("poll")
         .expect("polled");
     assert_eq!(polled.status, Some(Status::DeleteComplete));
-}
-
-/// A certificate store whose deletes of the references in `failing` fail.
-pub(crate) struct FailingDeletes {
-    pub(crate) inner: X509KeyPairStore,
-    pub(crate) failing: Mutex<HashSet<String>>,
-}
-
-impl Store for FailingDeletes {
-    fn put<'a>(
-        &'a self,
-        owner: Owner<'a>,
-        kp: &'a KeyPair,
-        name: &'a str,
-    ) -> BoxFuture<'a, Result<String, StoreError>> {
-        self.inner.put(owner, kp, name)
-    }
-
-    fn get<'a>(&'a self, reference: &'a str) -> BoxFuture<'a, Result<KeyPair, StoreError>> {
-        self.inner.get(reference)
-    }
-
-    fn delete<'a>(&'a self, reference: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        let fail = self
-            .failing
-            .lock()
-            .map(|f| f.contains(reference))
-            .unwrap_or(false);
-        if fail {
-            return Box::pin(async { Err(StoreError::Backend("certificate store down".into())) });
-        }
-        self.inner.delete(reference)
-    }
 }
 
 // Ports TestFinishDeletesBatch: one call for three deleted clusters removes

@@ -6,8 +6,8 @@ use magnum_domain::RequestContext;
 use magnum_domain::models::ClusterTemplate;
 
 use super::*;
-use crate::conductor::testing::TestConductor;
 use crate::openstack::{STATIC_IMAGE_NAME, Static};
+use crate::testing::TestConductor;
 
 fn ctx(project: &str, user: &str, admin: bool) -> RequestContext {
     RequestContext {

@@ -84,7 +84,7 @@ impl Conductor {
     }
 
     /// The template of a cluster, whatever its project.
-    pub(crate) async fn template_of(&self, cl: &Cluster) -> Result<ClusterTemplate> {
+    pub async fn template_of(&self, cl: &Cluster) -> Result<ClusterTemplate> {
         match self
             .db()
             .q()

@@ -54,6 +54,23 @@ impl fmt::Display for StartError {
 
 impl std::error::Error for StartError {}
 
+/// `[tracing]` as the traces' settings.
+pub fn trace_settings(options: &Options) -> crate::traces::TraceSettings {
+    let t = &options.tracing;
+    crate::traces::TraceSettings {
+        otlp_endpoint: t.otlp_endpoint.clone(),
+        export_timeout: std::time::Duration::from_secs(t.export_timeout.max(1).unsigned_abs()),
+        sample_ratio: t.sample_ratio,
+        service_name: t.service_name.clone(),
+    }
+}
+
+impl From<crate::traces::TraceError> for StartError {
+    fn from(e: crate::traces::TraceError) -> StartError {
+        StartError::new(e)
+    }
+}
+
 /// `[database]` as the database layer's target: the translated URL, the
 /// SQLAlchemy pool options and oslo.db's retries.
 pub fn database_target(options: &Options) -> Result<DbTarget, StartError> {

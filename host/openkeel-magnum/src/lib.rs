@@ -17,10 +17,7 @@ pub mod fuzzing;
 pub mod memory;
 pub mod metrics;
 pub mod options;
-pub mod reconcile;
 pub mod telemetry;
-pub mod traces;
-pub mod watch;
 
 /// The use cases and the policy engine.
 pub use magnum_conductor::{self as conductor, policy};
@@ -28,4 +25,6 @@ pub use magnum_conductor::{self as conductor, policy};
 pub use magnum_db as db;
 /// Keystone, the OpenStack services, the certificate stores, the
 /// notification buses and the management cluster's client.
-pub use magnum_integrations::{auth, certs, management, notify, openstack};
+pub use magnum_integrations::{auth, certs, management, notify, openstack, traces};
+/// The background work: the reconciler and the management cluster's watches.
+pub use magnum_reconcile::{self as reconcile, watch};

@@ -24,18 +24,10 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
+pub use crate::traces::{RoutePattern, UNMATCHED, method_label};
+
 /// The media type of the answer.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-
-/// The `route` of a request answered before a route of the API was chosen:
-/// an unknown path, a refused authentication or microversion, a CORS
-/// preflight.
-pub const UNMATCHED: &str = "unmatched";
-
-/// The route pattern that answered a request (`/v1/clusters/{cluster_ident}`),
-/// set on the response by the API.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RoutePattern(pub &'static str);
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct HttpLabels {
@@ -438,20 +430,6 @@ fn gauge(n: usize) -> i64 {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The method as a label: the methods of HTTP, any other as `other`.
-pub(crate) fn method_label(m: &Method) -> &'static str {
-    match *m {
-        Method::GET => "GET",
-        Method::HEAD => "HEAD",
-        Method::POST => "POST",
-        Method::PUT => "PUT",
-        Method::PATCH => "PATCH",
-        Method::DELETE => "DELETE",
-        Method::OPTIONS => "OPTIONS",
-        _ => "other",
-    }
 }
 
 /// The API layer: counts every request by the route pattern the API set on

@@ -15,6 +15,16 @@
 //!
 //! Magnum: magnum/service/periodic.py (`sync_cluster_status`).
 
+pub mod watch;
+
+// The layers below, by the names the modules use.
+use magnum_conductor as conductor;
+#[cfg(test)]
+use magnum_db as db;
+#[cfg(test)]
+use magnum_integrations::certs;
+use magnum_integrations::{management, traces};
+
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;

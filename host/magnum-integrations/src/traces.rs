@@ -41,9 +41,7 @@ use opentelemetry_sdk::trace::{
     BatchSpanProcessor, Sampler, SdkTracer, SdkTracerProvider, SpanData, SpanExporter,
 };
 
-use crate::app::StartError;
-use crate::metrics::{RoutePattern, UNMATCHED};
-use crate::options::Options;
+use http::Method;
 
 /// The attribute of the request id.
 pub const REQUEST_ID: &str = "request_id";
@@ -57,10 +55,54 @@ const LOG_EVERY: Duration = Duration::from_secs(60);
 /// The tracer, set once tracing is started.
 static TRACER: OnceLock<SdkTracer> = OnceLock::new();
 
+/// The `route` of a request answered before a route of the API was chosen:
+/// an unknown path, a refused authentication or microversion, a CORS
+/// preflight.
+pub const UNMATCHED: &str = "unmatched";
+
+/// The route pattern that answered a request (`/v1/clusters/{cluster_ident}`),
+/// set on the response by the API.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RoutePattern(pub &'static str);
+
+/// The method as a label: the methods of HTTP, any other as `other`.
+pub fn method_label(m: &Method) -> &'static str {
+    match *m {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::PATCH => "PATCH",
+        Method::DELETE => "DELETE",
+        Method::OPTIONS => "OPTIONS",
+        _ => "other",
+    }
+}
+
+/// `[tracing]`: where and how spans are exported.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceSettings {
+    /// `[tracing]/otlp_endpoint`: the collector's base URL (empty: the
+    /// `OTEL_EXPORTER_OTLP_*` variables).
+    pub otlp_endpoint: String,
+    /// `[tracing]/export_timeout`.
+    pub export_timeout: Duration,
+    /// `[tracing]/sample_ratio`, clamped to 0..=1.
+    pub sample_ratio: f64,
+    /// `[tracing]/service_name`.
+    pub service_name: String,
+}
+
+/// Why traces could not start.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct TraceError(String);
+
 /// The traces of a running process: shut down (the spans queued are
 /// sent) by [`Traces::shutdown`].
 pub struct Traces {
     provider: SdkTracerProvider,
+    export_timeout: Duration,
 }
 
 impl std::fmt::Debug for Traces {
@@ -72,8 +114,8 @@ impl std::fmt::Debug for Traces {
 impl Traces {
     /// Sends the spans still queued, for at most the export timeout plus
     /// a second, off the runtime's workers.
-    pub async fn shutdown(self, options: &Options) {
-        let timeout = export_timeout(options) + Duration::from_secs(1);
+    pub async fn shutdown(self) {
+        let timeout = self.export_timeout + Duration::from_secs(1);
         let provider = self.provider;
         let done = tokio::task::spawn_blocking(move || provider.shutdown_with_timeout(timeout));
         match tokio::time::timeout(timeout + Duration::from_secs(1), done).await {
@@ -87,14 +129,14 @@ impl Traces {
 /// Where spans are posted: `<[tracing]/otlp_endpoint>/v1/traces`; with the
 /// option empty, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as it is, else
 /// `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces`; `None`: no traces.
-pub fn endpoint(options: &Options) -> Option<String> {
+pub fn endpoint(settings: &TraceSettings) -> Option<String> {
     let env = |name: &str| {
         std::env::var(name)
             .ok()
             .map(|v| v.trim().to_owned())
             .filter(|v| !v.is_empty())
     };
-    let configured = options.tracing.otlp_endpoint.trim();
+    let configured = settings.otlp_endpoint.trim();
     if !configured.is_empty() {
         return Some(traces_url(configured));
     }
@@ -106,15 +148,11 @@ fn traces_url(base: &str) -> String {
     format!("{}/v1/traces", base.trim_end_matches('/'))
 }
 
-fn export_timeout(options: &Options) -> Duration {
-    Duration::from_secs(options.tracing.export_timeout.max(1).unsigned_abs())
-}
-
 /// Starts tracing when an endpoint is configured ([`endpoint`]): must be
 /// called on the runtime, whose workers make the posts. An endpoint that
 /// is not an http(s) URL fails the start.
-pub fn start(options: &Options) -> Result<Option<Traces>, StartError> {
-    let Some(url) = endpoint(options) else {
+pub fn start(settings: &TraceSettings) -> Result<Option<Traces>, TraceError> {
+    let Some(url) = endpoint(settings) else {
         return Ok(None);
     };
     let http = |u: &str| {
@@ -123,18 +161,18 @@ pub fn start(options: &Options) -> Result<Option<Traces>, StartError> {
             .filter(|u| matches!(u.scheme(), "http" | "https") && u.has_host())
     };
     // The base checked too: `http://` + `/v1/traces` would name host `v1`.
-    let configured = options.tracing.otlp_endpoint.trim();
+    let configured = settings.otlp_endpoint.trim();
     let parsed = http(&url).filter(|_| configured.is_empty() || http(configured).is_some());
     let Some(parsed) = parsed else {
-        return Err(StartError::new(format!(
+        return Err(TraceError(format!(
             "[tracing]/otlp_endpoint: {url:?} is not an http(s) URL"
         )));
     };
-    let timeout = export_timeout(options);
+    let timeout = settings.export_timeout;
     let client = reqwest::Client::builder()
         .timeout(timeout)
         .build()
-        .map_err(|e| StartError::new(format!("traces: HTTP client: {e}")))?;
+        .map_err(|e| TraceError(format!("traces: HTTP client: {e}")))?;
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_http_client(Post {
@@ -145,12 +183,12 @@ pub fn start(options: &Options) -> Result<Option<Traces>, StartError> {
         .with_endpoint(url.clone())
         .with_timeout(timeout)
         .build()
-        .map_err(|e| StartError::new(format!("traces: {e}")))?;
+        .map_err(|e| TraceError(format!("traces: {e}")))?;
     let exporter = Logged {
         inner: exporter,
         logged: Mutex::new(None),
     };
-    let ratio = options.tracing.sample_ratio.clamp(0.0, 1.0);
+    let ratio = settings.sample_ratio.clamp(0.0, 1.0);
     let provider = SdkTracerProvider::builder()
         .with_span_processor(BatchSpanProcessor::builder(exporter).build())
         .with_sampler(Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(
@@ -158,7 +196,7 @@ pub fn start(options: &Options) -> Result<Option<Traces>, StartError> {
         ))))
         .with_resource(
             Resource::builder()
-                .with_service_name(options.tracing.service_name.clone())
+                .with_service_name(settings.service_name.clone())
                 .build(),
         )
         .build();
@@ -170,7 +208,10 @@ pub fn start(options: &Options) -> Result<Option<Traces>, StartError> {
         sample_ratio = ratio,
         "exporting traces"
     );
-    Ok(Some(Traces { provider }))
+    Ok(Some(Traces {
+        provider,
+        export_timeout: timeout,
+    }))
 }
 
 /// Whether spans are made.
@@ -186,7 +227,7 @@ pub async fn track(req: Request, next: Next) -> Response {
     let Some(tracer) = TRACER.get() else {
         return next.run(req).await;
     };
-    let method = crate::metrics::method_label(req.method());
+    let method = method_label(req.method());
     let span = tracer
         .span_builder(method)
         .with_kind(SpanKind::Server)
@@ -427,9 +468,18 @@ impl<E: SpanExporter> SpanExporter for Logged<E> {
 mod tests {
     use super::*;
 
+    fn settings(otlp_endpoint: &str) -> TraceSettings {
+        TraceSettings {
+            otlp_endpoint: otlp_endpoint.into(),
+            export_timeout: Duration::from_secs(10),
+            sample_ratio: 1.0,
+            service_name: "magnum".into(),
+        }
+    }
+
     #[test]
     fn the_endpoint_is_the_collector_base_url_plus_the_traces_path() {
-        let o = crate::options::from_text("[tracing]\notlp_endpoint = http://collector:4318/\n");
+        let o = settings("http://collector:4318/");
         assert_eq!(
             endpoint(&o).as_deref(),
             Some("http://collector:4318/v1/traces")
@@ -440,7 +490,7 @@ mod tests {
     #[test]
     fn an_endpoint_that_is_not_an_http_url_stops_the_start() {
         for bad in ["collector:4318", "ftp://collector", "http://"] {
-            let o = crate::options::from_text(&format!("[tracing]\notlp_endpoint = {bad}\n"));
+            let o = settings(bad);
             let e = start(&o).expect_err(bad).to_string();
             assert!(e.starts_with("[tracing]/otlp_endpoint: "), "{e}");
         }

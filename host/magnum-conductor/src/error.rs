@@ -34,6 +34,17 @@ pub enum Error {
 }
 
 impl Error {
+    /// The client error to answer with, or the failure behind a generic
+    /// 500 (its cause kept for the log). The layers above see a database
+    /// failure only this way.
+    pub fn into_answer(self) -> std::result::Result<MagnumError, anyhow::Error> {
+        match self {
+            Error::Client(e) => Ok(e),
+            Error::Db(e) => Err(e.into()),
+            Error::Internal(e) => Err(e),
+        }
+    }
+
     /// The client error, when this is one.
     pub fn client(&self) -> Option<&MagnumError> {
         match self {

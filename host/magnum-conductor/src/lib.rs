@@ -24,7 +24,7 @@ mod error;
 mod federations;
 mod jobs;
 pub mod list_cache;
-pub mod lookup;
+pub(crate) mod lookup;
 mod lookups;
 mod nodegroups;
 mod poll;
@@ -222,9 +222,24 @@ impl Conductor {
         (self.parts.new_uuid)()
     }
 
-    /// The database.
+    /// The database. Only the use cases reach it; the layers above call
+    /// them (the tests of those layers, with the feature `testing`, may
+    /// read and write rows directly).
+    #[cfg(not(any(test, feature = "testing")))]
+    pub(crate) fn db(&self) -> &Db {
+        &self.parts.db
+    }
+
+    /// The database (tests).
+    #[cfg(any(test, feature = "testing"))]
     pub fn db(&self) -> &Db {
         &self.parts.db
+    }
+
+    /// The connections open in each pool of the database: (pool, in use,
+    /// idle), for the metrics.
+    pub fn database_connections(&self) -> Vec<(&'static str, usize, usize)> {
+        self.parts.db.connections()
     }
 
     /// The database's change stamp now: the sum of the counters every

@@ -95,7 +95,7 @@ impl Kind {
 }
 
 /// The row of a get by id or uuid: no row is the kind's 404 naming `ident`.
-pub fn found<T>(kind: Kind, ident: &str, row: db::Result<T>) -> Result<T> {
+pub(crate) fn found<T>(kind: Kind, ident: &str, row: db::Result<T>) -> Result<T> {
     match row {
         Ok(t) => Ok(t),
         Err(db::Error::NotFound(_)) => Err(kind.not_found(ident).into()),
@@ -105,7 +105,7 @@ pub fn found<T>(kind: Kind, ident: &str, row: db::Result<T>) -> Result<T> {
 
 /// The rows whose name matched `ident`: none is the kind's 404, one is the
 /// answer, several are the kind's 409.
-pub fn single<T>(kind: Kind, ident: &str, rows: db::Result<Vec<T>>) -> Result<T> {
+pub(crate) fn single<T>(kind: Kind, ident: &str, rows: db::Result<Vec<T>>) -> Result<T> {
     let mut rows = rows?;
     match rows.len() {
         0 => Err(kind.not_found(ident).into()),
@@ -121,7 +121,7 @@ pub fn single<T>(kind: Kind, ident: &str, rows: db::Result<Vec<T>>) -> Result<T>
 /// Magnum checks that the marker is visible to the caller before listing
 /// (the list itself finds the marker row in any project): resource modules
 /// look it up with the caller's scope first, with [`found`].
-pub fn page<T>(kind: Kind, o: &ListOptions, rows: db::Result<Vec<T>>) -> Result<Vec<T>> {
+pub(crate) fn page<T>(kind: Kind, o: &ListOptions, rows: db::Result<Vec<T>>) -> Result<Vec<T>> {
     match rows {
         Ok(rows) => Ok(rows),
         Err(db::Error::InvalidSortKey(k)) => Err(MagnumError::invalid_sort_key(&k).into()),

@@ -12,7 +12,7 @@ impl Conductor {
     /// reconciler's lease).
     // Deviation: Magnum has no such row; it is left out so that clients
     // see only the `magnum-conductor` services.
-    pub async fn list_services(&self) -> db::Result<Vec<MagnumService>> {
+    pub async fn list_services(&self) -> super::Result<Vec<MagnumService>> {
         let mut rows = self.db().q().list_magnum_services().await?;
         rows.retain(|r| !super::is_lock_row(r));
         Ok(rows)
@@ -34,10 +34,10 @@ pub struct Heartbeat {
 
 impl Heartbeat {
     /// Writes one heartbeat.
-    pub async fn report(&self) -> db::Result<()> {
+    pub async fn report(&self) -> super::Result<()> {
         let now = self.conductor.now();
         let mut q = self.conductor.db().q();
-        match q.get_magnum_service(&self.host, &self.binary).await {
+        let written = match q.get_magnum_service(&self.host, &self.binary).await {
             Ok(mut s) => {
                 s.report_count = s.report_count.saturating_add(1);
                 s.last_seen_up = Some(now);
@@ -57,7 +57,8 @@ impl Heartbeat {
                 q.create_magnum_service(&mut s).await
             }
             Err(e) => Err(e),
-        }
+        };
+        Ok(written?)
     }
 
     /// [`Heartbeat::report`], with a failure logged: a database hiccup must

@@ -1,6 +1,7 @@
 //! `cluster_template` (formerly `baymodel`): CRUD with Magnum's visibility
 //! rules (own, public, hidden), lookups and the in-use check.
 
+pub use magnum_domain::query::TemplateScope;
 use std::collections::HashMap;
 
 use magnum_domain::models::ClusterTemplate;
@@ -8,7 +9,7 @@ use magnum_domain::models::ClusterTemplate;
 use super::Result;
 use super::columns::{self as c, Col, Reader, col};
 use super::exec::{Arg, Kind};
-use super::queries::{Cond, ListOptions, Queries, Scope, Table, default_bool, in_list};
+use super::queries::{Cond, ListOptions, Queries, Table, default_bool, in_list, scope_condition};
 
 const COLS: &[Col] = &[
     col("created_at", Kind::Time),
@@ -140,42 +141,19 @@ static TABLE: Table<ClusterTemplate> = Table {
     updated_at: |v| &mut v.updated_at,
 };
 
-/// The visibility of cluster templates for one caller (Magnum's template
-/// queries, spec `api/logic.md` §3).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct TemplateScope {
-    /// The caller's own rows; `Scope::ALL_PROJECTS` shows every template
-    /// (admin with an `*_all_projects` rule).
-    pub scope: Scope,
-    /// Adds public templates that are hidden (admins in requests without
-    /// the all-projects rule). Public templates that are not hidden are
-    /// always visible.
-    pub public_hidden: bool,
-}
-
-impl TemplateScope {
-    /// The templates `scope` owns, plus the public ones that are not
-    /// hidden.
-    pub fn new(scope: Scope) -> TemplateScope {
-        TemplateScope {
-            scope,
-            public_hidden: false,
-        }
-    }
-
-    fn cond(&self) -> Result<Cond> {
-        let mut c = Cond::default();
-        let Some((own, args)) = self.scope.condition(true)? else {
-            return Ok(c);
-        };
-        let public = if self.public_hidden {
-            "public = TRUE"
-        } else {
-            "public = TRUE AND hidden = FALSE"
-        };
-        c.add(format!("{own} OR ({public})"), args);
-        Ok(c)
-    }
+/// The condition of the templates `scope` shows.
+fn template_cond(scope: &TemplateScope) -> Result<Cond> {
+    let mut c = Cond::default();
+    let Some((own, args)) = scope_condition(&scope.scope, true)? else {
+        return Ok(c);
+    };
+    let public = if scope.public_hidden {
+        "public = TRUE"
+    } else {
+        "public = TRUE AND hidden = FALSE"
+    };
+    c.add(format!("{own} OR ({public})"), args);
+    Ok(c)
 }
 
 impl Queries<'_> {
@@ -185,7 +163,7 @@ impl Queries<'_> {
         id: i64,
         scope: &TemplateScope,
     ) -> Result<ClusterTemplate> {
-        let mut c = scope.cond()?;
+        let mut c = template_cond(scope)?;
         c.add("id = ?", [Arg::Int(id)]);
         self.get_one(&TABLE, c).await
     }
@@ -196,7 +174,7 @@ impl Queries<'_> {
         uuid: &str,
         scope: &TemplateScope,
     ) -> Result<ClusterTemplate> {
-        let mut c = scope.cond()?;
+        let mut c = template_cond(scope)?;
         c.add("uuid = ?", [Arg::from(uuid)]);
         self.get_one(&TABLE, c).await
     }
@@ -208,7 +186,7 @@ impl Queries<'_> {
         name: &str,
         scope: &TemplateScope,
     ) -> Result<Vec<ClusterTemplate>> {
-        let mut c = scope.cond()?;
+        let mut c = template_cond(scope)?;
         c.add(
             (self.dialect().sql().name_equals)("name"),
             [Arg::from(name)],
@@ -226,7 +204,7 @@ impl Queries<'_> {
         if uuids.is_empty() {
             return Ok(HashMap::new());
         }
-        let mut c = scope.cond()?;
+        let mut c = template_cond(scope)?;
         let (part, args) = in_list("uuid", uuids);
         c.add(part, args);
         let rows = self.all(&TABLE, c, "id ASC", None).await?;
@@ -239,7 +217,7 @@ impl Queries<'_> {
         scope: &TemplateScope,
         o: &ListOptions,
     ) -> Result<Vec<ClusterTemplate>> {
-        let c = scope.cond()?;
+        let c = template_cond(scope)?;
         self.list(&TABLE, &TABLE.all(), c, o).await
     }
 

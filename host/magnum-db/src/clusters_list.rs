@@ -2,24 +2,13 @@
 //! as [`Queries::list_clusters`], selecting only the columns a list shows.
 
 use magnum_domain::models::Cluster;
+pub use magnum_domain::query::ClusterView;
 
 use super::Result;
 use super::clusters::{ClusterFilter, TABLE};
 use super::columns::{Col, Reader, col};
 use super::exec::Kind;
 use super::queries::{ListOptions, Projection, Queries};
-
-/// The columns a cluster list reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ClusterView {
-    /// What `GET /v1/clusters` shows: uuid, name, cluster_template_id,
-    /// keypair, docker_volume_size, labels, master_flavor_id, flavor_id,
-    /// create_timeout, stack_id, status and health_status.
-    Summary,
-    /// What `GET /v1/clusters/detail` shows: every column but the four
-    /// certificate references.
-    Detail,
-}
 
 const SUMMARY_COLS: &[Col] = &[
     col("uuid", Kind::Text),

@@ -2,6 +2,7 @@
 //! keyset pagination, inserts, partial updates, deletes and counts. The
 //! repository methods of each table (one file per table) are built on them.
 
+pub use magnum_domain::query::{ListOptions, Scope};
 use std::time::Duration;
 
 use chrono::NaiveDateTime;
@@ -144,78 +145,28 @@ impl<'a> Queries<'a> {
     }
 }
 
-/// The rows a caller may see.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Scope {
-    /// Disables the project/user filter.
-    pub all_projects: bool,
-    /// Filters on `project_id`.
-    pub project_id: String,
-    /// Filters on `user_id` when `project_id` is empty (a token without a
-    /// project, as Magnum's `_add_tenant_filters` does).
-    pub user_id: String,
-}
-
-impl Scope {
-    /// The scope of internal callers (conductor, reconciler).
-    pub const ALL_PROJECTS: Scope = Scope {
-        all_projects: true,
-        project_id: String::new(),
-        user_id: String::new(),
-    };
-
-    /// The scope of one project.
-    pub fn project(project_id: impl Into<String>) -> Scope {
-        Scope {
-            project_id: project_id.into(),
-            ..Scope::default()
-        }
+/// The condition of `scope` (`None` for all projects). `has_user` says
+/// whether the table has a `user_id` column.
+pub(crate) fn scope_condition(scope: &Scope, has_user: bool) -> Result<Option<(String, Vec<Arg>)>> {
+    if scope.all_projects {
+        Ok(None)
+    } else if !scope.project_id.is_empty() {
+        Ok(Some((
+            "project_id = ?".into(),
+            vec![Arg::from(&scope.project_id)],
+        )))
+    } else if !scope.user_id.is_empty() && has_user {
+        Ok(Some((
+            "user_id = ?".into(),
+            vec![Arg::from(&scope.user_id)],
+        )))
+    } else if !scope.user_id.is_empty() {
+        // A table without user_id: Magnum filters on project_id = NULL,
+        // which matches no row.
+        Ok(Some(("1 = 0".into(), vec![])))
+    } else {
+        Err(Error::EmptyScope)
     }
-
-    /// The scope of a user without a project.
-    pub fn user(user_id: impl Into<String>) -> Scope {
-        Scope {
-            user_id: user_id.into(),
-            ..Scope::default()
-        }
-    }
-
-    /// The scope's condition (`None` for all projects). `has_user` says
-    /// whether the table has a `user_id` column.
-    pub(crate) fn condition(&self, has_user: bool) -> Result<Option<(String, Vec<Arg>)>> {
-        if self.all_projects {
-            Ok(None)
-        } else if !self.project_id.is_empty() {
-            Ok(Some((
-                "project_id = ?".into(),
-                vec![Arg::from(&self.project_id)],
-            )))
-        } else if !self.user_id.is_empty() && has_user {
-            Ok(Some(("user_id = ?".into(), vec![Arg::from(&self.user_id)])))
-        } else if !self.user_id.is_empty() {
-            // A table without user_id: Magnum filters on project_id = NULL,
-            // which matches no row.
-            Ok(Some(("1 = 0".into(), vec![])))
-        } else {
-            Err(Error::EmptyScope)
-        }
-    }
-}
-
-/// The pagination parameters of a list (Magnum's `marker`, `limit`,
-/// `sort_key`, `sort_dir`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ListOptions {
-    /// The uuid of the last row of the previous page (for quotas: the
-    /// decimal id). Unknown → [`Error::NotFound`].
-    pub marker: Option<String>,
-    /// Caps the rows returned.
-    pub limit: Option<u64>,
-    /// A column of the table (default `id`); others →
-    /// [`Error::InvalidSortKey`].
-    pub sort_key: Option<String>,
-    /// `asc` (default) or `desc`; others → [`Error::InvalidSortDir`].
-    pub sort_dir: Option<String>,
 }
 
 /// WHERE conditions and their arguments.
@@ -233,7 +184,7 @@ impl Cond {
 
     /// Adds a scope's condition, if any.
     pub(crate) fn scope(&mut self, scope: &Scope, has_user: bool) -> Result<()> {
-        if let Some((part, args)) = scope.condition(has_user)? {
+        if let Some((part, args)) = scope_condition(scope, has_user)? {
             self.add(part, args);
         }
         Ok(())

@@ -6,6 +6,7 @@ pub mod context;
 pub mod error;
 pub mod microversion;
 pub mod models;
+pub mod query;
 pub mod status;
 pub mod transitions;
 pub mod validation;

@@ -536,34 +536,6 @@ pub fn keystone_settings(options: &Options) -> auth::KeystoneSettings {
     }
 }
 
-impl api::Authenticator for auth::Authenticator {
-    fn authenticate<'a>(
-        &'a self,
-        headers: &'a http::HeaderMap,
-    ) -> futures::future::BoxFuture<
-        'a,
-        Result<magnum_domain::RequestContext, axum::response::Response>,
-    > {
-        Box::pin(async move {
-            auth::Authenticator::authenticate(self, headers)
-                .await
-                .map_err(|e| {
-                    if e.kind() == auth::AuthErrorKind::KeystoneUnavailable {
-                        tracing::warn!(error = %e, "token validation unavailable");
-                    }
-                    e.into_response(headers)
-                })
-        })
-    }
-
-    fn token_cache_counts(&self) -> Option<(u64, u64)> {
-        match self {
-            auth::Authenticator::Keystone(k) => Some(k.cache_counts()),
-            auth::Authenticator::NoAuth(_) => None,
-        }
-    }
-}
-
 /// The Cluster API driver's option holding the k8s-keystone-auth policy.
 const KEYSTONE_AUTH_POLICY: &str = "keystone_auth_default_policy";
 

@@ -8,7 +8,6 @@
 //! ([`notify`]). [`app`] wires them from the [`options`]; [`cli`] is the
 //! command line.
 
-pub mod api;
 pub mod app;
 pub mod cli;
 pub mod cloud;
@@ -19,6 +18,8 @@ pub mod metrics;
 pub mod options;
 pub mod telemetry;
 
+/// The HTTP API.
+pub use magnum_api as api;
 /// The use cases and the policy engine.
 pub use magnum_conductor::{self as conductor, policy};
 /// The database layer, a crate of its own ([`magnum_db`]).

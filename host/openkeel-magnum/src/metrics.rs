@@ -306,7 +306,7 @@ impl Metrics {
                     .get_or_create(&DriverLabels { driver: package })
                     .set(i64::from(health.open));
             }
-            for (pool, in_use, idle) in conductor.db().connections() {
+            for (pool, in_use, idle) in conductor.database_connections() {
                 let l = PoolLabels { pool };
                 m.db_in_use.get_or_create(&l).set(gauge(in_use));
                 m.db_idle.get_or_create(&l).set(gauge(idle));

@@ -88,10 +88,10 @@ use crate::conductor::{Certificates, Clock, Conductor, Parts, Settings, Template
 use crate::db::{self, Db, DbTarget, Dialect, Hooks};
 use crate::notify::{Notifier, Sources};
 use crate::openstack::Image;
-use crate::policy::Enforcer;
 use fakes::{
     FakeOpenStack, FakeSetup, KeystoneLikeAuth, MockedGetDriver, PermissiveEntry, TestAppAuth,
 };
+use magnum_conductor::policy::Enforcer;
 
 const GET_DRIVER: &str = "magnum.drivers.common.driver.Driver.get_driver";
 const GET_DEFAULT_DRIVER: &str = "magnum.drivers.common.driver.Driver.get_default_driver";
@@ -214,10 +214,10 @@ fn fake_openstack(rec: &Record) -> FakeOpenStack {
 /// mocked enforce allows every rule but `clustertemplate:publish`, which
 /// answers the mock's return value.
 fn policy(rec: &Record, dir: &Path) -> Result<Enforcer, String> {
-    let mut opts = crate::policy::PolicySettings {
+    let mut opts = magnum_conductor::policy::PolicySettings {
         enforce_scope: true,
         enforce_new_defaults: true,
-        ..crate::policy::PolicySettings::default()
+        ..magnum_conductor::policy::PolicySettings::default()
     }
     .options();
     opts.policy_file = None;
@@ -229,7 +229,7 @@ fn policy(rec: &Record, dir: &Path) -> Result<Enforcer, String> {
             "!"
         };
         Some(
-            crate::policy::magnum_defaults()
+            magnum_conductor::policy::magnum_defaults()
                 .into_iter()
                 .map(|r| {
                     let check = if r.name == "clustertemplate:publish" {
@@ -533,7 +533,7 @@ mod tests {
     //! conformance_test.go.
 
     use super::*;
-    use crate::policy::{caller_target, credentials};
+    use magnum_conductor::policy::{caller_target, credentials};
     use magnum_domain::RequestContext;
     use openkeel_magnum_exchanges::Mock;
 
@@ -658,7 +658,7 @@ mod tests {
     /// through the real policy engine with Magnum's default rules.
     #[tokio::test]
     async fn default_policy_guards_mservices() {
-        let t = crate::api::testing::TestApp::new().await;
+        let t = crate::testing::TestApp::new().await;
         for (roles, want) in [("admin", 200), ("reader,member", 403), ("", 403)] {
             let a = t
                 .call("GET /v1/mservices", "", &[&format!("X-Roles: {roles}")])

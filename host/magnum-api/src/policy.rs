@@ -4,7 +4,7 @@
 
 use magnum_domain::{MagnumError, RequestContext};
 
-use crate::policy::{self, Enforcer, Target};
+use magnum_conductor::policy::{self, Enforcer, Target};
 
 /// `rule` for the caller on `target` (the caller's own project and user
 /// when `None`).

@@ -21,7 +21,7 @@ use super::versions::Link;
 use super::views::{Form, isoformat};
 use super::{ApiError, Call, Handlers, Services};
 use crate::conductor::{FederationCreate, federation_doc};
-use crate::policy::Target;
+use magnum_conductor::policy::Target;
 
 /// Registers the handlers.
 pub fn register(h: &mut Handlers, services: &Services) {

@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use super::errors::json_response;
 use super::versions::Link;
 use super::{ApiError, Call, Handlers, Services};
-use crate::policy::Target;
+use magnum_conductor::policy::Target;
 
 /// The attributes of the `Certificate` body type in WSME's order: the
 /// class's declarations, then those of `APIBase`.
@@ -281,8 +281,8 @@ mod tests {
     use openssl::x509::extension::BasicConstraints;
     use openssl::x509::{X509NameBuilder, X509ReqBuilder};
 
-    use crate::api::testing::{Answer, TestApp};
     use crate::conductor::certificate_test_support::*;
+    use crate::testing::{Answer, TestApp};
 
     const CREATOR: &[&str] = &[
         "X-Project-Id: p1",
@@ -754,8 +754,8 @@ mod tests {
             .db
             .q()
             .list_x509keypairs(
-                &crate::db::Scope::ALL_PROJECTS,
-                &crate::db::ListOptions::default(),
+                &magnum_domain::query::Scope::ALL_PROJECTS,
+                &magnum_domain::query::ListOptions::default(),
             )
             .await
             .expect("key pairs")

@@ -26,9 +26,9 @@ use super::versions::Link;
 use super::views::{Form, isoformat, labels_diff};
 use super::{ApiError, Call, Handlers, Services};
 use crate::conductor::{ClusterCreate, ClusterPage, ClusterResize, ClusterUpdate, ClusterUpgrade};
-use crate::db::ClusterView;
-use crate::policy::{Enforcer, Target};
 use bytes::Bytes;
+use magnum_conductor::policy::{Enforcer, Target};
+use magnum_domain::query::ClusterView;
 
 /// Registers the handlers.
 pub fn register(h: &mut Handlers, services: &Services) {

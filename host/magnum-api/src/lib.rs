@@ -6,6 +6,12 @@
 //! microversion negotiation, routing (pecan's rules, [`routes`]), WSME's
 //! argument checks, and the route's handler. Every error on every path is
 //! Magnum's error body ([`errors`]).
+//!
+//! The handlers call the use cases ([`magnum_conductor`]) and never the
+//! database: this crate does not depend on `magnum-db`, and the conductor
+//! neither re-exports its types nor hands out its handle outside tests.
+//! The shapes of a read (scope, page, list view) are the domain's
+//! ([`magnum_domain::query`]).
 
 pub mod accept;
 pub mod body;
@@ -28,6 +34,19 @@ pub mod routes;
 pub mod stats;
 pub mod versions;
 pub mod views;
+
+#[cfg(test)]
+mod layers;
+
+// The layers below, by the names the modules use.
+use magnum_conductor as conductor;
+#[cfg(test)]
+use magnum_db as db;
+use magnum_integrations::{auth, traces};
+#[cfg(test)]
+use magnum_integrations::{certs, notify, openstack};
+#[cfg(test)]
+use magnum_reconcile as reconcile;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -62,6 +81,35 @@ pub trait Authenticator: Send + Sync {
     /// cache (metrics).
     fn token_cache_counts(&self) -> Option<(u64, u64)> {
         None
+    }
+}
+
+/// Keystone's (or noauth's) authentication of each request.
+impl Authenticator for crate::auth::Authenticator {
+    fn authenticate<'a>(
+        &'a self,
+        headers: &'a http::HeaderMap,
+    ) -> futures::future::BoxFuture<
+        'a,
+        Result<magnum_domain::RequestContext, axum::response::Response>,
+    > {
+        Box::pin(async move {
+            crate::auth::Authenticator::authenticate(self, headers)
+                .await
+                .map_err(|e| {
+                    if e.kind() == crate::auth::AuthErrorKind::KeystoneUnavailable {
+                        tracing::warn!(error = %e, "token validation unavailable");
+                    }
+                    e.into_response(headers)
+                })
+        })
+    }
+
+    fn token_cache_counts(&self) -> Option<(u64, u64)> {
+        match self {
+            crate::auth::Authenticator::Keystone(k) => Some(k.cache_counts()),
+            crate::auth::Authenticator::NoAuth(_) => None,
+        }
     }
 }
 
@@ -321,7 +369,7 @@ async fn dispatch(State(api): State<Arc<Api>>, req: Request) -> Response {
     };
     if let Some((_, pattern)) = route {
         resp.extensions_mut()
-            .insert(crate::metrics::RoutePattern(pattern));
+            .insert(crate::traces::RoutePattern(pattern));
     }
     if let Some(v) = version
         && resp.extensions().get::<version_headers::Drop>().is_none()
@@ -720,7 +768,7 @@ fn fill_from_body(
 #[derive(Clone)]
 pub struct Services {
     pub conductor: crate::conductor::Conductor,
-    pub enforcer: Arc<crate::policy::Enforcer>,
+    pub enforcer: Arc<magnum_conductor::policy::Enforcer>,
 }
 
 /// Every handler of this build: the version document and the resource

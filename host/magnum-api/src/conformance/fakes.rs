@@ -13,7 +13,7 @@ use magnum_domain::{MagnumError, RequestContext};
 use openkeel_magnum_exchanges::{Mock, RecordedContext};
 use serde_json::Value;
 
-use crate::api::Authenticator;
+use crate::Authenticator;
 use crate::conductor::TemplateDrivers;
 use crate::openstack::{
     ErrorKind, Flavor, Image, Keypair, Lookup, LookupError, Network, OpenStackError, Subnet,

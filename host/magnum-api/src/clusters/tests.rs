@@ -6,10 +6,10 @@ use magnum_domain::models::{Cluster, NodeGroup};
 use serde_json::{Value, json};
 
 use super::faults;
-use crate::api::testing::{ADMIN, MEMBER, TestApp};
 use crate::conductor::ClusterCreate;
 use crate::conductor::testing::TestConductor;
 use crate::conductor::testing::{Env, caller};
+use crate::testing::{ADMIN, MEMBER, TestApp};
 
 /// The app over a conductor with a template of p1 and `n` clusters of p1
 /// named c0, c1…; their uuids.
@@ -612,7 +612,7 @@ async fn a_cluster_lifecycle() {
         .q()
         .list_nodegroups(
             &crate::db::NodeGroupFilter::cluster(&uuid),
-            &crate::db::ListOptions::default(),
+            &magnum_domain::query::ListOptions::default(),
         )
         .await
         .expect("nodegroups");

@@ -70,7 +70,7 @@ mod tests {
     use magnum_domain::models::{Cluster, NodeGroup};
     use serde_json::json;
 
-    use crate::api::testing::{ADMIN, MEMBER, TestApp};
+    use crate::testing::{ADMIN, MEMBER, TestApp};
 
     const READER: &[&str] = &["X-Project-Id: p1", "X-User-Id: u1", "X-Roles: reader"];
     const OTHER: &[&str] = &[

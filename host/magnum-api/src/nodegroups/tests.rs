@@ -5,13 +5,13 @@
 use magnum_domain::Status;
 use serde_json::{Value, json};
 
-use crate::api::fixture::{
+use crate::fixture::{
     ADMIN, CLUSTER_UUID, EXTRA_UUID, MEMBER, NOW, OTHER, READER, WORKER_UUID, detail, expect,
     seeded, snapshot,
 };
-use crate::api::testing::{Answer, TestApp};
-use crate::db::Scope;
 use crate::openstack::STATIC_IMAGE_NAME;
+use crate::testing::{Answer, TestApp};
+use magnum_domain::query::Scope;
 
 const NONE: &[&str] = &["X-Project-Id: p1", "X-User-Id: u1", "X-Roles: foo"];
 const NEW: &str = "00000000-0000-4000-8000-000000000001";

@@ -14,7 +14,7 @@ use tower::ServiceExt;
 use super::{Api, ApiOptions, Services, handlers};
 use crate::auth::{Authenticator, NoAuth};
 use crate::conductor::testing::TestConductor;
-use crate::policy::{self, PolicySettings};
+use magnum_conductor::policy::{self, PolicySettings};
 
 /// The application and the conductor fixture behind it.
 pub struct TestApp {

@@ -75,7 +75,7 @@ pub async fn healthcheck(State(api): State<Arc<Api>>, req: Request, next: Next) 
     }
     let mut resp = health(&api, &req);
     resp.extensions_mut()
-        .insert(crate::metrics::RoutePattern("/healthcheck"));
+        .insert(crate::traces::RoutePattern("/healthcheck"));
     resp
 }
 

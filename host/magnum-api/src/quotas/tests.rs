@@ -2,14 +2,14 @@
 
 use serde_json::json;
 
-use crate::api::testing::{ADMIN, MEMBER, TestApp};
+use crate::testing::{ADMIN, MEMBER, TestApp};
 
 const READER: &[&str] = &["X-Project-Id: p1", "X-User-Id: u1", "X-Roles: reader"];
 
 /// The time of the fixture's clock as Magnum renders it.
 const NOW: &str = "2026-11-30T12:00:00+00:00";
 
-fn detail(a: &crate::api::testing::Answer) -> serde_json::Value {
+fn detail(a: &crate::testing::Answer) -> serde_json::Value {
     a.json()["errors"][0]["detail"].clone()
 }
 

@@ -41,8 +41,8 @@ async fn patch(s: &Services, call: Call) -> Result<axum::response::Response, Api
 mod tests {
     use magnum_domain::Status;
 
-    use crate::api::testing::{Answer, TestApp};
     use crate::conductor::certificate_test_support::*;
+    use crate::testing::{Answer, TestApp};
 
     const MEMBER: &[&str] = &[
         "X-Project-Id: p1",

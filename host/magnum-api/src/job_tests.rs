@@ -17,7 +17,6 @@ use magnum_domain::models::{Cluster, StringMap};
 use magnum_domain::{MagnumError, Status};
 use tokio::sync::{Semaphore, mpsc};
 
-use crate::api::testing::{MEMBER, TestApp};
 use crate::certs::{AskHook, KeyGenerator, KeyPair, Owner, Store, StoreError, X509KeyPairStore};
 use crate::conductor::testing::TestConductor;
 use crate::conductor::testing::{Env, caller};
@@ -26,6 +25,7 @@ use crate::conductor::{Hook, JobHooks};
 use crate::db::testing::dialect_tests;
 use crate::db::{Dialect, ListOptions, Scope};
 use crate::reconcile::{Reconciler, Settings as ReconcilerSettings};
+use crate::testing::{MEMBER, TestApp};
 
 /// Counts the certificates stored; `fail` makes `put` fail.
 struct Counting {

@@ -2,7 +2,7 @@
 //! nodegroups, quotas, federations): the `marker`, `limit`, `sort_key` and
 //! `sort_dir` query parameters checked in Magnum's order with its errors
 //! (magnum/api/utils.py:39 `validate_limit`, `validate_sort_dir`), mapped
-//! onto [`db::ListOptions`], the `next` link of a full page
+//! onto [`ListOptions`], the `next` link of a full page
 //! (collection.py `get_next`), and the `{"<key>": [...], "next": ...}` body.
 //!
 //! A list handler reads:
@@ -16,7 +16,7 @@
 //!
 //! The marker's own checks (a visible row, 404 otherwise) and the sort key
 //! (a column of the table, 400 otherwise) belong to the conductor, which
-//! maps them with [`crate::conductor::lookup::page`].
+//! maps them to Magnum's errors in the use cases.
 
 use magnum_domain::MagnumError;
 use magnum_domain::validation::{validate_limit, validate_sort_dir};
@@ -25,7 +25,7 @@ use serde::ser::SerializeMap;
 
 use super::params::Query;
 use super::versions::next_link;
-use crate::db::ListOptions;
+use magnum_domain::query::ListOptions;
 
 /// The sort key when none is given.
 pub const DEFAULT_SORT_KEY: &str = "id";

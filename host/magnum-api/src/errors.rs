@@ -58,11 +58,9 @@ impl From<anyhow::Error> for ApiError {
 /// the generic 500 (logged once by the dispatcher).
 impl From<crate::conductor::Error> for ApiError {
     fn from(e: crate::conductor::Error) -> Self {
-        use crate::conductor::Error as E;
-        match e {
-            E::Client(e) => ApiError::Magnum(e),
-            E::Db(e) => ApiError::Internal(e.into()),
-            E::Internal(e) => ApiError::Internal(e),
+        match e.into_answer() {
+            Ok(e) => ApiError::Magnum(e),
+            Err(e) => ApiError::Internal(e),
         }
     }
 }

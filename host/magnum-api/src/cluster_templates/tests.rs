@@ -8,11 +8,11 @@ use magnum_domain::Status;
 use magnum_domain::models::{Cluster, ClusterTemplate};
 use serde_json::{Value, json};
 
-use crate::api::testing::{Answer, TestApp};
 use crate::conductor::Settings;
 use crate::conductor::testing::TestConductor;
-use crate::db::{ListOptions, Scope, TemplateScope};
 use crate::openstack::{STATIC_IMAGE_NAME, Static};
+use crate::testing::{Answer, TestApp};
+use magnum_domain::query::{ListOptions, Scope, TemplateScope};
 
 const MEMBER: &[&str] = &["X-Project-Id: p1", "X-User-Id: u1", "X-Roles: member"];
 const READER: &[&str] = &["X-Project-Id: p1", "X-User-Id: u1", "X-Roles: reader"];

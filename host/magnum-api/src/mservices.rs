@@ -128,7 +128,7 @@ mod tests {
 mod app_tests {
     use magnum_domain::models::MagnumService;
 
-    use crate::api::testing::{ADMIN, MEMBER, TestApp};
+    use crate::testing::{ADMIN, MEMBER, TestApp};
 
     #[tokio::test]
     async fn services_are_listed_with_their_state_to_admins_only() {

@@ -2,10 +2,10 @@
 
 use serde_json::json;
 
-use crate::api::fixture::{
+use crate::fixture::{
     ADMIN, CLUSTER_UUID, MEMBER, NOW, OTHER, READER, detail, expect, seeded, snapshot,
 };
-use crate::api::testing::TestApp;
+use crate::testing::TestApp;
 
 /// The first uuid the fixture's conductor hands out.
 const FED: &str = "00000000-0000-4000-8000-000000000001";

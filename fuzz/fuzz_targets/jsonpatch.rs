@@ -7,7 +7,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use magnum_jsonpatch::patch::{self, CLUSTER, NODE_GROUP};
-use magnum_jsonpatch::{Dict, PyValue, python};
+use python_semantics::{Dict, PyValue, python};
 
 fn dict(entries: Vec<(&str, PyValue)>) -> PyValue {
     PyValue::Dict(entries.into_iter().collect())

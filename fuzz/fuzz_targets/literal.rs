@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use magnum_jsonpatch::{PyValue, parse_literal, python};
+use python_semantics::{PyValue, parse_literal, python};
 
 fn round_trips(v: &PyValue) -> bool {
     match v {

@@ -130,104 +130,6 @@ impl LoadError {
     }
 }
 
-// The Magnum errors of driver selection. They are built here with the
-// messages of Magnum's exceptions until the catalogue in magnum-domain
-// carries them.
-
-/// "Cluster driver (<name>) not supported." (400).
-///
-/// Magnum: magnum/common/exception.py ClusterDriverNotSupported.
-pub fn cluster_driver_not_supported(name: &str) -> MagnumError {
-    MagnumError::new(
-        400,
-        "ClusterDriverNotSupported",
-        format!("Cluster driver ({name}) not supported."),
-    )
-}
-
-/// The 400 when no enabled driver provides the tuple; `supported` lists the
-/// tuples enabled drivers provide ("(vm, ubuntu, kubernetes)").
-///
-/// Magnum: magnum/common/exception.py ClusterTypeNotSupported.
-pub fn cluster_type_not_supported(
-    server_type: &str,
-    os: &str,
-    coe: &str,
-    supported: &[String],
-) -> MagnumError {
-    let list = if supported.is_empty() {
-        "none (no cluster drivers are loaded)".to_string()
-    } else {
-        let mut sorted = supported.to_vec();
-        sorted.sort();
-        sorted.join(", ")
-    };
-    MagnumError::new(
-        400,
-        "ClusterTypeNotSupported",
-        format!(
-            "Cluster type ({server_type}, {os}, {coe}) is not supported by any loaded cluster \
-             driver. Loaded drivers support: {list}."
-        ),
-    )
-}
-
-/// The 400 when the tuple's driver is beta and not enabled.
-///
-/// Magnum: magnum/common/exception.py ClusterTypeBetaNotEnabled.
-pub fn cluster_type_beta_not_enabled(
-    server_type: &str,
-    os: &str,
-    coe: &str,
-    driver: &str,
-) -> MagnumError {
-    MagnumError::new(
-        400,
-        "ClusterTypeBetaNotEnabled",
-        format!(
-            "Cluster type ({server_type}, {os}, {coe}) is provided by the '{driver}' driver, \
-             which is a beta driver and is not enabled. Add '{driver}' to the \
-             [drivers]/enabled_beta_drivers configuration option to use it."
-        ),
-    )
-}
-
-/// The base driver's rule for the master count of a new cluster: odd and at
-/// least 1, else 400 MasterNGSizeInvalid.
-pub fn validate_master_size(count: i32) -> Result<(), MagnumError> {
-    if count % 2 == 0 || count < 1 {
-        return Err(MagnumError::new(
-            400,
-            "MasterNGSizeInvalid",
-            format!("master nodegroup size of {count} is invalid, size cannot be an even number."),
-        ));
-    }
-    Ok(())
-}
-
-/// The base driver's refusal of a CA rotation.
-///
-/// Magnum: magnum/drivers/common/driver.py:306 raises NotSupported with a
-/// literal message.
-pub fn ca_rotation_not_supported() -> MagnumError {
-    MagnumError::new(
-        400,
-        "NotSupported",
-        "'rotate_ca_certificate' is not supported by this driver.",
-    )
-}
-
-/// The conductor's answer when the driver does not rotate credentials.
-///
-/// Magnum: magnum/conductor/handlers/credential_conductor.py:56.
-pub fn credential_rotation_not_supported() -> MagnumError {
-    MagnumError::new(
-        400,
-        "NotSupported",
-        "Credential rotation is not supported by driver.",
-    )
-}
-
 /// The Magnum exception names a driver's client error may carry; any other
 /// name is reported as `DriverError`. `MagnumError::kind` is static, and a
 /// driver's answer must not grow the host's memory.
@@ -273,42 +175,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn master_size_follows_the_base_rule() {
-        // Go: TestValidateMasterSize.
-        for n in [1, 3, 5] {
-            assert_eq!(validate_master_size(n), Ok(()));
-        }
-        for n in [0, 2, 4, -1] {
-            let e = validate_master_size(n).unwrap_err();
-            assert_eq!(e.status, 400);
-            assert_eq!(
-                e.message,
-                format!("master nodegroup size of {n} is invalid, size cannot be an even number.")
-            );
-        }
-    }
-
-    #[test]
     fn unknown_kinds_are_not_interned() {
         assert_eq!(intern_kind("NotSupported"), "NotSupported");
         assert_eq!(intern_kind("SomethingNew"), "DriverError");
-    }
-
-    #[test]
-    fn cluster_type_not_supported_sorts_the_tuples() {
-        let e = cluster_type_not_supported(
-            "vm",
-            "debian",
-            "kubernetes",
-            &[
-                "(vm, ubuntu, kubernetes)".into(),
-                "(vm, flatcar, kubernetes)".into(),
-            ],
-        );
-        assert_eq!(
-            e.message,
-            "Cluster type (vm, debian, kubernetes) is not supported by any loaded cluster driver. \
-             Loaded drivers support: (vm, flatcar, kubernetes), (vm, ubuntu, kubernetes)."
-        );
     }
 }

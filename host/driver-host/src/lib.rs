@@ -49,11 +49,7 @@ pub use access::{
 pub use breaker::{BreakerSettings, Health};
 pub use builtin::test_components;
 pub use driver::Driver;
-pub use error::{
-    CallError, DriverFault, FaultKind, LoadError, ca_rotation_not_supported,
-    cluster_driver_not_supported, cluster_type_beta_not_enabled, cluster_type_not_supported,
-    credential_rotation_not_supported, validate_master_size,
-};
+pub use error::{CallError, DriverFault, FaultKind, LoadError};
 pub use host::{CallObserver, DriverHost, HostServices, Refusal};
 pub use imports::field_manager;
 pub use package::{

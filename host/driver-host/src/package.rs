@@ -29,7 +29,7 @@ use crate::imports::{CallState, PackageCtx, Services};
 use crate::lowering::StateRef;
 use crate::manifest::Manifest;
 use crate::sandbox::{Sandbox, one_line, sha256_hex};
-use crate::settings::{DriverSettings, Limits};
+use crate::settings::{DriverConfig, DriverSettings, Limits};
 use crate::types::{StatusAnswer, Target, Update};
 
 /// The WIT package the host implements.
@@ -587,6 +587,87 @@ fn compare_entry_points(
     Ok(())
 }
 
+/// The checks before compiling a package: the component is the one the
+/// manifest names, its contract range is one this host serves, every
+/// capability it asks for is granted, and its limits resolve (capped by the
+/// operator's maxima).
+fn admit(
+    manifest: &Manifest,
+    sha256: &str,
+    requested: &Capabilities,
+    granted: &Capabilities,
+    config: &DriverConfig,
+    settings: &DriverSettings,
+) -> Result<Limits, LoadError> {
+    let name = &manifest.driver.name;
+    if let Some(want) = &manifest.driver.sha256
+        && !want.eq_ignore_ascii_case(sha256)
+    {
+        return Err(LoadError::new(format!(
+            "driver {name}: the component's sha256 is {sha256}, the manifest expects {want}"
+        )));
+    }
+    if !SUPPORTED_WIT.iter().any(|v| manifest.driver.wit.matches(v)) {
+        return Err(LoadError::new(format!(
+            "driver {name} requires {WIT_PACKAGE} {}; this host supports {}",
+            manifest.driver.wit,
+            supported_wit_range()
+        )));
+    }
+    if let Some(missing) = requested.first_not_covered_by(granted) {
+        return Err(LoadError::new(format!(
+            "driver {name} asks for {missing}, which is not granted (grant it in [driver:{name}] of magnum.conf)"
+        )));
+    }
+    match Limits::resolve(&manifest.limits, &config.limits, &settings.maxima) {
+        Ok((l, capped)) => {
+            for c in capped {
+                tracing::warn!(driver = %name, "driver limits: {c}");
+            }
+            Ok(l)
+        }
+        Err(e) => Err(LoadError::new(format!("driver {name}: {e}"))),
+    }
+}
+
+/// Links a compiled component whose imports its capabilities allow, and
+/// type-checks its exports against the generated bindings of its contract
+/// version.
+fn link(
+    sandbox: &Sandbox,
+    name: &str,
+    component: &Component,
+    world: &World,
+    caps: &Capabilities,
+    wit_version: &Version,
+) -> Result<(Contract, InstancePre<CallState>, Exports), LoadError> {
+    check_imports(name, world, caps)?;
+    let pre = sandbox.linker.instantiate_pre(component).map_err(|e| {
+        LoadError::new(format!("driver {name}: cannot be linked: {}", one_line(&e)))
+    })?;
+    let Some(contract) = Contract::of(wit_version) else {
+        return Err(LoadError::new(format!(
+            "driver {name} is built for {WIT_PACKAGE}@{wit_version}; this host supports {}",
+            supported_wit_range()
+        )));
+    };
+    // The generated bindings of its version type-check every export of
+    // the contract.
+    let checked = match contract {
+        Contract::V1_0 => v1_0::ClusterDriverPre::new(pre).map(|p| p.instance_pre().clone()),
+        Contract::V1_1 => v1_1::ClusterDriverPre::new(pre).map(|p| p.instance_pre().clone()),
+    };
+    let pre = checked.map_err(|e| {
+        LoadError::new(format!(
+            "driver {name}: does not export the functions of {WIT_PACKAGE}@{}: {}",
+            contract.as_str(),
+            one_line(&e)
+        ))
+    })?;
+    let exports = Exports::find(name, component, world, contract)?;
+    Ok((contract, pre, exports))
+}
+
 /// Examines and loads a package: manifest, integrity, contract version,
 /// grants, limits, compilation, imports, linking, and the component's own
 /// description. On refusal, what was found so far comes back with the
@@ -623,33 +704,9 @@ pub(crate) async fn load(
             return Err(($e, Some(ex)))
         };
     }
-    if let Some(want) = &manifest.driver.sha256
-        && !want.eq_ignore_ascii_case(&sha256)
-    {
-        refuse!(LoadError::new(format!(
-            "driver {name}: the component's sha256 is {sha256}, the manifest expects {want}"
-        )));
-    }
-    if !SUPPORTED_WIT.iter().any(|v| manifest.driver.wit.matches(v)) {
-        refuse!(LoadError::new(format!(
-            "driver {name} requires {WIT_PACKAGE} {}; this host supports {}",
-            manifest.driver.wit,
-            supported_wit_range()
-        )));
-    }
-    if let Some(missing) = requested.first_not_covered_by(&granted) {
-        refuse!(LoadError::new(format!(
-            "driver {name} asks for {missing}, which is not granted (grant it in [driver:{name}] of magnum.conf)"
-        )));
-    }
-    let limits = match Limits::resolve(&manifest.limits, &config.limits, &settings.maxima) {
-        Ok((l, capped)) => {
-            for c in capped {
-                tracing::warn!(driver = %name, "driver limits: {c}");
-            }
-            l
-        }
-        Err(e) => refuse!(LoadError::new(format!("driver {name}: {e}"))),
+    let limits = match admit(&manifest, &sha256, &requested, &granted, &config, settings) {
+        Ok(l) => l,
+        Err(e) => refuse!(e),
     };
     ex.limits = Some(limits.clone());
 
@@ -681,40 +738,11 @@ pub(crate) async fn load(
     }
     // The effective capabilities are what was requested, all of it granted.
     let caps = requested;
-    if let Err(e) = check_imports(&name, &world, &caps) {
-        refuse!(e);
-    }
-    let pre = match sandbox.linker.instantiate_pre(&component) {
-        Ok(p) => p,
-        Err(e) => refuse!(LoadError::new(format!(
-            "driver {name}: cannot be linked: {}",
-            one_line(&e)
-        ))),
-    };
-    let Some(contract) = Contract::of(&wit_version) else {
-        refuse!(LoadError::new(format!(
-            "driver {name} is built for {WIT_PACKAGE}@{wit_version}; this host supports {}",
-            supported_wit_range()
-        )));
-    };
-    // The generated bindings of its version type-check every export of
-    // the contract.
-    let checked = match contract {
-        Contract::V1_0 => v1_0::ClusterDriverPre::new(pre).map(|p| p.instance_pre().clone()),
-        Contract::V1_1 => v1_1::ClusterDriverPre::new(pre).map(|p| p.instance_pre().clone()),
-    };
-    let pre = match checked {
-        Ok(p) => p,
-        Err(e) => refuse!(LoadError::new(format!(
-            "driver {name}: does not export the functions of {WIT_PACKAGE}@{}: {}",
-            contract.as_str(),
-            one_line(&e)
-        ))),
-    };
-    let exports = match Exports::find(&name, &component, &world, contract) {
-        Ok(x) => x,
-        Err(e) => refuse!(e),
-    };
+    let (contract, pre, exports) =
+        match link(sandbox, &name, &component, &world, &caps, &wit_version) {
+            Ok(linked) => linked,
+            Err(e) => refuse!(e),
+        };
     let mut options = manifest.options.clone();
     options.extend(config.options.clone());
     let ctx = Arc::new(PackageCtx {

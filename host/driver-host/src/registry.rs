@@ -8,9 +8,6 @@ use std::collections::BTreeMap;
 use magnum_domain::MagnumError;
 
 use crate::driver::Driver;
-use crate::error::{
-    cluster_driver_not_supported, cluster_type_beta_not_enabled, cluster_type_not_supported,
-};
 use crate::types::Target;
 
 /// What the registry needs of an entry point.
@@ -127,7 +124,7 @@ impl<D: Entry> Registry<D> {
     pub fn lookup(&self, name: &str) -> Result<&D, MagnumError> {
         match self.all.get(name) {
             Some(d) if !name.is_empty() => Ok(d),
-            _ => Err(cluster_driver_not_supported(name)),
+            _ => Err(MagnumError::cluster_driver_not_supported(name)),
         }
     }
 
@@ -163,12 +160,20 @@ impl<D: Entry> Registry<D> {
         let mut providers = self.enabled().filter(|d| d.provides().contains(&t));
         let Some(first) = providers.next() else {
             let supported: Vec<String> = self.targets().iter().map(Target::to_string).collect();
-            return Err(cluster_type_not_supported(server_type, os, coe, &supported));
+            let supported: Vec<&str> = supported.iter().map(String::as_str).collect();
+            return Err(MagnumError::cluster_type_not_supported(
+                server_type,
+                os,
+                coe,
+                &supported,
+            ));
         };
         std::iter::once(first)
             .chain(providers)
             .find(|d| self.usable(d))
-            .ok_or_else(|| cluster_type_beta_not_enabled(server_type, os, coe, first.name()))
+            .ok_or_else(|| {
+                MagnumError::cluster_type_beta_not_enabled(server_type, os, coe, first.name())
+            })
     }
 
     /// Magnum's `Driver.get_driver(server_type, os, coe, driver_name)`:
@@ -197,7 +202,7 @@ impl<D: Entry> Registry<D> {
         if let Some(def) = self.sel.default.as_deref().filter(|d| !d.is_empty()) {
             return match names.iter().find(|n| **n == def) {
                 Some(n) => Ok(Some(n)),
-                None => Err(cluster_driver_not_supported(def)),
+                None => Err(MagnumError::cluster_driver_not_supported(def)),
             };
         }
         Ok(self.enabled().find(|d| self.usable(d)).map(|d| d.name()))

@@ -36,10 +36,10 @@ use magnum_domain::models::StringMap;
 use magnum_domain::validation::{
     IntegerRange, StringRule, check_string, is_uuid_like, validate_dns_list, validate_range,
 };
-use magnum_jsonpatch::decode::{DecodeError, decode_ordered};
 use magnum_jsonpatch::patch::{self as jsonpatch, Entries};
-use magnum_jsonpatch::python::{self, PyRepr};
-use magnum_jsonpatch::{Dict, PyValue};
+use python_semantics::decode::{DecodeError, decode_ordered};
+use python_semantics::python::{self, PyRepr};
+use python_semantics::{Dict, PyValue};
 
 use super::params::strict_bool;
 

@@ -5,9 +5,9 @@
 use http::StatusCode;
 use magnum_domain::MagnumError;
 use magnum_domain::models::Cluster;
-use magnum_jsonpatch::decode::decode_ordered;
-use magnum_jsonpatch::python::str_of;
-use magnum_jsonpatch::value::PyValue;
+use python_semantics::decode::decode_ordered;
+use python_semantics::python::str_of;
+use python_semantics::value::PyValue;
 use serde_json::{Map, Value, json};
 
 use super::errors::json_response;

@@ -12,7 +12,7 @@ use magnum_domain::models::{ClusterTemplate, StringMap};
 use magnum_domain::validation::{
     COES, RANGE_API_SERVER_PORT, RANGE_DOCKER_VOLUME_SIZE, SERVER_TYPES, STRING_FIELD, TAGS,
 };
-use magnum_jsonpatch::Dict;
+use python_semantics::Dict;
 use serde::Serialize;
 
 use super::body::{self, Attr, Const, Schema, Type, attr};

@@ -15,7 +15,7 @@ use magnum_domain::validation::{
     validate_cluster_patch_delta,
 };
 use magnum_domain::{MagnumError, RequestContext, Status};
-use magnum_jsonpatch::{Dict, PyValue};
+use python_semantics::{Dict, PyValue};
 use serde_json::{Map, Value, json};
 
 use super::body::{Const, Schema, Type, attr};

@@ -9,7 +9,7 @@ use magnum_domain::models::Federation;
 use magnum_domain::validation::CLUSTER_NAME;
 use magnum_domain::{MagnumError, RequestContext, Status};
 use magnum_jsonpatch::patch::{Op, Operation, string_map};
-use magnum_jsonpatch::{PyValue, python};
+use python_semantics::{PyValue, python};
 use serde::Serialize;
 
 use super::body::{Attr, Schema, Type, attr};

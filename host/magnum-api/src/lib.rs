@@ -37,6 +37,8 @@ pub mod views;
 
 #[cfg(test)]
 mod layers;
+#[cfg(test)]
+mod transcripts;
 
 // The layers below, by the names the modules use.
 use magnum_conductor as conductor;

@@ -14,7 +14,7 @@ use magnum_domain::validation::{
     RANGE_NODE_COUNT, ROLE_MASTER, ROLE_WORKER, STRING_FIELD, validate_node_group_input,
 };
 use magnum_domain::{MagnumError, RequestContext, Status};
-use magnum_jsonpatch::{Dict, PyValue};
+use python_semantics::{Dict, PyValue};
 use serde_json::{Value as Json, json};
 
 use super::body::{Body, Const, Schema, Type, attr};

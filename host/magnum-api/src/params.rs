@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use magnum_domain::MagnumError;
-use magnum_jsonpatch::python;
+use python_semantics::python;
 
 use super::routes::{ParamType, Route};
 

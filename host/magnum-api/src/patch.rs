@@ -14,10 +14,10 @@
 //! ```
 
 use magnum_domain::MagnumError;
-use magnum_jsonpatch::Dict;
 pub use magnum_jsonpatch::patch::{
     CLUSTER, CLUSTER_TEMPLATE, FEDERATION, NODE_GROUP, Op, Operation, Rules,
 };
+use python_semantics::Dict;
 
 /// Reads a PATCH body into its operations as WSME does, each checked
 /// against `rules` in order (internal attributes, non-removable
@@ -57,7 +57,7 @@ pub fn changed(before: &Dict, after: &Dict) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use magnum_jsonpatch::PyValue;
+    use python_semantics::PyValue;
 
     use super::*;
 

@@ -768,6 +768,41 @@ fn param_name(seg: &str) -> Option<&str> {
     seg.strip_prefix('{').and_then(|s| s.strip_suffix('}'))
 }
 
+/// The controller that owns a path no route matched (its `Allow` for the
+/// 405), or nothing (404). With `too_many` positional arguments only a
+/// sub-controller may own it.
+fn owning_group(segs: &[&str], too_many: bool) -> Match {
+    for (gi, g) in PATH_GROUPS.iter().enumerate() {
+        if too_many && !g.sub {
+            continue;
+        }
+        for pattern in g.patterns {
+            let ps = split_path(pattern);
+            if ps.last() == Some(&"**") {
+                // Any path below the prefix belongs to the controller.
+                // Observed: deeper unknown paths answer 405 even where
+                // the controller's own paths answer the method-level 406.
+                let n = ps.len() - 1;
+                if segs.len() > n && match_segments(&ps[..n], &segs[..n]).is_some() {
+                    return Match {
+                        allow: Some(g.allow),
+                        ..Match::default()
+                    };
+                }
+                continue;
+            }
+            if match_segments(&ps, segs).is_some() {
+                return Match {
+                    allow: Some(g.allow),
+                    group: Some(gi),
+                    ..Match::default()
+                };
+            }
+        }
+    }
+    Match::default()
+}
+
 /// Matches path segments against pattern segments: the number of literal
 /// segments matched (higher wins), or `None`.
 fn match_segments(pattern: &[&str], path: &[&str]) -> Option<usize> {
@@ -864,8 +899,30 @@ impl Router {
             .collect()
     }
 
-    /// Finds the handlers for `method` and the normalised path segments.
+    /// Finds the handlers for `method` and the normalised path segments:
+    /// a route of the table, else what pecan makes of the path (a marker
+    /// in a detail path, a POST argument, a member's missing argument),
+    /// else the controller that owns it (405) or nothing (404).
     pub fn route(&self, method: &Method, segs: &[&str]) -> Match {
+        if let Some(m) = self.exact(method, segs) {
+            return m;
+        }
+        if let Some(m) = self.detail_marker(method, segs) {
+            return m;
+        }
+        let (post, too_many) = self.post_argument(method, segs);
+        if let Some(m) = post {
+            return m;
+        }
+        if let Some(m) = self.member_missing_argument(method, segs) {
+            return m;
+        }
+        owning_group(segs, too_many)
+    }
+
+    /// The route of the table that matches, the one with the most literal
+    /// segments first.
+    fn exact(&self, method: &Method, segs: &[&str]) -> Option<Match> {
         let mut best: Option<(usize, usize)> = None;
         for (i, r) in self.routes.iter().enumerate() {
             if r.method != method {
@@ -877,145 +934,130 @@ impl Router {
                 best = Some((i, lit));
             }
         }
-        if let Some((i, _)) = best {
-            let mut m = Match {
-                candidates: self.same_pattern(method, self.routes[i].pattern),
-                ..Match::default()
+        let (i, _) = best?;
+        let mut m = Match {
+            candidates: self.same_pattern(method, self.routes[i].pattern),
+            ..Match::default()
+        };
+        for (seg, value) in self.segments[i].iter().zip(segs) {
+            let Some(name) = param_name(seg) else {
+                continue;
             };
-            for (seg, value) in self.segments[i].iter().zip(segs) {
-                let Some(name) = param_name(seg) else {
-                    continue;
-                };
-                // An empty identifier is a missing argument for WSME.
-                if value.is_empty() {
-                    if m.missing.is_none() {
-                        m.missing = Some(name.to_string());
-                    }
-                    continue;
+            // An empty identifier is a missing argument for WSME.
+            if value.is_empty() {
+                if m.missing.is_none() {
+                    m.missing = Some(name.to_string());
                 }
-                m.params.insert(name.to_string(), (*value).to_string());
-            }
-            return m;
-        }
-        // GET <collection>/<x>/detail reaches the detail handler with <x> as
-        // its first positional argument, the marker (routes.md #4, #17).
-        if method == Method::GET && segs.len() == 4 && segs[3] == "detail" {
-            for (i, r) in self.routes.iter().enumerate() {
-                let s = &self.segments[i];
-                if r.method == Method::GET && s.len() == 3 && s[2] == "detail" && s[1] == segs[1] {
-                    let mut params = BTreeMap::new();
-                    params.insert("marker".to_string(), segs[2].to_string());
-                    return Match {
-                        candidates: vec![i],
-                        params,
-                        marker_in_path: true,
-                        ..Match::default()
-                    };
-                }
-            }
-        }
-        // POST <collection>/<x> calls the create handler with <x> as its body
-        // argument, which WSME fails to convert (routes.md §1 "Methods").
-        let mut too_many = false;
-        if method == Method::POST && segs.len() > 1 {
-            let mut create: Option<usize> = None;
-            for (i, r) in self.routes.iter().enumerate() {
-                let s = &self.segments[i];
-                if r.method != *method
-                    || r.body_arg.is_none()
-                    || r.pattern.contains("/actions/")
-                    || s.len() >= segs.len()
-                {
-                    continue;
-                }
-                if match_segments(s, &segs[..s.len()]).is_some()
-                    && create.is_none_or(|c| s.len() > self.segments[c].len())
-                {
-                    create = Some(i);
-                }
-            }
-            if let Some(c) = create {
-                let s = &self.segments[c];
-                if segs.len() == s.len() + 1 {
-                    let mut m = Match {
-                        candidates: self.same_pattern(method, self.routes[c].pattern),
-                        post_arg: Some(segs[segs.len() - 1].to_string()),
-                        ..Match::default()
-                    };
-                    for (seg, value) in s.iter().zip(segs) {
-                        if let Some(name) = param_name(seg) {
-                            m.params.insert(name.to_string(), (*value).to_string());
-                        }
-                    }
-                    return m;
-                }
-                // More positional arguments than the handler takes: 404,
-                // unless a sub-controller owns the path.
-                too_many = true;
-            }
-        }
-        // Pecan sends DELETE and PATCH on a collection, and GET with only
-        // part of a member's identifiers, to the member handler, which then
-        // misses an argument (routes.md §1 "Methods").
-        if matches!(*method, Method::DELETE | Method::PATCH | Method::GET) {
-            for (i, r) in self.routes.iter().enumerate() {
-                let s = &self.segments[i];
-                if r.method != *method || segs.len() >= s.len() {
-                    continue;
-                }
-                let prefix = &s[..segs.len()];
-                if match_segments(prefix, segs).is_none() {
-                    continue;
-                }
-                let rest = &s[segs.len()..];
-                if !rest.iter().all(|x| param_name(x).is_some()) {
-                    continue;
-                }
-                if *method == Method::GET && !has_param_after_collection(s, segs.len()) {
-                    continue;
-                }
-                let mut m = Match {
-                    candidates: self.same_pattern(method, r.pattern),
-                    missing: param_name(rest[0]).map(str::to_string),
-                    ..Match::default()
-                };
-                for (seg, value) in prefix.iter().zip(segs) {
-                    if let Some(name) = param_name(seg) {
-                        m.params.insert(name.to_string(), (*value).to_string());
-                    }
-                }
-                return m;
-            }
-        }
-        for (gi, g) in PATH_GROUPS.iter().enumerate() {
-            if too_many && !g.sub {
                 continue;
             }
-            for pattern in g.patterns {
-                let ps = split_path(pattern);
-                if ps.last() == Some(&"**") {
-                    // Any path below the prefix belongs to the controller.
-                    // Observed: deeper unknown paths answer 405 even where
-                    // the controller's own paths answer the method-level 406.
-                    let n = ps.len() - 1;
-                    if segs.len() > n && match_segments(&ps[..n], &segs[..n]).is_some() {
-                        return Match {
-                            allow: Some(g.allow),
-                            ..Match::default()
-                        };
-                    }
-                    continue;
-                }
-                if match_segments(&ps, segs).is_some() {
-                    return Match {
-                        allow: Some(g.allow),
-                        group: Some(gi),
-                        ..Match::default()
-                    };
-                }
+            m.params.insert(name.to_string(), (*value).to_string());
+        }
+        Some(m)
+    }
+
+    /// GET <collection>/<x>/detail reaches the detail handler with <x> as
+    /// its first positional argument, the marker (routes.md #4, #17).
+    fn detail_marker(&self, method: &Method, segs: &[&str]) -> Option<Match> {
+        if method != Method::GET || segs.len() != 4 || segs[3] != "detail" {
+            return None;
+        }
+        let i = (0..self.routes.len()).find(|&i| {
+            let s = &self.segments[i];
+            self.routes[i].method == Method::GET
+                && s.len() == 3
+                && s[2] == "detail"
+                && s[1] == segs[1]
+        })?;
+        let mut params = BTreeMap::new();
+        params.insert("marker".to_string(), segs[2].to_string());
+        Some(Match {
+            candidates: vec![i],
+            params,
+            marker_in_path: true,
+            ..Match::default()
+        })
+    }
+
+    /// POST <collection>/<x> calls the create handler with <x> as its body
+    /// argument, which WSME fails to convert (routes.md §1 "Methods"). The
+    /// flag: more positional arguments than the handler takes (404, unless
+    /// a sub-controller owns the path).
+    fn post_argument(&self, method: &Method, segs: &[&str]) -> (Option<Match>, bool) {
+        if method != Method::POST || segs.len() <= 1 {
+            return (None, false);
+        }
+        let mut create: Option<usize> = None;
+        for (i, r) in self.routes.iter().enumerate() {
+            let s = &self.segments[i];
+            if r.method != *method
+                || r.body_arg.is_none()
+                || r.pattern.contains("/actions/")
+                || s.len() >= segs.len()
+            {
+                continue;
+            }
+            if match_segments(s, &segs[..s.len()]).is_some()
+                && create.is_none_or(|c| s.len() > self.segments[c].len())
+            {
+                create = Some(i);
             }
         }
-        Match::default()
+        let Some(c) = create else {
+            return (None, false);
+        };
+        let s = &self.segments[c];
+        if segs.len() != s.len() + 1 {
+            return (None, true);
+        }
+        let mut m = Match {
+            candidates: self.same_pattern(method, self.routes[c].pattern),
+            post_arg: Some(segs[segs.len() - 1].to_string()),
+            ..Match::default()
+        };
+        for (seg, value) in s.iter().zip(segs) {
+            if let Some(name) = param_name(seg) {
+                m.params.insert(name.to_string(), (*value).to_string());
+            }
+        }
+        (Some(m), false)
+    }
+
+    /// Pecan sends DELETE and PATCH on a collection, and GET with only part
+    /// of a member's identifiers, to the member handler, which then misses
+    /// an argument (routes.md §1 "Methods").
+    fn member_missing_argument(&self, method: &Method, segs: &[&str]) -> Option<Match> {
+        if !matches!(*method, Method::DELETE | Method::PATCH | Method::GET) {
+            return None;
+        }
+        for (i, r) in self.routes.iter().enumerate() {
+            let s = &self.segments[i];
+            if r.method != *method || segs.len() >= s.len() {
+                continue;
+            }
+            let prefix = &s[..segs.len()];
+            if match_segments(prefix, segs).is_none() {
+                continue;
+            }
+            let rest = &s[segs.len()..];
+            if !rest.iter().all(|x| param_name(x).is_some()) {
+                continue;
+            }
+            if *method == Method::GET && !has_param_after_collection(s, segs.len()) {
+                continue;
+            }
+            let mut m = Match {
+                candidates: self.same_pattern(method, r.pattern),
+                missing: param_name(rest[0]).map(str::to_string),
+                ..Match::default()
+            };
+            for (seg, value) in prefix.iter().zip(segs) {
+                if let Some(name) = param_name(seg) {
+                    m.params.insert(name.to_string(), (*value).to_string());
+                }
+            }
+            return Some(m);
+        }
+        None
     }
 
     /// The name of a versioned handler of the controller that owns a path

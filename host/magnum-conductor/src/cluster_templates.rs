@@ -13,8 +13,8 @@ use driver_host::TemplateDriverInput;
 use magnum_domain::models::{ClusterTemplate, StringMap};
 use magnum_domain::{MagnumError, RequestContext};
 use magnum_jsonpatch::patch::{self as jsonpatch, CLUSTER_TEMPLATE, Operation};
-use magnum_jsonpatch::python;
-use magnum_jsonpatch::{Dict, PyValue};
+use python_semantics::python;
+use python_semantics::{Dict, PyValue};
 
 use super::lookup::{self, Ident, Kind};
 use super::{Conductor, Error, Result};

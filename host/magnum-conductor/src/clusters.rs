@@ -22,7 +22,7 @@ use magnum_domain::{MagnumError, RequestContext, Status};
 use super::cluster_templates::template_scope;
 use super::driver_answers::{Call, Checked};
 use super::lookup::{self, Ident, Kind};
-use super::lookups::{self, Lookups};
+use super::openstack_reads::{self, Lookups};
 use super::{Conductor, Error, Result};
 use crate::db::{
     self, ClusterFilter, ClusterView, ListOptions, NodeGroupFilter, Queries, Reader, Scope,
@@ -382,8 +382,9 @@ pub(crate) fn default_nodegroups(
     master_count: i32,
     node_count: i32,
 ) -> (NodeGroup, NodeGroup) {
-    let first =
-        |own: &Option<String>, tmpl: &Option<String>| lookups::pick(own, tmpl).map(str::to_string);
+    let first = |own: &Option<String>, tmpl: &Option<String>| {
+        openstack_reads::pick(own, tmpl).map(str::to_string)
+    };
     let make = |role: &str, count: i32, flavor: Option<String>| NodeGroup {
         name: format!("default-{role}"),
         cluster_id: cl.uuid.clone(),
@@ -425,12 +426,12 @@ pub(crate) async fn check_flavors(
     labels: &Option<StringMap>,
     flavors: [&Option<String>; 2],
 ) -> Result<()> {
-    let boot = lookups::boot_volume_size(labels).map_err(MagnumError::server_error)?;
+    let boot = openstack_reads::boot_volume_size(labels).map_err(MagnumError::server_error)?;
     if boot > 0 {
         return Ok(());
     }
     for f in flavors {
-        if l.flavor(lookups::flavor_name(f)).await?.disk == 0 {
+        if l.flavor(openstack_reads::flavor_name(f)).await?.disk == 0 {
             return Err(MagnumError::flavor_zero_root_volume_not_supported().into());
         }
     }
@@ -452,8 +453,8 @@ pub(crate) async fn validate_resources(
         return Err(MagnumError::os_distro_field_not_found(image).into());
     }
     for f in [
-        lookups::pick(&cl.flavor_id, &t.flavor_id),
-        lookups::pick(&cl.master_flavor_id, &t.master_flavor_id),
+        openstack_reads::pick(&cl.flavor_id, &t.flavor_id),
+        openstack_reads::pick(&cl.master_flavor_id, &t.master_flavor_id),
     ]
     .into_iter()
     .flatten()
@@ -463,10 +464,10 @@ pub(crate) async fn validate_resources(
     if let Some(n) = t.external_network_id.as_deref() {
         l.external_network(n).await?;
     }
-    if let Some(n) = lookups::pick(&cl.fixed_network, &t.fixed_network) {
+    if let Some(n) = openstack_reads::pick(&cl.fixed_network, &t.fixed_network) {
         l.fixed_network(n).await?;
     }
-    if let Some(s) = lookups::pick(&cl.fixed_subnet, &t.fixed_subnet) {
+    if let Some(s) = openstack_reads::pick(&cl.fixed_subnet, &t.fixed_subnet) {
         l.fixed_subnet(s).await?;
     }
     if let Some(k) = cl.keypair.as_deref().filter(|k| !k.is_empty()) {
@@ -727,7 +728,7 @@ impl Conductor {
         // The OpenStack reads of the validation start now, together; their
         // answers are read in Magnum's order.
         let mut l = Lookups::new(self.lookup(), ctx);
-        l.prefetch(&lookups::create_lookups(t, &cl));
+        l.prefetch(&openstack_reads::create_lookups(t, &cl));
         // Magnum checks the quota first (403 before any validation error).
         // The count under the lock refuses an over-quota create anyway, so
         // the quota is counted here only when the validation fails: its 403
@@ -1339,13 +1340,36 @@ impl Conductor {
         reason: &str,
         while_in: Option<Status>,
     ) -> Option<(Cluster, Vec<NodeGroup>)> {
-        let r = self
-            .db()
+        let still = |cl: &Cluster| while_in.is_none_or(|s| cl.status == Some(s));
+        match self.fail_cluster(uuid, status, reason, still).await {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::error!(cluster_uuid = %uuid, error = %e, "mark cluster failed");
+                None
+            }
+        }
+    }
+
+    /// In one transaction, while `still` holds for the locked row: the
+    /// cluster and its nodegroups in progress get `status` and `reason`.
+    /// The rows as saved, or `None` when `still` did not hold.
+    pub(crate) async fn fail_cluster<F>(
+        &self,
+        uuid: &str,
+        status: Status,
+        reason: &str,
+        still: F,
+    ) -> Result<Option<(Cluster, Vec<NodeGroup>)>>
+    where
+        F: Fn(&Cluster) -> bool + Send + Sync,
+    {
+        let still = &still;
+        self.db()
             .in_tx(|tx| {
                 Box::pin(async move {
                     let all = Scope::ALL_PROJECTS;
                     let mut cl = tx.for_update().get_cluster_by_uuid(uuid, &all).await?;
-                    if while_in.is_some_and(|s| cl.status != Some(s)) {
+                    if !still(&cl) {
                         return Ok::<_, Error>(None);
                     }
                     cl.status = Some(status);
@@ -1369,14 +1393,7 @@ impl Conductor {
                     Ok(Some((cl, ngs)))
                 })
             })
-            .await;
-        match r {
-            Ok(v) => v,
-            Err(e) => {
-                tracing::error!(cluster_uuid = %uuid, error = %e, "mark cluster failed");
-                None
-            }
-        }
+            .await
     }
 }
 

@@ -27,7 +27,7 @@ use driver_host::{CallError, ClusterState, Driver, Update};
 use magnum_domain::models::{Cluster, NodeGroup, StringMap};
 use magnum_domain::status::HealthStatus;
 use magnum_domain::transitions::{self, Operation, Row};
-use magnum_jsonpatch::pyjson;
+use python_semantics::pyjson;
 
 use super::Conductor;
 

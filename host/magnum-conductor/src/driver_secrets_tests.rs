@@ -4,9 +4,9 @@
 use magnum_domain::RequestContext;
 use magnum_domain::models::Cluster;
 
-use driver_host::{ClusterCas, KeyPair as DriverKeyPair, SecretsAccess};
+use driver_host::{ClusterCas, SecretsAccess};
 
-use crate::certs::{DriverSecrets, KeyPair, decrypt_pkcs8_pem};
+use crate::certs::{DriverSecrets, decrypt_pkcs8_pem, driver_key_pair};
 use crate::testing::TestConductor;
 
 fn owner() -> RequestContext {
@@ -14,14 +14,6 @@ fn owner() -> RequestContext {
         project_id: "p1".into(),
         user_id: "u1".into(),
         ..RequestContext::default()
-    }
-}
-
-fn driver_pair(kp: &KeyPair) -> DriverKeyPair {
-    DriverKeyPair {
-        cert_pem: kp.certificate.clone(),
-        key_pem: kp.private_key.clone(),
-        passphrase: kp.passphrase.clone(),
     }
 }
 
@@ -47,10 +39,10 @@ async fn the_four_pairs_of_a_cluster_created_through_the_conductor() {
     assert_eq!(
         cas,
         ClusterCas {
-            kubernetes: driver_pair(&stored.kubernetes),
-            etcd: driver_pair(&stored.etcd),
-            front_proxy: driver_pair(&stored.front_proxy),
-            admin: driver_pair(&stored.client),
+            kubernetes: driver_key_pair(stored.kubernetes),
+            etcd: driver_key_pair(stored.etcd),
+            front_proxy: driver_key_pair(stored.front_proxy),
+            admin: driver_key_pair(stored.client),
         }
     );
     let pairs = [&cas.kubernetes, &cas.etcd, &cas.front_proxy, &cas.admin];

@@ -13,7 +13,7 @@
 
 use magnum_domain::models::{Cluster, Federation, StringMap};
 use magnum_domain::{MagnumError, RequestContext, Status};
-use magnum_jsonpatch::{Dict, PyValue};
+use python_semantics::{Dict, PyValue};
 
 use super::Conductor;
 use super::error::Result;

@@ -24,14 +24,14 @@ mod error;
 mod federations;
 mod jobs;
 pub mod list_cache;
+mod lock_row;
 pub(crate) mod lookup;
-mod lookups;
 mod nodegroups;
-mod poll;
-mod quota;
+mod openstack_reads;
 mod quotas;
 mod services;
 mod stats;
+mod status_pass;
 
 #[cfg(test)]
 mod cluster_tests;
@@ -53,11 +53,11 @@ pub use federations::{FederationCreate, federation_doc};
 pub use jobs::CREATE_ORPHAN_AGE;
 #[cfg(any(test, feature = "testing"))]
 pub use jobs::{Hook, JobHooks};
+pub use lock_row::{LOCK_SERVICE_BINARY, LOCK_SERVICE_HOST, is_lock_row};
 pub use nodegroups::NODEGROUP_PATCH_COLUMNS;
-pub use poll::{HEALTH_POLLED, POLLED, PollPass, Source};
-pub use quota::{LOCK_SERVICE_BINARY, LOCK_SERVICE_HOST, is_lock_row};
 pub use services::Heartbeat;
 pub use stats::Stats;
+pub use status_pass::{HEALTH_POLLED, POLLED, PollPass, Source};
 
 use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;
@@ -185,7 +185,7 @@ pub(crate) struct Work {
     jobs: jobs::CreateJobs,
     /// Set once this process has seen the lock row.
     lock_row_seen: AtomicBool,
-    quota: Mutex<quota::Bounds>,
+    quota: Mutex<lock_row::Bounds>,
     /// Rendered list answers, each valid under one change stamp.
     list_cache: list_cache::ListCache,
 }

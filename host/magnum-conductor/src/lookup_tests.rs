@@ -12,7 +12,7 @@ use magnum_domain::{MagnumError, RequestContext};
 use tokio::sync::Notify;
 
 use super::clusters::{ListReads, check_flavors, list_page, validate_resources};
-use super::lookups::{Lookups, create_lookups};
+use super::openstack_reads::{Lookups, create_lookups};
 use super::testing::TestConductor;
 use super::{ClusterCreate, Error};
 use crate::db::{self, ClusterFilter, ClusterView, ListOptions, Queries, Scope, TemplateScope};

@@ -472,7 +472,7 @@ mod tests {
     /// on the column spellings and on generated token soup.
     #[test]
     fn json_reader_agrees_with_serde_json() {
-        use magnum_jsonpatch::pyjson::{self, Value};
+        use python_semantics::pyjson::{self, Value};
         fn same(ours: &Value, theirs: &serde_json::Value) -> bool {
             match (ours, theirs) {
                 (Value::Null, serde_json::Value::Null) => true,

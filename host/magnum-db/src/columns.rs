@@ -5,7 +5,7 @@
 use chrono::NaiveDateTime;
 use magnum_domain::Status;
 use magnum_domain::models::{NodeTaint, StringMap};
-use magnum_jsonpatch::pyjson;
+use python_semantics::pyjson;
 
 use super::exec::{Arg, Cell, Kind};
 use super::{Error, Result};

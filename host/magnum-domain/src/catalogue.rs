@@ -13,9 +13,9 @@
 //!   `MagnumError::cluster_not_found(ident)`. Callers use these.
 //!
 //! Values shown inside messages are rendered as Python renders them
-//! ([`magnum_jsonpatch::python`]).
+//! ([`python_semantics::python`]).
 
-use magnum_jsonpatch::python::{self, PyNone, PyRepr};
+use python_semantics::python::{self, PyNone, PyRepr};
 
 use crate::{MagnumError, Status};
 
@@ -1375,14 +1375,6 @@ impl MagnumError {
             "ClusterDriverFault",
             format!("Cluster driver {driver} failed: {reason}"),
         )
-    }
-}
-
-/// A refused JSON Patch already carries Magnum's class, status and message.
-impl From<magnum_jsonpatch::patch::Error> for MagnumError {
-    fn from(e: magnum_jsonpatch::patch::Error) -> Self {
-        let (status, kind) = (e.status(), e.kind().name());
-        MagnumError::new(status, kind, e.into_message())
     }
 }
 

@@ -15,7 +15,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use magnum_jsonpatch::python::{self, PyInt};
+use python_semantics::python::{self, PyInt};
 
 /// The request and response header carrying the version.
 pub const HEADER: &str = "OpenStack-API-Version";

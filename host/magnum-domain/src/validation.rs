@@ -2,7 +2,7 @@
 //! each returning the error Magnum answers for the same input, with its exact
 //! message.
 
-use magnum_jsonpatch::python;
+use python_semantics::python;
 use serde_json::Value;
 
 use crate::models::{NodeTaint, StringMap};

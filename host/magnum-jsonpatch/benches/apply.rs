@@ -4,7 +4,7 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use magnum_jsonpatch::patch::{self, CLUSTER};
-use magnum_jsonpatch::{Dict, PyValue};
+use python_semantics::{Dict, PyValue};
 use std::hint::black_box;
 
 fn cluster() -> Dict {
@@ -43,7 +43,7 @@ fn apply(c: &mut Criterion) {
     });
     c.bench_function("parse_literal health reason", |b| {
         b.iter(|| {
-            magnum_jsonpatch::parse_literal(black_box(
+            python_semantics::parse_literal(black_box(
                 "{'api': 'ok', 'node-0.Ready': 'True', 'node-1.Ready': 'True'}",
             ))
             .is_ok()

@@ -1,12 +1,5 @@
-//! Magnum's JSON Patch dialect, the Python literals Magnum evaluates with
-//! `ast.literal_eval`, and Python's `repr`/`int`/`json.dumps` forms.
+//! Magnum's JSON Patch dialect ([`patch`]): the operations, paths and values
+//! Magnum's API accepts on clusters, templates and nodegroups, with Python's
+//! semantics for the values ([`python_semantics`]).
 
-pub mod decode;
-pub mod literal;
 pub mod patch;
-pub mod pyjson;
-pub mod python;
-pub mod value;
-
-pub use literal::{LiteralError, parse_literal};
-pub use value::{Dict, PyValue};

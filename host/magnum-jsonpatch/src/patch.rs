@@ -11,10 +11,10 @@
 
 use std::fmt;
 
-use crate::decode::{self, DecodeError};
-use crate::literal::parse_literal;
-use crate::python::{self, PyRepr};
-use crate::value::{Dict, PyValue};
+use python_semantics::decode::{self, DecodeError};
+use python_semantics::literal::parse_literal;
+use python_semantics::python::{self, PyRepr};
+use python_semantics::value::{Dict, PyValue};
 
 /// The class of a patch error: Magnum's exception (or WSME's) behind it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -927,6 +927,14 @@ pub fn taints(field: &str, v: &PyValue) -> Result<Option<Vec<Entries>>, Error> {
         out.push(entries);
     }
     Ok(Some(out))
+}
+
+/// A refused JSON Patch already carries Magnum's class, status and message.
+impl From<Error> for magnum_domain::MagnumError {
+    fn from(e: Error) -> Self {
+        let (status, kind) = (e.status(), e.kind().name());
+        magnum_domain::MagnumError::new(status, kind, e.into_message())
+    }
 }
 
 #[cfg(test)]

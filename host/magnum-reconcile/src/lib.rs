@@ -40,6 +40,21 @@ use crate::conductor::{Conductor, HEALTH_POLLED, POLLED, PollPass, Source};
 use crate::watch::WatchHub;
 use crate::watch::lease::KubeLease;
 
+/// What went wrong in a pass of the status loop.
+#[derive(Debug, thiserror::Error)]
+pub enum PassError {
+    /// The database lease could not be taken or renewed.
+    #[error("acquire lease: {0}")]
+    Lease(#[source] conductor::Error),
+    /// The clusters of the pass could not be read.
+    #[error("start poll pass: {0}")]
+    Start(#[source] conductor::Error),
+    /// Clusters whose status could not be followed or whose deletion could
+    /// not be finished, each with its reason; the others went on.
+    #[error("{}", .0.join("; "))]
+    Clusters(Vec<String>),
+}
+
 /// How many deleted clusters one transaction removes.
 const FINISH_BATCH: usize = 100;
 
@@ -335,7 +350,7 @@ impl Reconciler {
 
     /// Whether this instance is the active reconciler: it holds the
     /// database lease (taken at each tick) or the coordination Lease.
-    async fn lead(&self) -> Result<bool, String> {
+    async fn lead(&self) -> Result<bool, PassError> {
         if let Some(w) = &self.watching {
             return Ok(w.lease.held());
         }
@@ -343,7 +358,7 @@ impl Reconciler {
         self.conductor
             .acquire_reconciler_lease(holder, lease)
             .await
-            .map_err(|e| format!("acquire lease: {e}"))
+            .map_err(PassError::Lease)
     }
 
     /// Receives the clusters object changes concern and derives their
@@ -484,7 +499,7 @@ impl Reconciler {
     /// removed. The errors of the pass (and of polls that finished since
     /// the last) come back joined; one cluster's failure does not stop the
     /// others.
-    pub async fn tick(&self) -> Result<(), String> {
+    pub async fn tick(&self) -> Result<(), PassError> {
         let c = &self.conductor;
         let leading = self.lead().await;
         self.flight.leading.store(
@@ -507,7 +522,7 @@ impl Reconciler {
         } else {
             c.start_poll_pass(health).await
         };
-        let pass = Arc::new(pass.map_err(|e| format!("start poll pass: {e}"))?);
+        let pass = Arc::new(pass.map_err(PassError::Start)?);
         self.flight.in_progress.store(
             pass.clusters
                 .iter()
@@ -593,7 +608,7 @@ impl Reconciler {
         if errors.is_empty() {
             Ok(())
         } else {
-            Err(errors.join("; "))
+            Err(PassError::Clusters(errors))
         }
     }
 

@@ -4,7 +4,7 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use magnum_jsonpatch::python::bytes_repr;
+use python_semantics::python::bytes_repr;
 
 use crate::der::{self, Class, Oid, Tlv};
 use crate::oids;

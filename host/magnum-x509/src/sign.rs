@@ -5,10 +5,10 @@
 use std::borrow::Cow;
 
 use magnum_domain::MagnumError;
-use magnum_jsonpatch::python::bytes_repr;
 use openssl::nid::Nid;
 use openssl::pkey::{Id, PKey, Private, Public};
 use openssl::x509::{X509, X509Req};
+use python_semantics::python::bytes_repr;
 use x509_parser::cri_attributes::ParsedCriAttribute;
 use x509_parser::prelude::{FromDer, X509CertificationRequest};
 

@@ -260,13 +260,5 @@ fn find_leaf(v: &Value, path: &[String], matched: &str) -> Result<bool, PyError>
 }
 
 fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "NoneType",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if n.is_f64() => "float",
-        Value::Number(_) => "int",
-        Value::String(_) => "str",
-        Value::Array(_) => "list",
-        Value::Object(_) => "dict",
-    }
+    python_semantics::python::PyRepr::class_name(v)
 }

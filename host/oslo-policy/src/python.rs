@@ -147,40 +147,17 @@ fn write_number(out: &mut String, n: &Number) {
     }
 }
 
-/// Python's `repr()` of a `str`: single quotes unless the text contains a
-/// single quote and no double quote; backslash escapes for the quote, the
-/// backslash, `\t`, `\n`, `\r` and every non-printable character.
+/// Python's `repr()` of a `str`.
 pub(crate) fn write_str_repr(out: &mut String, s: &str) {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if c.is_ascii() => {
-                if (' '..='~').contains(&c) {
-                    out.push(c);
-                } else {
-                    push_escape(out, c);
-                }
-            }
-            c if is_printable(c) => out.push(c),
-            c => push_escape(out, c),
-        }
-    }
-    out.push(quote);
+    python_semantics::python::write_string_repr(out, s);
 }
 
+/// Python's `repr()` of a float.
+pub fn py_float_repr(f: f64) -> String {
+    python_semantics::python::float_repr(f)
+}
+
+/// `\xNN`, `\uNNNN` or `\UNNNNNNNN`, as `ascii()` escapes a character.
 fn push_escape(out: &mut String, c: char) {
     let n = u32::from(c);
     let _ = if n <= 0xff {
@@ -190,60 +167,6 @@ fn push_escape(out: &mut String, c: char) {
     } else {
         write!(out, "\\U{n:08x}")
     };
-}
-
-/// Python's `str.isprintable()` for one non-ASCII character: not in the
-/// categories Cc, Cf, Cs, Co, Cn, Zl, Zp, Zs. Rust's debug escaping uses
-/// exactly that definition (its grapheme-extension escaping only applies to
-/// the first character of a string, hence the leading `a`).
-fn is_printable(c: char) -> bool {
-    let mut buf = [0u8; 8];
-    buf[0] = b'a';
-    let len = 1 + c.encode_utf8(&mut buf[1..]).len();
-    let s = std::str::from_utf8(&buf[..len]).unwrap_or("");
-    s.escape_debug().eq(s.chars())
-}
-
-/// Python's `repr()` of a float: the shortest digits that round-trip,
-/// positional notation when the decimal exponent is in (-4, 16], scientific
-/// notation with at least two exponent digits otherwise.
-pub fn py_float_repr(f: f64) -> String {
-    if f.is_nan() {
-        return "nan".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "inf" } else { "-inf" }.into();
-    }
-    // Rust's `{:e}` gives the shortest round-trip digits: "-1.5e-7".
-    let e = format!("{f:e}");
-    let (sign, e) = match e.strip_prefix('-') {
-        Some(rest) => ("-", rest),
-        None => ("", e.as_str()),
-    };
-    let (mantissa, exp) = e.split_once('e').unwrap_or((e, "0"));
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let decpt = exp + 1;
-    if decpt > -4 && decpt <= 16 {
-        if decpt <= 0 {
-            let zeros = "0".repeat(decpt.unsigned_abs() as usize);
-            return format!("{sign}0.{zeros}{digits}");
-        }
-        let decpt = decpt as usize;
-        if decpt >= digits.len() {
-            let zeros = "0".repeat(decpt - digits.len());
-            return format!("{sign}{digits}{zeros}.0");
-        }
-        return format!("{sign}{}.{}", &digits[..decpt], &digits[decpt..]);
-    }
-    let mut out = format!("{sign}{}", &digits[..1]);
-    if digits.len() > 1 {
-        out.push('.');
-        out.push_str(&digits[1..]);
-    }
-    let (es, exp) = if exp < 0 { ('-', -exp) } else { ('+', exp) };
-    let _ = write!(out, "e{es}{exp:02}");
-    out
 }
 
 /// Python's `bool(v)`.

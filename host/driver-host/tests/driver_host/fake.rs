@@ -786,7 +786,9 @@ async fn ca_rotation() {
     // Refused by label.
     let mut w = World::new(0, labels(&[("fake_no_ca_rotation", "true")])).await;
     w.create().await;
-    let want = Err(CallError::Client(driver_host::ca_rotation_not_supported()));
+    let want = Err(CallError::Client(
+        magnum_domain::MagnumError::rotate_ca_not_supported_by_driver(),
+    ));
     assert_eq!(w.drv().can_rotate_ca(&user(), &w.st).await, want);
     assert_eq!(w.drv().rotate_ca(&user(), &w.st).await.map(|_| ()), want);
 }
@@ -811,7 +813,7 @@ async fn credential_rotation() {
     assert_eq!(
         w.drv().rotate_credential(&user(), &w.st).await,
         Err(CallError::Client(
-            driver_host::credential_rotation_not_supported()
+            magnum_domain::MagnumError::credential_rotation_not_supported_by_driver()
         ))
     );
 }

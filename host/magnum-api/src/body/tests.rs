@@ -304,7 +304,7 @@ fn type_checks_name_the_attribute() {
 
 #[test]
 fn rebuilt_objects_get_the_checks_without_conversion() {
-    let doc = |s: &str| match magnum_jsonpatch::decode::decode_ordered(s.as_bytes()) {
+    let doc = |s: &str| match python_semantics::decode::decode_ordered(s.as_bytes()) {
         Ok(PyValue::Dict(d)) => d,
         other => panic!("{other:?}"),
     };

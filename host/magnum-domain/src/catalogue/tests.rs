@@ -745,23 +745,3 @@ fn titles_and_status_overrides() {
         "Limit must be positive"
     );
 }
-
-/// A refused JSON Patch keeps its class, status and message.
-#[test]
-fn patch_errors_keep_their_class_and_message() {
-    use magnum_jsonpatch::patch;
-    let e = patch::parse_and_check(
-        br#"[{"op": "replace", "path": "/uuid", "value": "x"}]"#,
-        &patch::CLUSTER_TEMPLATE,
-    )
-    .expect_err("internal attribute");
-    let m = MagnumError::from(e);
-    assert_eq!(
-        (m.status, m.kind, m.message.as_str()),
-        (
-            400,
-            "ClientSideError",
-            "'/uuid' is an internal attribute and can not be updated"
-        )
-    );
-}

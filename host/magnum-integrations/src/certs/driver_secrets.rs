@@ -14,7 +14,7 @@ use std::sync::Arc;
 use driver_host::{ClusterCas, HostError, HostFuture, KeyPair as DriverKeyPair, SecretsAccess};
 use magnum_domain::models::Cluster;
 
-use super::{Store, StoreError};
+use super::{KeyPair, Store, StoreError};
 
 /// A cluster's certificates from the certificate store. Cheap to clone.
 #[derive(Clone)]
@@ -44,11 +44,7 @@ impl DriverSecrets {
             )));
         };
         match self.store.get(r).await {
-            Ok(kp) => Ok(DriverKeyPair {
-                cert_pem: kp.certificate,
-                key_pem: kp.private_key,
-                passphrase: kp.passphrase,
-            }),
+            Ok(kp) => Ok(driver_key_pair(kp)),
             Err(StoreError::NotFound(_)) => Err(HostError::NotFound(format!(
                 "the {what} certificate of cluster {} ({r})",
                 cluster.uuid
@@ -85,6 +81,15 @@ impl SecretsAccess for DriverSecrets {
     }
 }
 
+/// A stored key pair as a driver reads it.
+pub fn driver_key_pair(kp: KeyPair) -> DriverKeyPair {
+    DriverKeyPair {
+        cert_pem: kp.certificate,
+        key_pem: kp.private_key,
+        passphrase: kp.passphrase,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -94,7 +99,7 @@ mod tests {
     use magnum_domain::models::Cluster;
 
     use super::*;
-    use crate::certs::{KeyPair, MemoryKeyPairRows, Owner, RowsError, X509KeyPairStore};
+    use crate::certs::{MemoryKeyPairRows, Owner, RowsError, X509KeyPairStore};
 
     fn owner() -> RequestContext {
         RequestContext {
@@ -111,14 +116,6 @@ mod tests {
                 "-----BEGIN ENCRYPTED PRIVATE KEY-----\n{n}\n-----END ENCRYPTED PRIVATE KEY-----\n"
             ),
             passphrase: format!("passphrase-{n}"),
-        }
-    }
-
-    fn driver_pair(kp: &KeyPair) -> DriverKeyPair {
-        DriverKeyPair {
-            cert_pem: kp.certificate.clone(),
-            key_pem: kp.private_key.clone(),
-            passphrase: kp.passphrase.clone(),
         }
     }
 
@@ -147,10 +144,10 @@ mod tests {
         assert_eq!(
             secrets.cluster_cas(&cluster).await,
             Ok(ClusterCas {
-                kubernetes: driver_pair(&key_pair(1)),
-                etcd: driver_pair(&key_pair(2)),
-                front_proxy: driver_pair(&key_pair(3)),
-                admin: driver_pair(&key_pair(4)),
+                kubernetes: driver_key_pair(key_pair(1)),
+                etcd: driver_key_pair(key_pair(2)),
+                front_proxy: driver_key_pair(key_pair(3)),
+                admin: driver_key_pair(key_pair(4)),
             })
         );
 

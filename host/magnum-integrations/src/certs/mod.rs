@@ -14,7 +14,7 @@ mod keygen;
 mod kube_store;
 mod store;
 
-pub use driver_secrets::DriverSecrets;
+pub use driver_secrets::{DriverSecrets, driver_key_pair};
 #[cfg(any(test, feature = "testing"))]
 pub use keygen::AskHook;
 pub use keygen::{KeyGenError, KeyGenerator, LOW_PRIORITY_NICE};

@@ -224,72 +224,9 @@ async fn handle(
         url::form_urlencoded::parse(uri.query().unwrap_or_default().as_bytes())
             .into_owned()
             .collect();
-    let segments: Vec<&str> = uri
-        .path()
-        .trim_matches('/')
-        .split('/')
-        .filter(|s| !s.is_empty())
-        .collect();
-    let (api_version, rest) = match segments.as_slice() {
-        ["api", v, rest @ ..] => ((*v).to_owned(), rest),
-        ["apis", g, v, rest @ ..] => (format!("{g}/{v}"), rest),
-        _ => {
-            return status(
-                StatusCode::NOT_FOUND,
-                "NotFound",
-                "the server could not find the requested resource",
-            );
-        }
-    };
-    let (namespace, plural, tail) = match rest {
-        [] => {
-            return match method {
-                Method::GET => m.discovery(&api_version),
-                _ => status(
-                    StatusCode::METHOD_NOT_ALLOWED,
-                    "MethodNotAllowed",
-                    "only GET is served here",
-                ),
-            };
-        }
-        ["namespaces", ns, plural, tail @ ..] => (Some((*ns).to_owned()), *plural, tail),
-        [plural, tail @ ..] => (None, *plural, tail),
-    };
-    let Some(kind) = m.kind(&api_version, plural) else {
-        return status(
-            StatusCode::NOT_FOUND,
-            "NotFound",
-            "the server could not find the requested resource",
-        );
-    };
-    if tail.len() > 1 {
-        return status(
-            StatusCode::NOT_FOUND,
-            "NotFound",
-            "subresources are not served",
-        );
-    }
-    if kind.namespaced != namespace.is_some() && tail.len() == 1 {
-        return status(
-            StatusCode::NOT_FOUND,
-            "NotFound",
-            &format!(
-                "{} is {}",
-                kind.kind,
-                if kind.namespaced {
-                    "namespaced"
-                } else {
-                    "cluster-scoped"
-                }
-            ),
-        );
-    }
-    let t = Target {
-        api_version,
-        kind,
-        plural: plural.to_owned(),
-        namespace,
-        name: tail.first().map(|s| (*s).to_owned()),
+    let t = match target(&m, &method, &uri) {
+        Ok(t) => t,
+        Err(answer) => return *answer,
     };
     let content_type = headers
         .get(header::CONTENT_TYPE)
@@ -304,84 +241,174 @@ async fn handle(
         (Method::GET, None) if is_true(query.get("watch")) => watch(&m, &t, &query),
         (Method::GET, None) => list(&m, &t, &query),
         (Method::PATCH, Some(name)) if content_type.starts_with("application/apply-patch") => {
-            let manager = query.get("fieldManager").map_or("", String::as_str);
-            if manager.is_empty() {
-                return status(
-                    StatusCode::BAD_REQUEST,
-                    "BadRequest",
-                    "fieldManager is required for apply requests",
-                );
-            }
-            match envelope(&t, Some(&name), &body) {
-                Ok(obj) => match m.store.apply(obj, manager).await {
-                    Ok(o) => object_response(StatusCode::OK, &o),
-                    Err(e) => refused(&e),
-                },
-                Err(m) => bad_request(&m),
-            }
+            apply(&m, &t, &name, &query, &body).await
         }
         (Method::PATCH, Some(_)) => status(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "UnsupportedMediaType",
             "only server-side apply patches are served",
         ),
-        (Method::POST, None) => match envelope(&t, None, &body) {
-            Ok(obj) => match m.store.create(&obj, manager_or_writer(&query)) {
-                Ok(o) => object_response(StatusCode::CREATED, &o),
-                Err(HostError::Conflict(_)) => status(
-                    StatusCode::CONFLICT,
-                    "AlreadyExists",
-                    &format!("{} \"{}\" already exists", t.plural, obj.name),
-                ),
-                Err(e) => refused(&e),
-            },
-            Err(m) => bad_request(&m),
-        },
-        (Method::PUT, Some(name)) => match envelope(&t, Some(&name), &body) {
-            Ok(obj) => {
-                let precondition = serde_json::from_str::<Value>(&obj.json).ok().and_then(|v| {
-                    v.pointer("/metadata/resourceVersion")?
-                        .as_str()?
-                        .parse()
-                        .ok()
-                });
-                match m
-                    .store
-                    .replace(&obj, manager_or_writer(&query), precondition)
-                {
-                    Ok(o) => object_response(StatusCode::OK, &o),
-                    Err(HostError::NotFound(_)) => t.not_found(&name),
-                    Err(HostError::Conflict(msg)) => status(StatusCode::CONFLICT, "Conflict", &msg),
-                    Err(e) => refused(&e),
-                }
-            }
-            Err(m) => bad_request(&m),
-        },
-        (Method::DELETE, Some(name)) => {
-            let r = t.reference(&name);
-            match m.store.delete(r.clone()).await {
-                Ok(false) => t.not_found(&name),
-                Ok(true) => match m.store.get(r).await {
-                    // Finalizers hold it: the object, now deleting.
-                    Ok(Some(o)) => object_response(StatusCode::OK, &o),
-                    _ => json_response(
-                        StatusCode::OK,
-                        &json!({
-                            "kind": "Status",
-                            "apiVersion": "v1",
-                            "status": "Success",
-                            "details": {"name": name, "kind": t.plural},
-                        }),
-                    ),
-                },
-                Err(e) => refused(&e),
-            }
-        }
+        (Method::POST, None) => create(&m, &t, &query, &body),
+        (Method::PUT, Some(name)) => replace(&m, &t, &name, &query, &body),
+        (Method::DELETE, Some(name)) => delete(&m, &t, &name).await,
         _ => status(
             StatusCode::METHOD_NOT_ALLOWED,
             "MethodNotAllowed",
             "this method is not served here",
         ),
+    }
+}
+
+/// The collection or object a request's path names, or the answer when it
+/// names none (the discovery document of a group version, or an error).
+fn target(m: &MemoryCluster, method: &Method, uri: &Uri) -> Result<Target, Box<Response>> {
+    let segments: Vec<&str> = uri
+        .path()
+        .trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
+    let not_found = |message: &str| Box::new(status(StatusCode::NOT_FOUND, "NotFound", message));
+    let (api_version, rest) = match segments.as_slice() {
+        ["api", v, rest @ ..] => ((*v).to_owned(), rest),
+        ["apis", g, v, rest @ ..] => (format!("{g}/{v}"), rest),
+        _ => {
+            return Err(not_found(
+                "the server could not find the requested resource",
+            ));
+        }
+    };
+    let (namespace, plural, tail) = match rest {
+        [] => {
+            return Err(Box::new(match *method {
+                Method::GET => m.discovery(&api_version),
+                _ => status(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    "MethodNotAllowed",
+                    "only GET is served here",
+                ),
+            }));
+        }
+        ["namespaces", ns, plural, tail @ ..] => (Some((*ns).to_owned()), *plural, tail),
+        [plural, tail @ ..] => (None, *plural, tail),
+    };
+    let Some(kind) = m.kind(&api_version, plural) else {
+        return Err(not_found(
+            "the server could not find the requested resource",
+        ));
+    };
+    if tail.len() > 1 {
+        return Err(not_found("subresources are not served"));
+    }
+    if kind.namespaced != namespace.is_some() && tail.len() == 1 {
+        let scope = if kind.namespaced {
+            "namespaced"
+        } else {
+            "cluster-scoped"
+        };
+        return Err(not_found(&format!("{} is {scope}", kind.kind)));
+    }
+    Ok(Target {
+        api_version,
+        kind,
+        plural: plural.to_owned(),
+        namespace,
+        name: tail.first().map(|s| (*s).to_owned()),
+    })
+}
+
+/// A server-side apply of `name` by the request's field manager.
+async fn apply(
+    m: &MemoryCluster,
+    t: &Target,
+    name: &str,
+    query: &HashMap<String, String>,
+    body: &[u8],
+) -> Response {
+    let manager = query.get("fieldManager").map_or("", String::as_str);
+    if manager.is_empty() {
+        return status(
+            StatusCode::BAD_REQUEST,
+            "BadRequest",
+            "fieldManager is required for apply requests",
+        );
+    }
+    match envelope(t, Some(name), body) {
+        Ok(obj) => match m.store.apply(obj, manager).await {
+            Ok(o) => object_response(StatusCode::OK, &o),
+            Err(e) => refused(&e),
+        },
+        Err(m) => bad_request(&m),
+    }
+}
+
+/// A POST of a new object to the collection.
+fn create(m: &MemoryCluster, t: &Target, query: &HashMap<String, String>, body: &[u8]) -> Response {
+    match envelope(t, None, body) {
+        Ok(obj) => match m.store.create(&obj, manager_or_writer(query)) {
+            Ok(o) => object_response(StatusCode::CREATED, &o),
+            Err(HostError::Conflict(_)) => status(
+                StatusCode::CONFLICT,
+                "AlreadyExists",
+                &format!("{} \"{}\" already exists", t.plural, obj.name),
+            ),
+            Err(e) => refused(&e),
+        },
+        Err(m) => bad_request(&m),
+    }
+}
+
+/// A PUT of `name`, refused when its `resourceVersion` is not the stored
+/// one.
+fn replace(
+    m: &MemoryCluster,
+    t: &Target,
+    name: &str,
+    query: &HashMap<String, String>,
+    body: &[u8],
+) -> Response {
+    match envelope(t, Some(name), body) {
+        Ok(obj) => {
+            let precondition = serde_json::from_str::<Value>(&obj.json).ok().and_then(|v| {
+                v.pointer("/metadata/resourceVersion")?
+                    .as_str()?
+                    .parse()
+                    .ok()
+            });
+            match m
+                .store
+                .replace(&obj, manager_or_writer(query), precondition)
+            {
+                Ok(o) => object_response(StatusCode::OK, &o),
+                Err(HostError::NotFound(_)) => t.not_found(name),
+                Err(HostError::Conflict(msg)) => status(StatusCode::CONFLICT, "Conflict", &msg),
+                Err(e) => refused(&e),
+            }
+        }
+        Err(m) => bad_request(&m),
+    }
+}
+
+/// A DELETE of `name`: the object itself while finalizers hold it, else
+/// a `Status`.
+async fn delete(m: &MemoryCluster, t: &Target, name: &str) -> Response {
+    let r = t.reference(name);
+    match m.store.delete(r.clone()).await {
+        Ok(false) => t.not_found(name),
+        Ok(true) => match m.store.get(r).await {
+            // Finalizers hold it: the object, now deleting.
+            Ok(Some(o)) => object_response(StatusCode::OK, &o),
+            _ => json_response(
+                StatusCode::OK,
+                &json!({
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "status": "Success",
+                    "details": {"name": name, "kind": t.plural},
+                }),
+            ),
+        },
+        Err(e) => refused(&e),
     }
 }
 

@@ -215,45 +215,9 @@ pub fn primitive_datetime(t: NaiveDateTime) -> String {
     t.format("%Y-%m-%dT%H:%M:%S%.6f").to_string()
 }
 
-/// `json.dumps(v)` with Python's defaults: `", "` and `": "` separators,
-/// `ensure_ascii`, keys in the order of the map (insertion order).
+/// `json.dumps(v)` with Python's defaults (insertion order, `ensure_ascii`).
 pub fn py_dumps(v: &Value) -> String {
-    let mut out = String::new();
-    write_py(&mut out, v);
-    out
-}
-
-fn write_py(out: &mut String, v: &Value) {
-    match v {
-        Value::Null => out.push_str("null"),
-        Value::Bool(true) => out.push_str("true"),
-        Value::Bool(false) => out.push_str("false"),
-        // Integers only: nothing Magnum notifies is a float.
-        Value::Number(n) => out.push_str(&n.to_string()),
-        Value::String(s) => magnum_jsonpatch::pyjson::write_str(out, s),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_py(out, item);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (k, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                magnum_jsonpatch::pyjson::write_str(out, k);
-                out.push_str(": ");
-                write_py(out, item);
-            }
-            out.push('}');
-        }
-    }
+    python_semantics::pyjson::dumps_json(v)
 }
 
 #[cfg(test)]

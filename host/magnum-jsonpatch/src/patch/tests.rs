@@ -3,7 +3,7 @@ use std::path::PathBuf;
 use proptest::prelude::*;
 
 use super::*;
-use crate::python::{PyInt, repr};
+use python_semantics::python::{PyInt, repr};
 
 /// A resource document in key order (Go rendered its maps sorted).
 fn doc(entries: Vec<(&str, PyValue)>) -> Dict {
@@ -727,7 +727,7 @@ fn nesting_is_bounded() {
         .into_iter()
         .map(|o| match o.value {
             Some(PyValue::Str(s)) if o.op == Op::Add => {
-                let v = crate::parse_literal(&s).expect("a list");
+                let v = python_semantics::parse_literal(&s).expect("a list");
                 Operation::new(o.op, o.path, Some(v))
             }
             _ => o,
@@ -850,11 +850,11 @@ fn value_checkers() {
     assert_eq!(tuple.to_json(), Ok(serde_json::json!([1, {"a": null}])));
     assert_eq!(
         PyValue::Set(vec![1.into()]).to_json(),
-        Err(crate::value::NotJson { class: "set" })
+        Err(python_semantics::value::NotJson { class: "set" })
     );
     assert_eq!(
         int_key.to_json(),
-        Err(crate::value::NotJson { class: "int" })
+        Err(python_semantics::value::NotJson { class: "int" })
     );
     // Taints: a list of string dicts, the whole list shown in errors.
     let bad = PyValue::List(vec![dict(vec![("key", 1.into())])]);
@@ -966,4 +966,25 @@ proptest! {
         data.extend_from_slice(body.as_bytes());
         check_input(&data);
     }
+}
+
+/// A refused JSON Patch keeps its class, status and message.
+#[test]
+fn patch_errors_keep_their_class_and_message() {
+    use crate::patch;
+    use magnum_domain::MagnumError;
+    let e = patch::parse_and_check(
+        br#"[{"op": "replace", "path": "/uuid", "value": "x"}]"#,
+        &patch::CLUSTER_TEMPLATE,
+    )
+    .expect_err("internal attribute");
+    let m = MagnumError::from(e);
+    assert_eq!(
+        (m.status, m.kind, m.message.as_str()),
+        (
+            400,
+            "ClientSideError",
+            "'/uuid' is an internal attribute and can not be updated"
+        )
+    );
 }

@@ -18,6 +18,31 @@ use kube::api::{ObjectMeta, PostParams};
 /// The name of the Lease.
 pub const LEASE_NAME: &str = "openkeel-magnum-reconciler";
 
+/// Why the Lease could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum LeaseError {
+    /// The management cluster did not answer in time.
+    #[error("the management cluster did not answer within {} s", .0.as_secs())]
+    Unanswered(std::time::Duration),
+    /// The management cluster refused or failed a request.
+    #[error("{action} Lease {namespace}/{LEASE_NAME}: {source}")]
+    Kube {
+        action: &'static str,
+        namespace: String,
+        source: kube::Error,
+    },
+}
+
+impl LeaseError {
+    fn kube(action: &'static str, namespace: &str, source: kube::Error) -> LeaseError {
+        LeaseError::Kube {
+            action,
+            namespace: namespace.to_owned(),
+            source,
+        }
+    }
+}
+
 /// How the Lease is held.
 #[derive(Clone, Debug)]
 pub struct LeaseSettings {
@@ -78,24 +103,21 @@ impl KubeLease {
 
     /// Takes the Lease when it is free or expired, renews it when held;
     /// whether this instance holds it now.
-    pub async fn acquire(&self) -> Result<bool, String> {
+    pub async fn acquire(&self) -> Result<bool, LeaseError> {
         match tokio::time::timeout(self.settings.request_timeout, self.try_acquire()).await {
             Ok(r) => r,
-            Err(_) => Err(format!(
-                "the management cluster did not answer within {} s",
-                self.settings.request_timeout.as_secs()
-            )),
+            Err(_) => Err(LeaseError::Unanswered(self.settings.request_timeout)),
         }
     }
 
-    async fn try_acquire(&self) -> Result<bool, String> {
+    async fn try_acquire(&self) -> Result<bool, LeaseError> {
         let s = &self.settings;
         let now = MicroTime(k8s_openapi::jiff::Timestamp::now());
         let current = self
             .api
             .get_opt(LEASE_NAME)
             .await
-            .map_err(|e| format!("read Lease {}/{LEASE_NAME}: {e}", s.namespace))?;
+            .map_err(|e| LeaseError::kube("read", &s.namespace, e))?;
         let Some(mut lease) = current else {
             let lease = Lease {
                 metadata: ObjectMeta {
@@ -114,7 +136,7 @@ impl KubeLease {
             };
             return self
                 .write(self.api.create(&PostParams::default(), &lease).await)
-                .map_err(|e| format!("create Lease {}/{LEASE_NAME}: {e}", s.namespace));
+                .map_err(|e| LeaseError::kube("create", &s.namespace, e));
         };
         let spec = lease.spec.clone().unwrap_or_default();
         let holder = spec.holder_identity.clone().filter(|h| !h.is_empty());
@@ -153,7 +175,7 @@ impl KubeLease {
                 .replace(LEASE_NAME, &PostParams::default(), &lease)
                 .await,
         )
-        .map_err(|e| format!("renew Lease {}/{LEASE_NAME}: {e}", s.namespace))
+        .map_err(|e| LeaseError::kube("renew", &s.namespace, e))
     }
 
     /// The outcome of a conditional write: held, lost to another writer

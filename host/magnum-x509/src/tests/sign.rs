@@ -561,7 +561,7 @@ fn invalid_requests_are_invalid_csr() {
                 assert_eq!((e.status, e.kind), (400, "InvalidCsr"), "{name}");
                 let want = format!(
                     "Received invalid csr {}.",
-                    magnum_jsonpatch::python::bytes_repr(input.as_bytes())
+                    python_semantics::python::bytes_repr(input.as_bytes())
                 );
                 assert_eq!(e.message, want, "{name}");
             }
@@ -652,7 +652,7 @@ fn python_bytes_repr() {
         (b"'\"", r#"b'\'"'"#),
         (b"\x00\xff\\", r"b'\x00\xff\\'"),
     ] {
-        assert_eq!(magnum_jsonpatch::python::bytes_repr(input), want);
+        assert_eq!(python_semantics::python::bytes_repr(input), want);
     }
 }
 

@@ -1,4 +1,6 @@
-//! The status poller's use cases (what magnum/service/periodic.py does):
+//! The use cases of one pass of the status loop (the loop itself, its
+//! lease and its watches are `magnum-reconcile`; what each pass does is
+//! magnum/service/periodic.py's):
 //! the clusters in progress, their driver's `poll-status` with the
 //! service's credentials, the compare-and-swap save of what it reports,
 //! the deadlines of operations that never end, and the removal of the
@@ -477,45 +479,10 @@ impl Conductor {
             format!("{} minutes", limit.num_minutes())
         };
         let reason = format!("Cluster {what} did not complete within {shown}.");
-        let read = cl.clone();
-        let r = self
-            .db()
-            .in_tx(|tx| {
-                let (read, reason) = (read.clone(), reason.clone());
-                Box::pin(async move {
-                    let all = Scope::ALL_PROJECTS;
-                    let mut cur = tx
-                        .for_update()
-                        .get_cluster_by_uuid(&read.uuid, &all)
-                        .await?;
-                    if cur.status != read.status || cur.updated_at != read.updated_at {
-                        return Ok::<_, Error>(None);
-                    }
-                    cur.status = Some(failed);
-                    cur.status_reason = Some(reason.clone());
-                    tx.q()
-                        .update_cluster(&mut cur, &["status", "status_reason"])
-                        .await?;
-                    let mut ngs = tx
-                        .q()
-                        .list_nodegroups(
-                            &crate::db::NodeGroupFilter::cluster(&read.uuid),
-                            &ListOptions::default(),
-                        )
-                        .await?;
-                    for ng in &mut ngs {
-                        if ng.status.is_some_and(Status::is_in_progress) {
-                            ng.status = Some(failed);
-                            ng.status_reason = Some(reason.clone());
-                            tx.q()
-                                .update_nodegroup(ng, &["status", "status_reason"])
-                                .await?;
-                        }
-                    }
-                    Ok(Some((cur, ngs)))
-                })
-            })
-            .await?;
+        // Only while the row is still as it was read: a poll, a delete or
+        // an update meanwhile decides instead.
+        let still = |cur: &Cluster| cur.status == cl.status && cur.updated_at == cl.updated_at;
+        let r = self.fail_cluster(&cl.uuid, failed, &reason, still).await?;
         let Some((saved, ngs)) = r else {
             return Ok(None);
         };

@@ -14,7 +14,7 @@ use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 use magnum_domain::RequestContext;
 use magnum_domain::models::{Cluster, ClusterTemplate, StringMap};
-use magnum_jsonpatch::python;
+use python_semantics::python;
 
 use crate::openstack::{
     ErrorKind, Flavor, Image, Keypair, Lookup, LookupError, Network, OpenStackError, Subnet,

@@ -99,6 +99,49 @@ fn write_value(out: &mut String, v: &Value) {
     }
 }
 
+/// Encodes a `serde_json` value as `json.dumps(v)` does with Python's
+/// defaults: `", "` and `": "` separators, `ensure_ascii`, keys in the order
+/// of the map. Numbers are written as `serde_json` writes them, which is
+/// Python's form for integers (the values this serves carry no floats).
+pub fn dumps_json(v: &serde_json::Value) -> String {
+    let mut out = String::new();
+    write_json(&mut out, v);
+    out
+}
+
+fn write_json(out: &mut String, v: &serde_json::Value) {
+    use serde_json::Value as J;
+    match v {
+        J::Null => out.push_str("null"),
+        J::Bool(true) => out.push_str("true"),
+        J::Bool(false) => out.push_str("false"),
+        J::Number(n) => out.push_str(&n.to_string()),
+        J::String(s) => write_str(out, s),
+        J::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_json(out, item);
+            }
+            out.push(']');
+        }
+        J::Object(map) => {
+            out.push('{');
+            for (i, (k, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_str(out, k);
+                out.push_str(": ");
+                write_json(out, item);
+            }
+            out.push('}');
+        }
+    }
+}
+
 /// Encodes a string-to-string object with the pairs in the order given (a
 /// `BTreeMap` gives them sorted).
 pub fn dumps_str_map<K: AsRef<str>, V: AsRef<str>>(

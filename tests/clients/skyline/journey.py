@@ -422,8 +422,14 @@ def journey(j):
         expect(page.locator("#Info_name")).to_have_value(TEMPLATE, timeout=WAIT_MS)
         j.next("Node Spec")
         page.fill("#Node\\ Spec_docker_volume_size", "20")
+        expect(page.locator("#Node\\ Spec_docker_volume_size")).to_have_value("20", timeout=WAIT_MS)
         j.next("Network")
-        page.fill("#Network_dns_nameserver", "1.1.1.1")
+        # The step fills its form from the stored template after it shows:
+        # a value typed before that is overwritten.
+        dns = page.locator("#Network_dns_nameserver")
+        expect(dns).to_have_value("8.8.8.8", timeout=WAIT_MS)
+        dns.fill("1.1.1.1")
+        expect(dns).to_have_value("1.1.1.1", timeout=WAIT_MS)
         j.next("Labels")
         j.submit(j.confirm, "PATCH", "/v1/clustertemplates/[0-9a-f-]+", 200)
         page.wait_for_url(re.compile(r".*/container-infra/cluster-template$"), timeout=WAIT_MS)

@@ -87,7 +87,7 @@ pub trait Authenticator: Send + Sync {
 }
 
 /// Keystone's (or noauth's) authentication of each request.
-impl Authenticator for crate::auth::Authenticator {
+impl Authenticator for auth::Authenticator {
     fn authenticate<'a>(
         &'a self,
         headers: &'a http::HeaderMap,
@@ -96,10 +96,10 @@ impl Authenticator for crate::auth::Authenticator {
         Result<magnum_domain::RequestContext, axum::response::Response>,
     > {
         Box::pin(async move {
-            crate::auth::Authenticator::authenticate(self, headers)
+            auth::Authenticator::authenticate(self, headers)
                 .await
                 .map_err(|e| {
-                    if e.kind() == crate::auth::AuthErrorKind::KeystoneUnavailable {
+                    if e.kind() == auth::AuthErrorKind::KeystoneUnavailable {
                         tracing::warn!(error = %e, "token validation unavailable");
                     }
                     e.into_response(headers)
@@ -109,8 +109,8 @@ impl Authenticator for crate::auth::Authenticator {
 
     fn token_cache_counts(&self) -> Option<(u64, u64)> {
         match self {
-            crate::auth::Authenticator::Keystone(k) => Some(k.cache_counts()),
-            crate::auth::Authenticator::NoAuth(_) => None,
+            auth::Authenticator::Keystone(k) => Some(k.cache_counts()),
+            auth::Authenticator::NoAuth(_) => None,
         }
     }
 }

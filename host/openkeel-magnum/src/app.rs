@@ -54,21 +54,16 @@ impl fmt::Display for StartError {
 
 impl std::error::Error for StartError {}
 
-/// `[tracing]` as the traces' settings.
-pub fn trace_settings(options: &Options) -> crate::traces::TraceSettings {
+/// Starts traces from `[tracing]` (none without an endpoint).
+pub fn start_traces(options: &Options) -> Result<Option<crate::traces::Traces>, StartError> {
     let t = &options.tracing;
-    crate::traces::TraceSettings {
+    let settings = crate::traces::TraceSettings {
         otlp_endpoint: t.otlp_endpoint.clone(),
         export_timeout: std::time::Duration::from_secs(t.export_timeout.max(1).unsigned_abs()),
         sample_ratio: t.sample_ratio,
         service_name: t.service_name.clone(),
-    }
-}
-
-impl From<crate::traces::TraceError> for StartError {
-    fn from(e: crate::traces::TraceError) -> StartError {
-        StartError::new(e)
-    }
+    };
+    crate::traces::start(&settings).map_err(StartError::new)
 }
 
 /// `[database]` as the database layer's target: the translated URL, the

@@ -24,7 +24,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
-pub use crate::traces::{RoutePattern, UNMATCHED, method_label};
+use crate::traces::{RoutePattern, UNMATCHED, method_label};
 
 /// The media type of the answer.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";

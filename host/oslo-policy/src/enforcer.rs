@@ -211,7 +211,7 @@ impl fmt::Display for InvalidScope {
             .iter()
             .map(|s| {
                 let mut out = String::new();
-                crate::python::write_str_repr(&mut out, s);
+                python_semantics::python::write_string_repr(&mut out, s);
                 out
             })
             .collect();

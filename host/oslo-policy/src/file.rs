@@ -6,7 +6,7 @@ use std::fmt;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::check::{Check, ParseError, parse_check, parse_text};
-use crate::python::{py_float_repr, write_str_repr};
+use python_semantics::python::{float_repr, write_string_repr};
 
 /// A value of a policy file, as Python sees it after `yaml.safe_load`.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,10 +42,10 @@ impl FileValue {
             FileValue::Bool(true) => "True".into(),
             FileValue::Bool(false) => "False".into(),
             FileValue::Int(i) => i.to_string(),
-            FileValue::Float(f) => py_float_repr(*f),
+            FileValue::Float(f) => float_repr(*f),
             FileValue::Str(s) => {
                 let mut out = String::new();
-                write_str_repr(&mut out, s);
+                write_string_repr(&mut out, s);
                 out
             }
             FileValue::Seq(items) => {

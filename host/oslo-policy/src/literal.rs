@@ -7,7 +7,9 @@
 //! credentials. When it raises `SyntaxError` the exception escapes from
 //! `enforce()`.
 
-use crate::python::{PyError, is_identifier, is_py_keyword, py_float_repr};
+use python_semantics::python::float_repr;
+
+use crate::python::{PyError, is_identifier, is_py_keyword};
 
 /// The precomputed result of `literal_eval` on a check kind.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -167,7 +169,7 @@ fn number_literal(s: &str) -> Result<Option<String>, PyError> {
     }
     let cleaned: String = s.chars().filter(|c| *c != '_').collect();
     let value: f64 = cleaned.parse().map_err(|_| invalid())?;
-    Ok(Some(py_float_repr(value)))
+    Ok(Some(float_repr(value)))
 }
 
 /// Checks Python's digit grammar (single underscores between digits,

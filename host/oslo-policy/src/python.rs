@@ -6,6 +6,7 @@
 use std::borrow::Cow;
 use std::fmt::{self, Write as _};
 
+use python_semantics::python::{float_repr, write_string_repr};
 use serde_json::{Map, Number, Value};
 
 /// An exception oslo.policy raises while it evaluates a rule (`TypeError`,
@@ -109,7 +110,7 @@ fn write_repr(out: &mut String, v: &Value) {
         Value::Bool(true) => out.push_str("True"),
         Value::Bool(false) => out.push_str("False"),
         Value::Number(n) => write_number(out, n),
-        Value::String(s) => write_str_repr(out, s),
+        Value::String(s) => write_string_repr(out, s),
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
@@ -130,7 +131,7 @@ fn write_map(out: &mut String, m: &Map<String, Value>) {
         if i > 0 {
             out.push_str(", ");
         }
-        write_str_repr(out, k);
+        write_string_repr(out, k);
         out.push_str(": ");
         write_repr(out, item);
     }
@@ -143,18 +144,8 @@ fn write_number(out: &mut String, n: &Number) {
     } else if let Some(u) = n.as_u64() {
         let _ = write!(out, "{u}");
     } else if let Some(f) = n.as_f64() {
-        out.push_str(&py_float_repr(f));
+        out.push_str(&float_repr(f));
     }
-}
-
-/// Python's `repr()` of a `str`.
-pub(crate) fn write_str_repr(out: &mut String, s: &str) {
-    python_semantics::python::write_string_repr(out, s);
-}
-
-/// Python's `repr()` of a float.
-pub fn py_float_repr(f: f64) -> String {
-    python_semantics::python::float_repr(f)
 }
 
 /// `\xNN`, `\uNNNN` or `\UNNNNNNNN`, as `ascii()` escapes a character.

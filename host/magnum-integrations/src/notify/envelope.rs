@@ -9,6 +9,7 @@
 
 use chrono::{DateTime, NaiveDateTime, Timelike, Utc};
 use magnum_domain::RequestContext;
+use python_semantics::pyjson::dumps_json;
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
@@ -121,12 +122,12 @@ pub enum Format {
 pub fn body(n: &Notification, format: Format, unique_id: Uuid) -> Vec<u8> {
     let message = Value::Object(n.amqp_message(unique_id));
     let text = match format {
-        Format::V1 => py_dumps(&message),
+        Format::V1 => dumps_json(&message),
         Format::V2 => {
             let mut envelope = Map::new();
             envelope.insert("oslo.version".into(), "2.0".into());
-            envelope.insert("oslo.message".into(), py_dumps(&message).into());
-            py_dumps(&Value::Object(envelope))
+            envelope.insert("oslo.message".into(), dumps_json(&message).into());
+            dumps_json(&Value::Object(envelope))
         }
     };
     text.into_bytes()
@@ -215,11 +216,6 @@ pub fn primitive_datetime(t: NaiveDateTime) -> String {
     t.format("%Y-%m-%dT%H:%M:%S%.6f").to_string()
 }
 
-/// `json.dumps(v)` with Python's defaults (insertion order, `ensure_ascii`).
-pub fn py_dumps(v: &Value) -> String {
-    python_semantics::pyjson::dumps_json(v)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,7 +247,7 @@ mod tests {
     fn dumps_writes_pythons_form_in_insertion_order() {
         let v = json!({"z": [1, true, null], "a": "caf\u{e9} \"q\" \u{1F600}", "m": {}});
         assert_eq!(
-            py_dumps(&v),
+            dumps_json(&v),
             r#"{"z": [1, true, null], "a": "caf\u00e9 \"q\" \ud83d\ude00", "m": {}}"#
         );
     }
@@ -289,7 +285,7 @@ mod tests {
             ..Default::default()
         };
         let c = context(&ctx);
-        let text = py_dumps(&Value::Object(c.clone()));
+        let text = dumps_json(&Value::Object(c.clone()));
         assert!(!text.contains("secret"), "{text}");
         assert_eq!(c["auth_token"], Value::Null);
         // Lost in Magnum's redacted copy.

@@ -53,7 +53,7 @@ use tokio::sync::{mpsc, watch};
 use uuid::Uuid;
 
 use cadf::EventIds;
-use envelope::py_dumps;
+use python_semantics::pyjson::dumps_json;
 
 pub use cadf::{Action, Outcome, terminal_event};
 pub use envelope::{Format, Notification, Priority};
@@ -649,7 +649,7 @@ impl Notifier {
 // the message alone. Magnum sends only INFO and ERROR.
 fn log_notification(n: &Notification) {
     let logger = format!("oslo.messaging.notification.{}", n.event_type);
-    let message = py_dumps(&serde_json::Value::Object(n.message()));
+    let message = dumps_json(&serde_json::Value::Object(n.message()));
     match n.priority {
         Priority::Debug => {
             tracing::debug!(logger = %logger, notification = %message, "notification")

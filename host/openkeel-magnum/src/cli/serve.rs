@@ -10,8 +10,7 @@ use crate::options::Options;
 
 /// `openkeel-magnum api`: serves the API on a database already migrated.
 pub(super) async fn api(options: Options) -> Result<(), Failure> {
-    let traces =
-        crate::traces::start(&app::trace_settings(&options)).map_err(app::StartError::from)?;
+    let traces = app::start_traces(&options)?;
     let db = app::open_database(&options).await?;
     crate::db::check_schema(&db).await.map_err(Failure::new)?;
     let conductor = app::conductor(&options, app::Mode::Api, db.clone()).await?;
@@ -29,8 +28,7 @@ pub(super) async fn api(options: Options) -> Result<(), Failure> {
 /// `openkeel-magnum all-in-one`: creates or migrates the schema first, and
 /// runs the background work beside the API.
 pub(super) async fn all_in_one(options: Options) -> Result<(), Failure> {
-    let traces =
-        crate::traces::start(&app::trace_settings(&options)).map_err(app::StartError::from)?;
+    let traces = app::start_traces(&options)?;
     let db = app::open_database(&options).await?;
     crate::db::upgrade(&db).await.map_err(Failure::new)?;
     let conductor = app::conductor(&options, app::Mode::AllInOne, db.clone()).await?;
@@ -65,8 +63,7 @@ pub(super) async fn all_in_one(options: Options) -> Result<(), Failure> {
 /// `openkeel-magnum reconciler`: the background work of magnum-conductor —
 /// the service heartbeat and the status loop — until SIGINT or SIGTERM.
 pub(super) async fn reconciler(options: Options) -> Result<(), Failure> {
-    let traces =
-        crate::traces::start(&app::trace_settings(&options)).map_err(app::StartError::from)?;
+    let traces = app::start_traces(&options)?;
     let db = app::open_database(&options).await?;
     crate::db::check_schema(&db).await.map_err(Failure::new)?;
     let conductor = app::conductor(&options, app::Mode::Api, db.clone()).await?;

@@ -449,9 +449,7 @@ mod tests {
 #[cfg(test)]
 mod oracle {
     use std::collections::BTreeMap;
-    use std::io::Write;
     use std::path::Path;
-    use std::process::{Command, Stdio};
 
     use super::*;
 
@@ -505,15 +503,8 @@ mod oracle {
 
     #[test]
     fn oslo_config_parser_agrees() {
-        let python = match std::env::var("OPENKEEL_TEST_PYTHON") {
-            Ok(p) if !p.is_empty() => p,
-            _ if std::env::var("CI").as_deref() == Ok("true") => {
-                panic!("OPENKEEL_TEST_PYTHON is not set")
-            }
-            _ => {
-                eprintln!("skipped: OPENKEEL_TEST_PYTHON not set");
-                return;
-            }
+        let Some(python) = test_support::oracle::python() else {
+            return;
         };
         let seed = std::env::var("OPENKEEL_ORACLE_SEED")
             .ok()
@@ -531,30 +522,10 @@ mod oracle {
             .collect();
         let script =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/oracle/oslo_config_oracle.py");
-        let mut child = Command::new(&python)
-            .arg(script)
-            .env("PYTHONUTF8", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("start {python}: {e}"));
         let input = serde_json::json!({ "parse": paths }).to_string();
-        if let Some(mut stdin) = child.stdin.take() {
-            stdin
-                .write_all(input.as_bytes())
-                .unwrap_or_else(|e| panic!("oracle stdin: {e}"));
-        }
-        let out = child
-            .wait_with_output()
-            .unwrap_or_else(|e| panic!("oracle: {e}"));
-        assert!(
-            out.status.success(),
-            "oracle failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = test_support::oracle::run(&python, &[script.as_os_str()], input.as_bytes());
         let results: Vec<serde_json::Value> =
-            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("oracle output: {e}"));
+            serde_json::from_slice(&out).unwrap_or_else(|e| panic!("oracle output: {e}"));
         assert_eq!(results.len(), n);
         let (mut failures, mut accepted) = (Vec::new(), 0);
         for (path, res) in paths.iter().zip(&results) {

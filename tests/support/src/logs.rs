@@ -1,16 +1,19 @@
 //! What the code under test logs, captured on the test's own thread.
 //!
 //! One subscriber serves the whole test binary. Its filter asks, at every
-//! event, whether the thread has a capture open: a callsite's interest is
-//! never cached as "off" by a test that runs with no capture, which a
-//! per-test `set_default` subscriber cannot promise when tests run in
-//! parallel.
+//! event, whether the thread has a capture open, and tells tracing that a
+//! callsite's interest is "sometimes": it is never cached as "off" because
+//! the first event of a callsite came from a test that runs with no capture
+//! (which a per-test `set_default` subscriber, or a plain `filter_fn`, whose
+//! answer tracing caches per callsite, cannot promise when tests run in
+//! parallel).
 
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex, Once};
 
 use tracing::Level;
-use tracing_subscriber::filter::filter_fn;
+use tracing::subscriber::Interest;
+use tracing_subscriber::filter::DynFilterFn;
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::{Layer, Registry};
@@ -89,15 +92,27 @@ fn install() {
         let text = tracing_subscriber::fmt::layer()
             .with_ansi(false)
             .with_writer(ThreadWriter)
-            .with_filter(filter_fn(|m| wants(Format::Text, m.level())));
+            .with_filter(per_event(Format::Text));
         let json = tracing_subscriber::fmt::layer()
             .json()
             .with_writer(ThreadWriter)
-            .with_filter(filter_fn(|m| wants(Format::Json, m.level())));
+            .with_filter(per_event(Format::Json));
         let subscriber = Registry::default().with(text).with(json);
         tracing::subscriber::set_global_default(subscriber)
             .expect("no other global subscriber in a test binary that captures logs");
     });
+}
+
+/// The filter of one format's layer: asked at every event, never cached.
+fn per_event<S>(
+    format: Format,
+) -> DynFilterFn<
+    S,
+    impl Fn(&tracing::Metadata<'_>, &tracing_subscriber::layer::Context<'_, S>) -> bool,
+    impl Fn(&'static tracing::Metadata<'static>) -> Interest,
+> {
+    DynFilterFn::new(move |m: &tracing::Metadata<'_>, _: &_| wants(format, m.level()))
+        .with_callsite_filter(|_| Interest::sometimes())
 }
 
 /// Writes to the buffer of the thread's open capture.
@@ -149,5 +164,29 @@ mod tests {
         let j = capture_json(Level::DEBUG);
         tracing::debug!(field = 1, "as json");
         assert!(j.text().starts_with('{'), "{}", j.text());
+    }
+
+    fn log() {
+        tracing::error!("one callsite, seen first by a thread without a capture");
+    }
+
+    /// A callsite whose first event came from a thread without a capture is
+    /// still captured on a thread with one (tracing caches a callsite's
+    /// interest at its first event).
+    #[test]
+    fn a_callsite_first_seen_without_a_capture_is_captured_later() {
+        let capture = capture(Level::TRACE);
+        std::thread::spawn(log)
+            .join()
+            .unwrap_or_else(|_| panic!("the logging thread panicked"));
+        assert_eq!(capture.text(), "", "another thread's event was captured");
+        log();
+        assert!(
+            capture
+                .text()
+                .contains("seen first by a thread without a capture"),
+            "{}",
+            capture.text()
+        );
     }
 }

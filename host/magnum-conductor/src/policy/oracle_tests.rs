@@ -19,33 +19,13 @@ use std::process::Command;
 use oslo_policy::{CheckError, EnforceError, Enforcer, Options, Rule};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+use test_support::rng::Rng;
 
 use super::magnum_defaults;
 
 const DEFAULT_SEED: u64 = 20_261_130;
 const RULE_CASES: usize = 8_000;
 const EXPRESSION_CASES: usize = 12_000;
-
-/// SplitMix64: small, deterministic across platforms and crate versions.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
 
 #[derive(Serialize, Clone)]
 struct Config {

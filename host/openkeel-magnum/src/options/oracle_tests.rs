@@ -5,36 +5,14 @@
 //! `OPENKEEL_ORACLE_SEED` (default 1) change the number of cases and the
 //! generator's seed.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use oslo_config::{Config, Opt, OptType, Schema, Value, ini};
 use serde_json::{Value as Json, json};
+use test_support::rng::Rng;
 
 use super::schema;
-
-/// A small deterministic generator (SplitMix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-}
 
 /// Test-only options in an [oracle] group covering the types and
 /// constraints no Magnum option uses (dict, float max, URI, deprecated names
@@ -359,7 +337,7 @@ fn case(rng: &mut Rng) -> String {
         b.push_str("early = 1\n");
     }
     for _ in 0..1 + rng.below(4) {
-        let section = rng.pick(SECTIONS);
+        let section = *rng.pick(SECTIONS);
         b.push_str(&format!("[{section}]\n"));
         let keys = keys_of(section);
         let mut after_value = false;
@@ -382,8 +360,8 @@ fn case(rng: &mut Rng) -> String {
                 3 if rng.below(10) == 0 => b.push_str("not an assignment\n"),
                 _ => {
                     let key = keys[rng.below(keys.len())];
-                    let sep = rng.pick(SEPARATORS);
-                    let value = rng.pick(VALUES);
+                    let sep = *rng.pick(SEPARATORS);
+                    let value = *rng.pick(VALUES);
                     b.push_str(&format!("{key}{sep}{value}\n"));
                     after_value = true;
                 }
@@ -424,14 +402,14 @@ fn environment(rng: &mut Rng) -> Vec<(String, String)> {
     }
     let mut out: Vec<(String, String)> = Vec::new();
     for _ in 0..1 + rng.below(3) {
-        let section = rng.pick(SECTIONS);
-        let key = rng.pick(keys_of(section));
+        let section = *rng.pick(SECTIONS);
+        let key = *rng.pick(keys_of(section));
         if matches!(key, "policy_dirs" | "multi" | "multi_old" | "oracle_multi") {
             continue;
         }
         let var = oslo_config::environment_variable(section, key);
         if !out.iter().any(|(v, _)| *v == var) {
-            out.push((var, rng.pick(VALUES).to_owned()));
+            out.push((var, rng.pick(VALUES).to_string()));
         }
     }
     out
@@ -468,16 +446,7 @@ fn ours(
 /// The Python oracle, or `None` (skip) when `OPENKEEL_TEST_PYTHON` is unset
 /// outside CI.
 pub(super) fn python() -> Option<String> {
-    match std::env::var("OPENKEEL_TEST_PYTHON") {
-        Ok(p) if !p.is_empty() => Some(p),
-        _ if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("OPENKEEL_TEST_PYTHON is not set")
-        }
-        _ => {
-            eprintln!("skipped: OPENKEEL_TEST_PYTHON not set");
-            None
-        }
-    }
+    test_support::oracle::python()
 }
 
 fn oracle_script() -> PathBuf {
@@ -486,29 +455,10 @@ fn oracle_script() -> PathBuf {
 }
 
 fn run_oracle(python: &str, input: &Json) -> Json {
-    let mut child = Command::new(python)
-        .arg(oracle_script())
-        .env("PYTHONUTF8", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("start {python}: {e}"));
-    let body = input.to_string();
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin
-            .write_all(body.as_bytes())
-            .unwrap_or_else(|e| panic!("oracle stdin: {e}"));
-    }
-    let out = child
-        .wait_with_output()
-        .unwrap_or_else(|e| panic!("oracle: {e}"));
-    assert!(
-        out.status.success(),
-        "oracle failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("oracle output: {e}"))
+    let script = oracle_script();
+    let out =
+        test_support::oracle::run(python, &[script.as_os_str()], input.to_string().as_bytes());
+    serde_json::from_slice(&out).unwrap_or_else(|e| panic!("oracle output: {e}"))
 }
 
 fn env_number(name: &str, default: u64) -> u64 {

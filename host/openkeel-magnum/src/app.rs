@@ -112,7 +112,7 @@ pub async fn open_database(options: &Options) -> Result<Db, StartError> {
 pub fn policy_settings(options: &Options) -> PolicySettings {
     let p = &options.oslo_policy;
     let mut dirs: Vec<PathBuf> = Vec::new();
-    for f in &options.files {
+    for f in options.files() {
         if let Some(parent) = f.parent()
             && !dirs.iter().any(|d| d == parent)
         {
@@ -509,11 +509,7 @@ pub fn keystone_settings(options: &Options) -> auth::KeystoneSettings {
         auth_url: c.auth_url.clone().unwrap_or_default(),
         www_authenticate_uri: k.www_authenticate_uri.clone(),
         username: c.username.clone().unwrap_or_default(),
-        password: c
-            .password
-            .as_ref()
-            .map(|p| p.expose().to_owned())
-            .unwrap_or_default(),
+        password: c.password_text(),
         project_id: c.project_id.clone(),
         project_name: c.project_name.clone(),
         user_domain_id: c.user_domain_id.clone(),
@@ -676,11 +672,7 @@ pub async fn driver_services(
             .map(|auth_url| openstack::ServiceCredentials {
                 auth_url: auth_url.to_owned(),
                 username: c.username.clone().unwrap_or_default(),
-                password: c
-                    .password
-                    .as_ref()
-                    .map(|p| p.expose().to_owned())
-                    .unwrap_or_default(),
+                password: c.password_text(),
                 user_domain_id: c.user_domain_id.clone(),
                 user_domain_name: c.user_domain_name.clone(),
                 project_id: c.project_id.clone(),
@@ -693,7 +685,7 @@ pub async fn driver_services(
             });
         let session = openstack::Session::new(session_settings(options), service)
             .map_err(|e| StartError::new(format!("drivers: {e}")))?;
-        let manila = endpoint(&options.manila_client);
+        let manila = endpoint(&options.manila_client.client);
         let cloud = openstack::DriverCloud::new(
             lookup,
             session,
@@ -708,7 +700,7 @@ pub async fn driver_services(
                 },
                 nova: endpoint(&options.nova_client),
                 neutron: endpoint(&options.neutron_client),
-                octavia: endpoint(&options.octavia_client),
+                octavia: endpoint(&options.octavia_client.client),
                 cinder: endpoint(&options.cinder_client),
                 manila,
             },
@@ -787,6 +779,8 @@ pub fn notifier_settings(options: &Options) -> NotifierSettings {
 /// `[oslo_messaging_rabbit]` as the publisher's settings.
 fn rabbit_settings(r: &crate::options::OsloMessagingRabbit) -> notify::RabbitSettings {
     let secs = |n: i64| Duration::from_secs(u64::try_from(n).unwrap_or(0));
+    // Set empty, a file option means none, as in oslo.messaging.
+    let file = |f: &Option<String>| f.clone().filter(|f| !f.is_empty());
     notify::RabbitSettings {
         retry_interval: secs(r.rabbit_retry_interval),
         retry_backoff: secs(r.rabbit_retry_backoff),
@@ -801,9 +795,9 @@ fn rabbit_settings(r: &crate::options::OsloMessagingRabbit) -> notify::RabbitSet
         quorum_max_memory_length: r.rabbit_quorum_max_memory_length,
         quorum_max_memory_bytes: r.rabbit_quorum_max_memory_bytes,
         ssl: r.ssl,
-        ssl_ca_file: r.ssl_ca_file.clone(),
-        ssl_cert_file: r.ssl_cert_file.clone(),
-        ssl_key_file: r.ssl_key_file.clone(),
+        ssl_ca_file: file(&r.ssl_ca_file),
+        ssl_cert_file: file(&r.ssl_cert_file),
+        ssl_key_file: file(&r.ssl_key_file),
         ..notify::RabbitSettings::default()
     }
 }

@@ -64,9 +64,9 @@ impl ConfiguredCloud {
                 .or_else(|| k.credentials.auth_url.clone())
                 .unwrap_or_default(),
             region: k.region_name.clone().filter(|r| !r.is_empty()),
-            interface: interface(&c.endpoint_type),
-            ca_file: file(&c.ca_file).or_else(|| file(&k.cafile)),
-            verify: !c.insecure && !k.insecure,
+            interface: interface(&c.client.endpoint_type),
+            ca_file: file(&c.tls.ca_file).or_else(|| file(&k.cafile)),
+            verify: !c.tls.insecure && !k.insecure,
             cluster_ca_file: file(&Some(options.drivers.openstack_ca_file.clone())),
             cluster_verify_ca: options.drivers.verify_ca,
             last_read: LastRead::default(),

@@ -293,16 +293,22 @@ impl Config {
     pub fn lookup(&self, group: &str, name: &str) -> Option<String> {
         let group = ini::normalize_group(group);
         let key = Key::new(group.clone(), name);
-        let subst = Substitution {
-            config: self,
-            group: &group,
-        };
         if let Some((_, v)) = self.env_of(&key) {
-            return Some(subst.apply(v).unwrap_or_else(|| v.clone()));
+            return Some(self.substituted(&group, v));
         }
-        let names = self.names_of(&key);
-        let (raw, _) = last_value(&self.files, &names)?;
-        Some(subst.apply(&raw.value).unwrap_or_else(|| raw.value.clone()))
+        let (raw, _) = last_value(&self.files, &self.names_of(&key))?;
+        Some(self.substituted(&group, &raw.value))
+    }
+
+    /// `raw` with `$name` substitution applied in `group`, or as it is when
+    /// the substitution fails (what a lookup of an unchecked value shows).
+    fn substituted(&self, group: &str, raw: &str) -> String {
+        Substitution {
+            config: self,
+            group,
+        }
+        .apply(raw)
+        .unwrap_or_else(|| raw.to_owned())
     }
 
     /// The open groups whose name starts with `prefix` (see
@@ -330,11 +336,7 @@ impl Config {
                     .filter_map(|name| {
                         let key = Key::new(group.clone(), name.clone());
                         let (raw, file) = last_value(&self.files, std::slice::from_ref(&key))?;
-                        let subst = Substitution {
-                            config: self,
-                            group: &group,
-                        };
-                        let value = subst.apply(&raw.value).unwrap_or_else(|| raw.value.clone());
+                        let value = self.substituted(&group, &raw.value);
                         Some((name, value, format!("{file}:{}", raw.line)))
                     })
                     .collect();
@@ -354,17 +356,12 @@ impl Config {
     pub fn lookup_all(&self, group: &str, name: &str) -> Vec<String> {
         let group = ini::normalize_group(group);
         let key = Key::new(group.clone(), name);
-        let subst = Substitution {
-            config: self,
-            group: &group,
-        };
         if let Some((_, v)) = self.env_of(&key) {
-            return vec![subst.apply(v).unwrap_or_else(|| v.clone())];
+            return vec![self.substituted(&group, v)];
         }
-        let names = self.names_of(&key);
-        all_values(&self.files, &names)
+        all_values(&self.files, &self.names_of(&key))
             .into_iter()
-            .map(|(a, _)| subst.apply(&a.value).unwrap_or_else(|| a.value.clone()))
+            .map(|(a, _)| self.substituted(&group, &a.value))
             .collect()
     }
 
@@ -652,8 +649,14 @@ impl<'a> Resolver<'a> {
             file: file.to_owned(),
             line: a.line,
         };
+        self.converted(opt, key, &a.value, source)
+    }
+
+    /// A value set in a file or the environment, at `source`: substituted,
+    /// then converted to the option's type. Errors name `source`.
+    fn converted(&mut self, opt: &Opt, key: Key, raw: &str, source: Source) -> Resolved {
         let location = Some(source.clone());
-        let (text, secret) = match substitute(self, &a.value, &group) {
+        let (text, secret) = match substitute(self, raw, &opt.group) {
             Ok(t) => t,
             Err(f) => {
                 return Resolved {
@@ -692,29 +695,7 @@ impl<'a> Resolver<'a> {
         let source = Source::Environment {
             variable: variable.to_owned(),
         };
-        let (text, secret) = match substitute(self, value, &opt.group) {
-            Ok(t) => t,
-            Err(f) => {
-                return Resolved {
-                    value: Err(substitution_error(opt, key, f, Some(source.clone()))),
-                    source,
-                    secret: opt.secret,
-                };
-            }
-        };
-        let value = opt
-            .ty
-            .convert(&text, opt.secret || secret)
-            .map_err(|reason| ValueError {
-                key,
-                reason,
-                location: Some(source.clone()),
-            });
-        Resolved {
-            value,
-            source,
-            secret,
-        }
+        self.converted(opt, key, value, source)
     }
 
     /// The option's default, substituted and converted like a file value.

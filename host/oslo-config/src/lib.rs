@@ -41,6 +41,7 @@
 
 mod config;
 pub mod database;
+mod declare;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod ini;
@@ -56,6 +57,7 @@ mod types;
 pub use config::{
     Config, EffectiveOption, MASK, Source, ValueError, Warning, WarningKind, environment_variable,
 };
+pub use declare::{Accepted, Group, ReadValue, Reader, Registration};
 pub use load::{LoadError, config_paths, load, load_with_environment};
 pub use schema::{DuplicateOpt, Key, Opt, Schema};
 pub use secret::Secret;

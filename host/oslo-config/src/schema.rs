@@ -83,6 +83,27 @@ impl Opt {
         }
     }
 
+    /// An option of type `ty` not yet placed in a group: the start of a
+    /// declaration in [`group!`](crate::group), which places it with
+    /// [`Opt::at`].
+    pub fn of(ty: OptType) -> Self {
+        Opt::new("", "", ty)
+    }
+
+    /// The option placed as `[group]/name`; deprecated names declared
+    /// without a group ([`Opt::deprecated_name`] before placing) are in
+    /// `group`.
+    pub fn at(mut self, group: &str, name: &str) -> Self {
+        self.group = group.to_owned();
+        self.name = name.to_owned();
+        for old in &mut self.deprecated {
+            if old.group.is_empty() {
+                old.group = group.to_owned();
+            }
+        }
+        self
+    }
+
     /// Sets the default (as a file would write it).
     pub fn default(mut self, default: impl Into<String>) -> Self {
         self.default = Some(default.into());

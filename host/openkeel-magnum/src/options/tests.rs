@@ -83,7 +83,7 @@ fn defaults() {
         strings(&["flannel", "calico"])
     );
     assert_eq!(o.glance_client.endpoint_type, "publicURL");
-    assert!(o.files.is_empty());
+    assert!(o.files().is_empty());
 }
 
 // Port of TestLoadValues.
@@ -468,7 +468,7 @@ fn files_and_dirs() {
         strings(&["one", "two"]),
         "multi across files"
     );
-    assert_eq!(o.files, [a.clone(), b.clone()]);
+    assert_eq!(o.files(), [a.clone(), b.clone()]);
 
     let o = load_with_environment(&[a, b], std::slice::from_ref(&d), [])
         .unwrap_or_else(|e| panic!("{e}"))
@@ -482,7 +482,7 @@ fn files_and_dirs() {
         strings(&["one", "two", "three", "four"])
     );
     assert_eq!(o.lookup_all("api", "port"), ["1", "2", "3", "4"]);
-    assert_eq!(o.files.last(), Some(&d.join("20-later.conf")));
+    assert_eq!(o.files().last(), Some(&d.join("20-later.conf")));
 }
 
 // Port of TestLoadErrors.
@@ -725,8 +725,21 @@ fn every_modelled_option_is_a_field() {
     let (config, _) = Config::from_files(Arc::new(schema::schema()), Vec::new())
         .unwrap_or_else(|e| panic!("{}", e[0]));
     let reader = Reader::new(&config);
-    let _ = reader.options(Arc::new(config.clone()));
-    let (read, twice, mismatches) = reader.report();
+    let provenance = Provenance {
+        files: Vec::new(),
+        raw: Arc::new(config.clone()),
+        overrides: Vec::new(),
+    };
+    let _ = Options::read(&reader, provenance);
+    let mut keys = reader.keys_read();
+    let read: std::collections::BTreeSet<Key> = keys.iter().cloned().collect();
+    keys.sort();
+    let twice: Vec<&Key> = keys
+        .windows(2)
+        .filter(|w| w[0] == w[1])
+        .map(|w| &w[0])
+        .collect();
+    let mismatches = reader.mismatches();
     assert!(twice.is_empty(), "read twice: {twice:?}");
     assert!(mismatches.is_empty(), "{mismatches:?}");
     let modelled: std::collections::BTreeSet<Key> = schema::modelled()
@@ -816,11 +829,10 @@ fn values_of_every_type_in_every_group() {
     assert_eq!(rabbit.ssl_ca_file, None);
     assert_eq!(o.default.service_down_time, 30);
     assert!(o.default.use_json);
-    assert_eq!(o.octavia_client.ca_file.as_deref(), Some("/ca"));
-    assert!(o.octavia_client.insecure);
-    assert_eq!(o.octavia_client.region_name.as_deref(), Some("r1"));
+    assert_eq!(o.octavia_client.tls.ca_file.as_deref(), Some("/ca"));
+    assert!(o.octavia_client.tls.insecure);
+    assert_eq!(o.octavia_client.client.region_name.as_deref(), Some("r1"));
     assert_eq!(o.nova_client.endpoint_type, "internalURL");
-    assert_eq!(o.nova_client.ca_file, None);
     assert!(o.capi.enabled);
     assert_eq!(o.capi.lease_duration, 30);
     assert_eq!(o.capi.namespace, "magnum-system");

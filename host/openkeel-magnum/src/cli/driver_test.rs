@@ -492,7 +492,7 @@ async fn steps(
     step!(
         "template create",
         async {
-            let (code, v) = api
+            let answer = api
                 .call(
                     Method::POST,
                     "/v1/clustertemplates",
@@ -508,9 +508,7 @@ async fn steps(
                     })),
                 )
                 .await?;
-            if code != 201 {
-                return Err(format!("answered {code}: {}", error_text(&v)));
-            }
+            let v = expect("the template create", answer, 201)?;
             template = v["uuid"].as_str().unwrap_or_default().to_string();
             Ok(StepOutcome::Passed(String::new()))
         }
@@ -529,7 +527,7 @@ async fn steps(
     step!(
         "create → CREATE_COMPLETE",
         async {
-            let (code, v) = api
+            let answer = api
                 .call(
                     Method::POST,
                     "/v1/clusters",
@@ -541,15 +539,11 @@ async fn steps(
                     })),
                 )
                 .await?;
-            if code != 202 {
-                return Err(format!("the create answered {code}: {}", error_text(&v)));
-            }
+            let v = expect("the create", answer, 202)?;
             uuid = v["uuid"].as_str().unwrap_or_default().to_string();
-            wait_status(api, server, &uuid, "CREATE_COMPLETE", timeout).await?;
-            arrived(
-                plan.watches,
-                server.moved_by(&uuid, "CREATE_COMPLETE").await,
-            )
+            let (_, outcome) =
+                settled(api, server, &uuid, "CREATE_COMPLETE", timeout, plan.watches).await?;
+            Ok(outcome)
         }
         .await
     );
@@ -570,20 +564,16 @@ async fn steps(
                     error_text(&v)
                 )));
             }
-            if code != 202 {
-                return Err(format!("the resize answered {code}: {}", error_text(&v)));
-            }
-            let c = wait_status(api, server, &uuid, "UPDATE_COMPLETE", timeout).await?;
+            expect("the resize", (code, v), 202)?;
+            let (c, outcome) =
+                settled(api, server, &uuid, "UPDATE_COMPLETE", timeout, plan.watches).await?;
             if c["node_count"] != 2 {
                 return Err(format!(
                     "UPDATE_COMPLETE with node_count {}, not 2",
                     c["node_count"]
                 ));
             }
-            arrived(
-                plan.watches,
-                server.moved_by(&uuid, "UPDATE_COMPLETE").await,
-            )
+            Ok(outcome)
         }
         .await
     );
@@ -592,10 +582,11 @@ async fn steps(
         "delete → 404",
         async {
             let path = format!("/v1/clusters/{uuid}");
-            let (code, v) = api.call(Method::DELETE, &path, None).await?;
-            if code != 204 {
-                return Err(format!("the delete answered {code}: {}", error_text(&v)));
-            }
+            expect(
+                "the delete",
+                api.call(Method::DELETE, &path, None).await?,
+                204,
+            )?;
             wait_gone(api, server, &uuid, timeout).await?;
             Ok(StepOutcome::Passed(String::new()))
         }
@@ -633,6 +624,21 @@ async fn declares_watches(kit: &Kit, entry_point: &str) -> bool {
         .is_ok_and(|w| !w.is_empty())
 }
 
+/// Waits for the cluster to reach `status`: the cluster then, and the
+/// step's outcome from how the status arrived.
+async fn settled(
+    api: &Api,
+    server: &mut Server,
+    uuid: &str,
+    status: &str,
+    timeout: Duration,
+    watches: bool,
+) -> Result<(Value, StepOutcome), String> {
+    let c = wait_status(api, server, uuid, status, timeout).await?;
+    let outcome = arrived(watches, server.moved_by(uuid, status).await)?;
+    Ok((c, outcome))
+}
+
 /// A step's outcome from how its status arrived (the driver call the
 /// server's log names): a driver declaring watches must get it from
 /// derive-status.
@@ -650,6 +656,16 @@ fn arrived(watches: bool, call: Option<String>) -> Result<StepOutcome, String> {
         )),
         Some(c) => Ok(StepOutcome::Passed(format!("by {c}"))),
         None => Ok(StepOutcome::Passed(String::new())),
+    }
+}
+
+/// The body of an answer with the status `want`, else the step's failure:
+/// `what` answered another status, with Magnum's error text.
+fn expect(what: &str, (code, v): (u16, Value), want: u16) -> Result<Value, String> {
+    if code == want {
+        Ok(v)
+    } else {
+        Err(format!("{what} answered {code}: {}", error_text(&v)))
     }
 }
 

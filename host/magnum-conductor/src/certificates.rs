@@ -687,7 +687,7 @@ mod tests {
     use crate::db::testing::{self as dbt, dialect_tests};
     use crate::db::{Dialect, Scope};
     use crate::jobs::JobHooks;
-    use crate::testing::TestConductor;
+    use crate::testing::{TestConductor, outcomes};
 
     fn client_error<T: std::fmt::Debug>(r: Result<T>) -> MagnumError {
         match r {
@@ -819,16 +819,7 @@ mod tests {
             .await
             .expect("delete");
         assert_eq!(key_pair_rows(&db).await, before - 4);
-        assert_eq!(
-            (
-                &first.ca_cert_ref,
-                &first.magnum_cert_ref,
-                &first.etcd_ca_cert_ref,
-                &first.front_proxy_ca_cert_ref
-            ),
-            (&None, &None, &None, &None),
-            "references cleared"
-        );
+        assert_eq!(cert_refs(&first), [&None; 4], "references cleared");
         for r in refs.iter().flatten() {
             assert!(matches!(
                 db.q()
@@ -980,30 +971,63 @@ mod tests {
         );
     }
 
-    async fn rotation_fixture() -> TestConductor {
-        TestConductor::new().await
+    /// A conductor with one cluster of p1 named `name`, in `status`, with
+    /// TLS, its certificates and the fake driver's `labels`.
+    async fn rotation_cluster(
+        name: &str,
+        status: Status,
+        driver: &[(&str, &str)],
+    ) -> (TestConductor, Cluster) {
+        let t = TestConductor::new().await;
+        let driver = if driver.is_empty() {
+            None
+        } else {
+            labels(driver)
+        };
+        let cl = cluster_with_certificates(&t.conductor, name, status, false, driver).await;
+        (t, cl)
+    }
+
+    /// The fake driver's labels for a CA rotation it does not support.
+    const NO_ROTATION: &[(&str, &str)] = &[("fake_no_ca_rotation", "true")];
+    /// The fake driver's labels for a CA rotation that fails.
+    const FAILING_ROTATION: &[(&str, &str)] = &[("fake_error", "rotate_ca")];
+
+    /// The CA rotation of `cl` by its owner, u1 of p1.
+    async fn rotate(t: &TestConductor, cl: &Cluster) -> Result<Cluster> {
+        t.conductor.rotate_ca(&member("p1", "u1"), cl).await
+    }
+
+    /// Asserts that a CA rotation of `cl` is refused with a 400 `message`
+    /// and stores no certificate.
+    async fn expect_refused_rotation(t: &TestConductor, cl: &Cluster, message: &str) {
+        let before = key_pair_rows(&t.db).await;
+        expect_400(rotate(t, cl).await, message);
+        assert_eq!(key_pair_rows(&t.db).await, before);
+    }
+
+    /// The four certificate references of a cluster, in
+    /// [`CERTIFICATE_COLUMNS`] order.
+    fn cert_refs(c: &Cluster) -> [&Option<String>; 4] {
+        [
+            &c.ca_cert_ref,
+            &c.etcd_ca_cert_ref,
+            &c.front_proxy_ca_cert_ref,
+            &c.magnum_cert_ref,
+        ]
     }
 
     // Go TestRotateCA: "success regenerates every certificate".
     #[tokio::test]
     async fn rotation_regenerates_every_certificate() {
-        let t = rotation_fixture().await;
+        let (t, cl) = rotation_cluster("rot-ok", Status::CreateComplete, &[]).await;
         let c = &t.conductor;
-        let cl = cluster_with_certificates(c, "rot-ok", Status::CreateComplete, false, None).await;
-        let rotated = c
-            .rotate_ca(&member("p1", "u1"), &cl)
-            .await
-            .expect("rotation");
+        let rotated = rotate(&t, &cl).await.expect("rotation");
         let got = reload(c, &cl.uuid).await;
         assert_eq!(got.status, Some(Status::UpdateInProgress));
         assert_eq!(got.status_reason, None);
         assert_eq!(rotated.ca_cert_ref, got.ca_cert_ref);
-        for (old, new) in [
-            (&cl.ca_cert_ref, &got.ca_cert_ref),
-            (&cl.etcd_ca_cert_ref, &got.etcd_ca_cert_ref),
-            (&cl.front_proxy_ca_cert_ref, &got.front_proxy_ca_cert_ref),
-            (&cl.magnum_cert_ref, &got.magnum_cert_ref),
-        ] {
+        for (old, new) in cert_refs(&cl).into_iter().zip(cert_refs(&got)) {
             assert!(new.is_some() && new != old, "reference replaced");
         }
         c.get_ca_certificate(&got, None).await.expect("the new CA");
@@ -1012,80 +1036,56 @@ mod tests {
     // Go TestRotateCA: "a driver that cannot rotate changes nothing".
     #[tokio::test]
     async fn a_driver_that_cannot_rotate_changes_nothing() {
-        let t = rotation_fixture().await;
+        let (t, cl) = rotation_cluster("rot-no", Status::UpdateComplete, NO_ROTATION).await;
         let c = &t.conductor;
-        let cl = cluster_with_certificates(
-            c,
-            "rot-no",
-            Status::UpdateComplete,
-            false,
-            labels(&[("fake_no_ca_rotation", "true")]),
+        expect_refused_rotation(
+            &t,
+            &cl,
+            "'rotate_ca_certificate' is not supported by this driver.",
         )
         .await;
-        let before = key_pair_rows(&t.db).await;
-        expect_400(
-            c.rotate_ca(&member("p1", "u1"), &cl).await,
-            "'rotate_ca_certificate' is not supported by this driver.",
-        );
-        assert_eq!(key_pair_rows(&t.db).await, before);
         let got = reload(c, &cl.uuid).await;
         assert_eq!(got.status, Some(Status::UpdateComplete));
-        for (a, b) in [
-            (&got.ca_cert_ref, &cl.ca_cert_ref),
-            (&got.etcd_ca_cert_ref, &cl.etcd_ca_cert_ref),
-            (&got.front_proxy_ca_cert_ref, &cl.front_proxy_ca_cert_ref),
-            (&got.magnum_cert_ref, &cl.magnum_cert_ref),
-        ] {
-            assert_eq!(a, b, "reference unchanged");
-        }
+        assert_eq!(cert_refs(&got), cert_refs(&cl), "references unchanged");
     }
 
     // Go TestRotateCA: "state guard" and "TLS disabled".
     #[tokio::test]
     async fn rotation_is_refused_in_progress_and_without_tls() {
-        let t = rotation_fixture().await;
-        let c = &t.conductor;
-        let busy =
-            cluster_with_certificates(c, "rot-busy", Status::CreateInProgress, false, None).await;
-        let before = key_pair_rows(&t.db).await;
-        expect_400(
-            c.rotate_ca(&member("p1", "u1"), &busy).await,
-            "Updating a cluster when status is \"CREATE_IN_PROGRESS\" is not supported.",
-        );
-        assert_eq!(key_pair_rows(&t.db).await, before);
-        // The refusal is an update that failed, as Magnum notifies it.
-        let sent = t.notifications.take();
-        assert_eq!(sent.len(), 1, "{sent:?}");
-        assert_eq!(sent[0].event_type, "magnum.cluster.update");
-        assert_eq!(sent[0].payload["outcome"], "failure");
-        let notls =
-            cluster_with_certificates(c, "rot-notls", Status::CreateComplete, true, None).await;
-        expect_400(
-            c.rotate_ca(&member("p1", "u1"), &notls).await,
-            "Rotating the CA certificate on a non-TLS cluster is not supported",
-        );
+        let t = TestConductor::new().await;
+        for (name, status, tls_disabled, message, events) in [
+            (
+                "rot-busy",
+                Status::CreateInProgress,
+                false,
+                "Updating a cluster when status is \"CREATE_IN_PROGRESS\" is not supported.",
+                // The refusal is an update that failed, as Magnum notifies it.
+                &["magnum.cluster.update failure"][..],
+            ),
+            (
+                "rot-notls",
+                Status::CreateComplete,
+                true,
+                "Rotating the CA certificate on a non-TLS cluster is not supported",
+                &[],
+            ),
+        ] {
+            let cl =
+                cluster_with_certificates(&t.conductor, name, status, tls_disabled, None).await;
+            expect_refused_rotation(&t, &cl, message).await;
+            assert_eq!(outcomes(&t.notifications.take()), events, "{name}");
+        }
     }
 
     // Go TestRotateCA: "driver failure leaves UPDATE_FAILED".
     #[tokio::test]
     async fn a_driver_failure_leaves_update_failed_with_the_new_cas() {
-        let t = rotation_fixture().await;
+        let (t, cl) = rotation_cluster("rot-fail", Status::CreateComplete, FAILING_ROTATION).await;
         let c = &t.conductor;
-        let cl = cluster_with_certificates(
-            c,
-            "rot-fail",
-            Status::CreateComplete,
-            false,
-            labels(&[("fake_error", "rotate_ca")]),
-        )
-        .await;
-        assert!(c.rotate_ca(&member("p1", "u1"), &cl).await.is_err());
-        let sent = t.notifications.take();
+        assert!(rotate(&t, &cl).await.is_err());
         assert_eq!(
-            sent.iter()
-                .map(|n| (n.event_type.as_str(), n.payload["outcome"].as_str()))
-                .collect::<Vec<_>>(),
-            [("magnum.cluster.update", Some("failure"))]
+            outcomes(&t.notifications.take()),
+            ["magnum.cluster.update failure"]
         );
         let got: Cluster = reload(c, &cl.uuid).await;
         assert_eq!(got.status, Some(Status::UpdateFailed));
@@ -1118,22 +1118,16 @@ mod tests {
     #[tokio::test]
     async fn a_change_during_a_ca_rotation_is_not_overwritten() {
         for (status, driver) in [
-            (Status::DeleteInProgress, None),
-            (Status::UpdateInProgress, None),
-            (
-                Status::DeleteInProgress,
-                labels(&[("fake_error", "rotate_ca")]),
-            ),
+            (Status::DeleteInProgress, &[][..]),
+            (Status::UpdateInProgress, &[]),
+            (Status::DeleteInProgress, FAILING_ROTATION),
         ] {
-            let t = rotation_fixture().await;
+            let (t, cl) = rotation_cluster("rot-race", Status::CreateComplete, driver).await;
             let c = &t.conductor;
-            let cl =
-                cluster_with_certificates(c, "rot-race", Status::CreateComplete, false, driver)
-                    .await;
             c.set_create_job_hooks(change_before_save(t.db.clone(), status, "meanwhile"));
             let rows = key_pair_rows(&t.db).await;
             let read = reload(c, &cl.uuid).await;
-            assert!(c.rotate_ca(&member("p1", "u1"), &cl).await.is_err());
+            assert!(rotate(&t, &cl).await.is_err());
             let got = reload(c, &cl.uuid).await;
             assert_eq!(
                 (got.status, got.status_reason.as_deref()),
@@ -1141,18 +1135,8 @@ mod tests {
                 "the change was overwritten"
             );
             assert_eq!(
-                [
-                    &got.ca_cert_ref,
-                    &got.etcd_ca_cert_ref,
-                    &got.front_proxy_ca_cert_ref,
-                    &got.magnum_cert_ref
-                ],
-                [
-                    &read.ca_cert_ref,
-                    &read.etcd_ca_cert_ref,
-                    &read.front_proxy_ca_cert_ref,
-                    &read.magnum_cert_ref
-                ],
+                cert_refs(&got),
+                cert_refs(&read),
                 "certificate references replaced"
             );
             assert_eq!(key_pair_rows(&t.db).await, rows, "new certificates left");
@@ -1170,10 +1154,8 @@ mod tests {
     // driver's cluster id.
     #[tokio::test]
     async fn a_change_during_a_credential_rotation_is_not_overwritten() {
-        let t = rotation_fixture().await;
+        let (t, cl) = rotation_cluster("cred-race", Status::CreateComplete, &[]).await;
         let c = &t.conductor;
-        let cl =
-            cluster_with_certificates(c, "cred-race", Status::CreateComplete, false, None).await;
         c.set_create_job_hooks(change_before_save(
             t.db.clone(),
             Status::DeleteInProgress,
@@ -1227,16 +1209,8 @@ mod tests {
     #[tokio::test]
     async fn no_key_passphrase_or_csr_is_logged() {
         let logs = ::test_support::logs::capture(tracing::Level::TRACE);
-        let t = rotation_fixture().await;
+        let (t, cl) = rotation_cluster("logs", Status::CreateComplete, FAILING_ROTATION).await;
         let c = &t.conductor;
-        let cl = cluster_with_certificates(
-            c,
-            "logs",
-            Status::CreateComplete,
-            false,
-            labels(&[("fake_error", "rotate_ca")]),
-        )
-        .await;
         let request = csr("node-1");
         c.sign_certificate(&cl, &request, None).await.expect("sign");
         assert!(
@@ -1244,7 +1218,7 @@ mod tests {
                 .await
                 .is_err()
         );
-        let rotation = c.rotate_ca(&member("p1", "u1"), &cl).await;
+        let rotation = rotate(&t, &cl).await;
         assert!(rotation.is_err());
         let rows =
             t.db.q()

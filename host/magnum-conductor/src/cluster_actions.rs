@@ -11,11 +11,9 @@ use magnum_domain::transitions::Operation;
 use magnum_domain::validation::{self, ROLE_MASTER};
 use magnum_domain::{MagnumError, RequestContext, Status};
 
-use super::clusters::{
-    Saved, call_ctx, call_error, cluster_not_found, default_worker, detached, internal, own_scope,
-};
+use super::clusters::{Saved, call_ctx, call_error, default_worker, detached, internal, own_scope};
 use super::driver_answers::Call;
-use super::nodegroups::find_nodegroup;
+use super::nodegroups::{find_nodegroup, lock_cluster, lock_nodegroup};
 use super::{Conductor, Error, Result};
 use crate::db::{Scope, TemplateScope};
 use crate::notify::{Action, Outcome};
@@ -85,21 +83,8 @@ impl Conductor {
 
     /// The template of a cluster, whatever its project.
     pub async fn template_of(&self, cl: &Cluster) -> Result<ClusterTemplate> {
-        match self
-            .db()
-            .q()
-            .get_cluster_template_by_uuid(
-                &cl.cluster_template_id,
-                &TemplateScope::new(Scope::ALL_PROJECTS),
-            )
-            .await
-        {
-            Ok(t) => Ok(t),
-            Err(e) if e.is_not_found() => {
-                Err(MagnumError::cluster_template_not_found(&cl.cluster_template_id).into())
-            }
-            Err(e) => Err(e.into()),
-        }
+        let all = TemplateScope::new(Scope::ALL_PROJECTS);
+        super::clusters::template_of(&mut self.db().q(), cl, &all).await
     }
 
     /// A resize after the `cluster:resize` policy (cluster_actions.py:99-141,
@@ -140,31 +125,16 @@ impl Conductor {
             .db()
             .in_tx(|tx| {
                 Box::pin(async move {
-                    let all = Scope::ALL_PROJECTS;
-                    let cur = tx
-                        .for_update()
-                        .get_cluster_by_uuid(uuid, &all)
-                        .await
-                        .map_err(|e| cluster_not_found(e, uuid))?;
+                    let mut q = tx.for_update();
+                    let cur = lock_cluster(&mut q, uuid).await?;
                     if !cur.status.is_some_and(Status::can_resize) {
                         return Ok::<_, Error>(ResizeStep::Refused(Box::new(cur)));
                     }
-                    let mut row = match tx
-                        .for_update()
-                        .get_nodegroup_by_uuid(uuid, ng_uuid, &all)
-                        .await
-                    {
-                        Ok(row) => row,
-                        Err(e) if e.is_not_found() => {
-                            return Err(MagnumError::node_group_not_found(ng_uuid).into());
-                        }
-                        Err(e) => return Err(e.into()),
-                    };
+                    let mut row = lock_nodegroup(&mut q, uuid, ng_uuid).await?;
                     let (old_count, old_status) = (row.node_count, row.status);
                     row.node_count = Some(count);
                     row.status = Some(Status::UpdateInProgress);
-                    tx.q()
-                        .update_nodegroup(&mut row, &["node_count", "status"])
+                    q.update_nodegroup(&mut row, &["node_count", "status"])
                         .await?;
                     Ok(ResizeStep::Driver {
                         old_count,
@@ -252,13 +222,7 @@ impl Conductor {
         let st = self.cluster_state(uuid).await?;
         let status = st.cluster.status;
         if !status.is_some_and(Status::can_upgrade) {
-            self.notifier().cluster_event(
-                ctx,
-                &st.cluster,
-                &st.nodegroups,
-                Action::Update,
-                Outcome::Failure,
-            );
+            self.notify_state(ctx, &st, Action::Update, Outcome::Failure);
             return Err(match status {
                 Some(s) => MagnumError::upgrade_status_not_supported(s).into(),
                 None => {
@@ -272,13 +236,7 @@ impl Conductor {
         drv.validate_upgrade(&call_ctx(ctx), &st, &input.template)
             .await
             .map_err(|e| call_error(&drv, e))?;
-        self.notifier().cluster_event(
-            ctx,
-            &st.cluster,
-            &st.nodegroups,
-            Action::Update,
-            Outcome::Pending,
-        );
+        self.notify_state(ctx, &st, Action::Update, Outcome::Pending);
         let req = Upgrade {
             template: input.template.clone(),
             max_batch_size: input.max_batch_size,

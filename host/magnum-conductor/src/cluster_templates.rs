@@ -11,7 +11,7 @@
 
 use driver_host::TemplateDriverInput;
 use magnum_domain::models::{ClusterTemplate, StringMap};
-use magnum_domain::{MagnumError, RequestContext};
+use magnum_domain::{MagnumError, RequestContext, catalogue};
 use magnum_jsonpatch::patch::{self as jsonpatch, CLUSTER_TEMPLATE, Operation};
 use python_semantics::python;
 use python_semantics::{Dict, PyValue};
@@ -559,7 +559,7 @@ fn check_volume_driver(driver: Option<&str>) -> Result<(), MagnumError> {
 /// Whether `enforce_driver_supported` ignores an image lookup error:
 /// everything but not found and forbidden.
 fn image_error_swallowed(e: &LookupError) -> bool {
-    !matches!(e, LookupError::Client(m) if m.kind == "ImageNotFound" || m.kind == "ImageNotAuthorized")
+    !matches!(e, LookupError::Client(m) if m.is(&catalogue::IMAGE_NOT_FOUND) || m.is(&catalogue::IMAGE_NOT_AUTHORIZED))
 }
 
 /// The `boot_volume_size` label as an integer, else the default.

@@ -2,14 +2,14 @@
 //! inheritance from the template, the state guards, the poll pass and the
 //! end of deletions.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use magnum_domain::models::{Cluster, ClusterTemplate, StringMap};
 use magnum_domain::{MagnumError, RequestContext, Status};
 
 use super::testing::{Env, FailingDeletes, TEMPLATE_UUID, TestConductor, caller, client};
 use super::{ClusterCreate, ClusterResize, ClusterUpdate, ClusterUpgrade, Conductor, Error};
-use crate::certs::{StoreError, X509KeyPairStore};
+use crate::certs::StoreError;
 use crate::db::testing::dialect_tests;
 use crate::db::{Dialect, Scope};
 use crate::openstack::Static;
@@ -137,7 +137,7 @@ async fn quota_comes_before_validation() {
     for (limit, want_quota) in [(1, true), (5, false)] {
         env.set_quota("p1", limit).await;
         for (name, input, status) in &bad {
-            let (st, msg) = client(env.c().create_cluster(&caller("p1"), input.clone()).await);
+            let (st, msg) = client(env.create_from(input.clone()).await);
             let quota = st == 403 && msg == limit_message(i64::from(limit));
             if want_quota {
                 assert!(
@@ -161,19 +161,15 @@ async fn quota_comes_before_validation() {
 async fn create_inherits_from_the_template() {
     let env = Env::new(Dialect::Sqlite).await;
     let cl = env
-        .c()
-        .create_cluster(
-            &caller("p1"),
-            ClusterCreate {
-                name: Some("c1".into()),
-                flavor_id: Some("m1.medium".into()),
-                node_count: 3,
-                create_timeout: 15,
-                labels: Some(StringMap::from([("a".into(), "1".into())])),
-                merge_labels: true,
-                ..env.input()
-            },
-        )
+        .create_from(ClusterCreate {
+            name: Some("c1".into()),
+            flavor_id: Some("m1.medium".into()),
+            node_count: 3,
+            create_timeout: 15,
+            labels: Some(StringMap::from([("a".into(), "1".into())])),
+            merge_labels: true,
+            ..env.input()
+        })
         .await
         .expect("create");
     let got = env.row(&cl.uuid).await.expect("row");
@@ -211,14 +207,10 @@ async fn create_inherits_from_the_template() {
 
     // Labels replace the template's without merge_labels.
     let cl = env
-        .c()
-        .create_cluster(
-            &caller("p1"),
-            ClusterCreate {
-                labels: Some(StringMap::from([("a".into(), "1".into())])),
-                ..env.input()
-            },
-        )
+        .create_from(ClusterCreate {
+            labels: Some(StringMap::from([("a".into(), "1".into())])),
+            ..env.input()
+        })
         .await
         .expect("create");
     let got = env.row(&cl.uuid).await.expect("row");
@@ -237,29 +229,21 @@ async fn create_inherits_from_the_template() {
         ..env.tmpl.clone()
     };
     let r = env
-        .c()
-        .create_cluster(
-            &caller("p1"),
-            ClusterCreate {
-                template: hidden,
-                ..env.input()
-            },
-        )
+        .create_from(ClusterCreate {
+            template: hidden,
+            ..env.input()
+        })
         .await;
     assert_eq!(client(r), (403, "Not authorized.".into()));
 
     // Several masters need a load balancer; a refused create writes nothing.
     let n = env.count(Scope::ALL_PROJECTS).await;
     let r = env
-        .c()
-        .create_cluster(
-            &caller("p1"),
-            ClusterCreate {
-                master_count: 3,
-                master_lb_enabled: Some(false),
-                ..env.input()
-            },
-        )
+        .create_from(ClusterCreate {
+            master_count: 3,
+            master_lb_enabled: Some(false),
+            ..env.input()
+        })
         .await;
     assert_eq!(client(r).0, 400);
     assert_eq!(env.count(Scope::ALL_PROJECTS).await, n);
@@ -338,22 +322,13 @@ async fn finish_deletes_only_unchanged_rows() {
     assert_eq!(row.status, Some(Status::DeleteInProgress), "unwritten");
     // A second DELETE meanwhile: the poll's view is stale.
     env.t.advance(1);
-    env.db()
-        .q()
-        .set_cluster_status(&uuid, Status::DeleteInProgress, None)
-        .await
-        .expect("status");
+    env.set_status(&uuid, Status::DeleteInProgress).await;
     env.c()
         .finish_deletes(std::slice::from_ref(&polled))
         .await
         .expect("finish");
     assert!(env.row(&uuid).await.is_some(), "changed since the poll");
-    let again = env
-        .c()
-        .poll_cluster(&uuid)
-        .await
-        .expect("poll")
-        .expect("polled");
+    let again = env.poll(&uuid).await;
     env.c()
         .finish_deletes(std::slice::from_ref(&again))
         .await
@@ -415,40 +390,18 @@ async fn poll_pass_keeps_later_changes() {
 // removed.
 #[tokio::test]
 async fn finish_deletes_in_a_batch() {
-    let store: Arc<Mutex<Option<Arc<FailingDeletes>>>> = Arc::default();
-    let s = store.clone();
-    let t = TestConductor::builder()
-        .parts(move |p| {
-            let f = Arc::new(FailingDeletes {
-                inner: X509KeyPairStore::new(Arc::new(p.db.clone())),
-                failing: Mutex::default(),
-            });
-            p.certificates.store = f.clone();
-            if let Ok(mut s) = s.lock() {
-                *s = Some(f);
-            }
-        })
-        .build()
-        .await;
-    let env = Env::with(t).await;
-    let failing_store = store.lock().expect("lock").clone().expect("store");
+    let (env, failing_store) = FailingDeletes::env().await;
     let polled = vec![
         env.deleted_and_polled().await,
         env.deleted_and_polled().await,
         env.deleted_and_polled().await,
     ];
     let (done, stale, failing) = (&polled[0].uuid, &polled[1].uuid, &polled[2].uuid);
-    if let Some(r) = polled[2].ca_cert_ref.clone()
-        && let Ok(mut f) = failing_store.failing.lock()
-    {
-        f.insert(r);
+    if let Some(r) = &polled[2].ca_cert_ref {
+        failing_store.fail(r);
     }
     env.t.advance(1);
-    env.db()
-        .q()
-        .set_cluster_status(stale, Status::DeleteInProgress, None)
-        .await
-        .expect("status");
+    env.set_status(stale, Status::DeleteInProgress).await;
     let err = env
         .c()
         .finish_deletes(&polled)
@@ -457,15 +410,9 @@ async fn finish_deletes_in_a_batch() {
     assert!(err.contains(failing.as_str()), "{err}");
     assert!(env.row(done).await.is_none(), "removed");
     assert!(env.nodegroups(done).await.is_empty());
-    assert_eq!(
-        env.row(stale).await.and_then(|c| c.status),
-        Some(Status::DeleteInProgress)
-    );
+    assert_eq!(env.status(stale).await, Some(Status::DeleteInProgress));
     assert_eq!(env.nodegroups(stale).await.len(), 2);
-    assert_eq!(
-        env.row(failing).await.and_then(|c| c.status),
-        Some(Status::DeleteComplete)
-    );
+    assert_eq!(env.status(failing).await, Some(Status::DeleteComplete));
     assert_eq!(env.nodegroups(failing).await.len(), 2);
 }
 
@@ -487,47 +434,24 @@ async fn the_default_limit_is_the_setting() {
 
 /// A cluster of p1 with `labels`, created and completed by one poll.
 async fn complete(env: &Env, labels: &[(&str, &str)]) -> Cluster {
-    let labels: StringMap = labels
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let cl = env
-        .c()
-        .create_cluster(
-            &caller("p1"),
-            ClusterCreate {
-                labels: Some(labels),
-                merge_labels: true,
-                ..env.input()
-            },
-        )
-        .await
-        .expect("create");
-    let polled = env
-        .c()
-        .poll_cluster(&cl.uuid)
-        .await
-        .expect("poll")
-        .expect("polled");
+    let cl = env.create_from(env.labelled(labels)).await.expect("create");
+    let polled = env.poll(&cl.uuid).await;
     assert_eq!(polled.status, Some(Status::CreateComplete));
     env.t.notifications.take();
     env.t.advance(1);
     polled
 }
 
-fn events(env: &Env) -> Vec<String> {
-    env.t
-        .notifications
-        .take()
-        .iter()
-        .map(|n| {
-            format!(
-                "{} {}",
-                n.event_type,
-                n.payload["outcome"].as_str().unwrap_or("")
-            )
-        })
-        .collect()
+/// A complete cluster of p1 whose driver fails `op` with `reason`.
+async fn failing(env: &Env, op: &str, reason: &str) -> Cluster {
+    complete(env, &[("fake_error", op), ("fake_fail_reason", reason)]).await
+}
+
+/// Asserts that the cluster is `status` with the driver's `reason`.
+async fn assert_failed(env: &Env, uuid: &str, status: Status, reason: &str) {
+    let row = env.row(uuid).await.expect("row");
+    assert_eq!(row.status, Some(status));
+    assert_eq!(row.status_reason.as_deref(), Some(reason));
 }
 
 // The PATCH of node_count (cluster_conductor.py:89-164): the default
@@ -550,26 +474,18 @@ async fn update_sets_the_node_count_and_the_health() {
     let row = env.row(&cl.uuid).await.expect("row");
     assert_eq!(row.status, Some(Status::UpdateInProgress));
     assert_eq!(env.nodegroups(&cl.uuid).await[1].node_count, Some(3));
-    assert_eq!(events(&env), vec!["magnum.cluster.update pending"]);
-    let polled = env
-        .c()
-        .poll_cluster(&cl.uuid)
-        .await
-        .expect("poll")
-        .expect("polled");
+    assert_eq!(env.events(), vec!["magnum.cluster.update pending"]);
+    let polled = env.poll(&cl.uuid).await;
     assert_eq!(polled.status, Some(Status::UpdateComplete));
-    assert_eq!(events(&env), vec!["magnum.cluster.update success"]);
+    assert_eq!(env.events(), vec!["magnum.cluster.update success"]);
     env.t.advance(1);
     // The same values: nothing happens.
     env.c()
         .update_cluster(&rc, &cl.uuid, update(3, None))
         .await
         .expect("no-op");
-    assert_eq!(
-        env.row(&cl.uuid).await.and_then(|c| c.status),
-        Some(Status::UpdateComplete)
-    );
-    assert!(events(&env).is_empty());
+    assert_eq!(env.status(&cl.uuid).await, Some(Status::UpdateComplete));
+    assert!(env.events().is_empty());
     // Health only: saved, no driver call.
     env.c()
         .update_cluster(&rc, &cl.uuid, update(3, Some("HEALTHY")))
@@ -578,7 +494,7 @@ async fn update_sets_the_node_count_and_the_health() {
     let row = env.row(&cl.uuid).await.expect("row");
     assert_eq!(row.health_status.as_deref(), Some("HEALTHY"));
     assert_eq!(row.status, Some(Status::UpdateComplete));
-    assert!(events(&env).is_empty());
+    assert!(env.events().is_empty());
     // A cluster that does not exist.
     let r = env
         .c()
@@ -592,14 +508,7 @@ async fn update_sets_the_node_count_and_the_health() {
 #[tokio::test]
 async fn a_failed_update_restores_the_node_count() {
     let env = Env::new(Dialect::Sqlite).await;
-    let cl = complete(
-        &env,
-        &[
-            ("fake_error", "update"),
-            ("fake_fail_reason", "no capacity"),
-        ],
-    )
-    .await;
+    let cl = failing(&env, "update", "no capacity").await;
     env.c()
         .update_cluster(
             &caller("p1"),
@@ -611,14 +520,12 @@ async fn a_failed_update_restores_the_node_count() {
         )
         .await
         .expect("accepted");
-    let row = env.row(&cl.uuid).await.expect("row");
-    assert_eq!(row.status, Some(Status::UpdateFailed));
-    assert_eq!(row.status_reason.as_deref(), Some("no capacity"));
+    assert_failed(&env, &cl.uuid, Status::UpdateFailed, "no capacity").await;
     let worker = &env.nodegroups(&cl.uuid).await[1];
     assert_eq!(worker.node_count, Some(1));
     assert_eq!(worker.status, Some(Status::UpdateFailed));
     assert_eq!(
-        events(&env),
+        env.events(),
         vec![
             "magnum.cluster.update pending",
             "magnum.cluster.update failure"
@@ -655,33 +562,17 @@ async fn resize_checks_its_nodegroup_then_calls_the_driver() {
         .expect("resize");
     let worker = &env.nodegroups(&cl.uuid).await[1];
     assert_eq!(worker.node_count, Some(2));
-    assert_eq!(
-        env.row(&cl.uuid).await.and_then(|c| c.status),
-        Some(Status::UpdateInProgress)
-    );
-    let polled = env
-        .c()
-        .poll_cluster(&cl.uuid)
-        .await
-        .expect("poll")
-        .expect("polled");
+    assert_eq!(env.status(&cl.uuid).await, Some(Status::UpdateInProgress));
+    let polled = env.poll(&cl.uuid).await;
     assert_eq!(polled.status, Some(Status::UpdateComplete));
     // UPDATE_IN_PROGRESS may be resized (the autoscaler does); a deleting
     // cluster may not: the guard answers 409 at once.
-    env.db()
-        .q()
-        .set_cluster_status(&cl.uuid, Status::UpdateInProgress, None)
-        .await
-        .expect("status");
+    env.set_status(&cl.uuid, Status::UpdateInProgress).await;
     env.c()
         .resize_cluster(&rc, &cl, resize(None, 3))
         .await
         .expect("resize while updating");
-    env.db()
-        .q()
-        .set_cluster_status(&cl.uuid, Status::DeleteInProgress, None)
-        .await
-        .expect("status");
+    env.set_status(&cl.uuid, Status::DeleteInProgress).await;
     let r = env.c().resize_cluster(&rc, &cl, resize(None, 4)).await;
     assert_eq!(
         client(r),
@@ -704,11 +595,7 @@ async fn a_delete_between_the_resize_guard_and_the_driver_wins() {
     let cl = complete(&env, &[]).await;
     let rc = caller("p1");
     let worker = env.nodegroups(&cl.uuid).await[1].clone();
-    env.db()
-        .q()
-        .set_cluster_status(&cl.uuid, Status::DeleteInProgress, None)
-        .await
-        .expect("status");
+    env.set_status(&cl.uuid, Status::DeleteInProgress).await;
     let r = env
         .c()
         .run_update(
@@ -728,10 +615,7 @@ async fn a_delete_between_the_resize_guard_and_the_driver_wins() {
             "Resizing a cluster when status is \"DELETE_IN_PROGRESS\" is not supported.".into()
         )
     );
-    assert_eq!(
-        env.row(&cl.uuid).await.and_then(|c| c.status),
-        Some(Status::DeleteInProgress)
-    );
+    assert_eq!(env.status(&cl.uuid).await, Some(Status::DeleteInProgress));
     assert_eq!(env.nodegroups(&cl.uuid).await[1].node_count, Some(1));
 }
 
@@ -767,7 +651,7 @@ async fn upgrade_moves_the_cluster_to_the_template() {
     let row = env.row(&cl.uuid).await.expect("row");
     assert_eq!(row.cluster_template_id, newer.uuid);
     assert_eq!(row.status, Some(Status::UpdateInProgress));
-    assert_eq!(events(&env), vec!["magnum.cluster.update pending"]);
+    assert_eq!(env.events(), vec!["magnum.cluster.update pending"]);
 }
 
 // A delete the driver fails leaves DELETE_FAILED with its reason and sends
@@ -775,23 +659,14 @@ async fn upgrade_moves_the_cluster_to_the_template() {
 #[tokio::test]
 async fn a_failed_delete_is_delete_failed() {
     let env = Env::new(Dialect::Sqlite).await;
-    let cl = complete(
-        &env,
-        &[
-            ("fake_error", "delete"),
-            ("fake_fail_reason", "stuck volume"),
-        ],
-    )
-    .await;
+    let cl = failing(&env, "delete", "stuck volume").await;
     env.c()
         .delete_cluster(&caller("p1"), &cl)
         .await
         .expect("accepted");
-    let row = env.row(&cl.uuid).await.expect("row");
-    assert_eq!(row.status, Some(Status::DeleteFailed));
-    assert_eq!(row.status_reason.as_deref(), Some("stuck volume"));
+    assert_failed(&env, &cl.uuid, Status::DeleteFailed, "stuck volume").await;
     assert_eq!(
-        events(&env),
+        env.events(),
         vec![
             "magnum.cluster.delete pending",
             "magnum.cluster.delete failure"
@@ -805,14 +680,10 @@ async fn a_failed_delete_is_delete_failed() {
 async fn clusters_are_found_by_uuid_or_name_in_scope() {
     let env = Env::new(Dialect::Sqlite).await;
     let a = env
-        .c()
-        .create_cluster(
-            &caller("p1"),
-            ClusterCreate {
-                name: Some("same".into()),
-                ..env.input()
-            },
-        )
+        .create_from(ClusterCreate {
+            name: Some("same".into()),
+            ..env.input()
+        })
         .await
         .expect("create");
     let rc = caller("p1");
@@ -829,16 +700,12 @@ async fn clusters_are_found_by_uuid_or_name_in_scope() {
         client(r),
         (404, format!("Cluster {} could not be found.", a.uuid))
     );
-    env.c()
-        .create_cluster(
-            &caller("p1"),
-            ClusterCreate {
-                name: Some("same".into()),
-                ..env.input()
-            },
-        )
-        .await
-        .expect("create");
+    env.create_from(ClusterCreate {
+        name: Some("same".into()),
+        ..env.input()
+    })
+    .await
+    .expect("create");
     let r = env.c().get_cluster(&rc, "same").await;
     assert_eq!(client(r).0, 409);
     let admin = RequestContext {

@@ -22,6 +22,7 @@ use magnum_domain::{MagnumError, RequestContext, Status};
 use super::cluster_templates::template_scope;
 use super::driver_answers::{Call, Checked};
 use super::lookup::{self, Ident, Kind};
+use super::nodegroups::lock_cluster;
 use super::openstack_reads::{self, Lookups};
 use super::{Conductor, Error, Result};
 use crate::db::{
@@ -119,6 +120,36 @@ pub(crate) fn cluster_not_found(e: db::Error, ident: &str) -> Error {
     } else {
         e.into()
     }
+}
+
+/// The template of `cluster` as `scope` sees it; 404
+/// ClusterTemplateNotFound when it sees none.
+pub(crate) async fn template_of(
+    q: &mut Queries<'_>,
+    cluster: &Cluster,
+    scope: &TemplateScope,
+) -> Result<ClusterTemplate> {
+    let uuid = &cluster.cluster_template_id;
+    match q.get_cluster_template_by_uuid(uuid, scope).await {
+        Ok(t) => Ok(t),
+        Err(e) if e.is_not_found() => Err(MagnumError::cluster_template_not_found(uuid).into()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// What a driver call answers: a future borrowing the call's arguments.
+pub(crate) type Answer<'c> = BoxFuture<'c, std::result::Result<Update, CallError>>;
+
+/// A request's call of the cluster's driver: from the driver, the call's
+/// context and the rows it reads, the driver's answer.
+pub(crate) trait DriverCall:
+    for<'c> FnOnce(&'c Driver, &'c CallContext, &'c ClusterState) -> Answer<'c>
+{
+}
+
+impl<F> DriverCall for F where
+    F: for<'c> FnOnce(&'c Driver, &'c CallContext, &'c ClusterState) -> Answer<'c>
+{
 }
 
 /// The synchronous 409 of an operation refused in `status`.
@@ -233,38 +264,33 @@ pub(crate) enum Saved {
     Stale,
 }
 
+/// A read of [`ListReads`], borrowing its arguments.
+pub(crate) type Read<'a, T> = BoxFuture<'a, db::Result<T>>;
+
 /// The reads of a cluster list: three queries per page, whatever its size
 /// (plus the marker's). The list views read narrower rows.
 pub(crate) trait ListReads: Send {
-    fn cluster<'a>(
-        &'a mut self,
-        uuid: &'a str,
-        scope: &'a Scope,
-    ) -> BoxFuture<'a, db::Result<Cluster>>;
+    fn cluster<'a>(&'a mut self, uuid: &'a str, scope: &'a Scope) -> Read<'a, Cluster>;
     fn clusters<'a>(
         &'a mut self,
         f: &'a ClusterFilter,
         o: &'a ListOptions,
         view: Option<ClusterView>,
-    ) -> BoxFuture<'a, db::Result<Vec<Cluster>>>;
+    ) -> Read<'a, Vec<Cluster>>;
     fn nodegroups<'a>(
         &'a mut self,
         clusters: &'a [String],
         view: Option<ClusterView>,
-    ) -> BoxFuture<'a, db::Result<HashMap<String, Vec<NodeGroup>>>>;
+    ) -> Read<'a, HashMap<String, Vec<NodeGroup>>>;
     fn templates<'a>(
         &'a mut self,
         uuids: &'a [String],
         scope: &'a TemplateScope,
-    ) -> BoxFuture<'a, db::Result<HashMap<String, ClusterTemplate>>>;
+    ) -> Read<'a, HashMap<String, ClusterTemplate>>;
 }
 
 impl ListReads for Queries<'_> {
-    fn cluster<'a>(
-        &'a mut self,
-        uuid: &'a str,
-        scope: &'a Scope,
-    ) -> BoxFuture<'a, db::Result<Cluster>> {
+    fn cluster<'a>(&'a mut self, uuid: &'a str, scope: &'a Scope) -> Read<'a, Cluster> {
         Box::pin(self.get_cluster_by_uuid(uuid, scope))
     }
 
@@ -273,7 +299,7 @@ impl ListReads for Queries<'_> {
         f: &'a ClusterFilter,
         o: &'a ListOptions,
         view: Option<ClusterView>,
-    ) -> BoxFuture<'a, db::Result<Vec<Cluster>>> {
+    ) -> Read<'a, Vec<Cluster>> {
         match view {
             Some(v) => Box::pin(self.list_clusters_view(f, o, v)),
             None => Box::pin(self.list_clusters(f, o)),
@@ -284,7 +310,7 @@ impl ListReads for Queries<'_> {
         &'a mut self,
         clusters: &'a [String],
         view: Option<ClusterView>,
-    ) -> BoxFuture<'a, db::Result<HashMap<String, Vec<NodeGroup>>>> {
+    ) -> Read<'a, HashMap<String, Vec<NodeGroup>>> {
         match view {
             Some(v) => {
                 Box::pin(self.list_nodegroup_sizes_of_clusters(clusters, v == ClusterView::Detail))
@@ -297,7 +323,7 @@ impl ListReads for Queries<'_> {
         &'a mut self,
         uuids: &'a [String],
         scope: &'a TemplateScope,
-    ) -> BoxFuture<'a, db::Result<HashMap<String, ClusterTemplate>>> {
+    ) -> Read<'a, HashMap<String, ClusterTemplate>> {
         Box::pin(self.get_cluster_templates_by_uuids(uuids, scope))
     }
 }
@@ -612,19 +638,7 @@ impl Conductor {
             )
             .await?;
         let scope = template_scope(ctx, ctx.all_projects);
-        let template = match rd
-            .q()
-            .get_cluster_template_by_uuid(&cluster.cluster_template_id, &scope)
-            .await
-        {
-            Ok(t) => t,
-            Err(e) if e.is_not_found() => {
-                return Err(
-                    MagnumError::cluster_template_not_found(&cluster.cluster_template_id).into(),
-                );
-            }
-            Err(e) => return Err(e.into()),
-        };
+        let template = template_of(&mut rd.q(), &cluster, &scope).await?;
         Ok(ClusterDetail {
             cluster,
             nodegroups,
@@ -829,12 +843,7 @@ impl Conductor {
             .in_tx(|tx| {
                 let input = input.clone();
                 Box::pin(async move {
-                    let all = Scope::ALL_PROJECTS;
-                    let mut cl = tx
-                        .for_update()
-                        .get_cluster_by_uuid(uuid, &all)
-                        .await
-                        .map_err(|e| cluster_not_found(e, uuid))?;
+                    let mut cl = lock_cluster(&mut tx.for_update(), uuid).await?;
                     if !cl.status.is_some_and(Status::can_update) {
                         return Ok::<_, Error>(UpdateStep::Refused(Box::new(cl)));
                     }
@@ -900,6 +909,39 @@ impl Conductor {
             .cluster_event(ctx, cl, &ngs, Action::Update, Outcome::Failure);
     }
 
+    /// Sends Magnum's notification of `action` with `outcome` for the
+    /// cluster and the nodegroups of `st`.
+    pub(crate) fn notify_state(
+        &self,
+        ctx: &RequestContext,
+        st: &ClusterState,
+        action: Action,
+        outcome: Outcome,
+    ) {
+        self.notifier()
+            .cluster_event(ctx, &st.cluster, &st.nodegroups, action, outcome);
+    }
+
+    /// Sends the pending notification of `action`, then calls the
+    /// cluster's driver with `f` and checks its answer to `call`. A
+    /// template without a usable driver is a failure of the call (and
+    /// notifies nothing).
+    async fn call_driver(
+        &self,
+        ctx: &RequestContext,
+        st: &ClusterState,
+        action: Action,
+        call: Call<'_>,
+        f: impl DriverCall,
+    ) -> std::result::Result<Checked, CallError> {
+        let drv = self
+            .driver_of(&st.template)
+            .map_err(|e| CallError::Failed(e.to_string()))?;
+        self.notify_state(ctx, st, action, Outcome::Pending);
+        let answer = f(&drv, &call_ctx(ctx), st).await;
+        self.gate(&drv, call, st, answer)
+    }
+
     /// The driver part of a node count update or a resize: the nodegroup
     /// `ng_uuid` already holds its new count. A client error of the driver
     /// restores the count (and the nodegroup's status `old_status`, when
@@ -907,7 +949,7 @@ impl Conductor {
     /// count and leaves the cluster and the nodegroup UPDATE_FAILED with
     /// the reason.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) async fn run_update<F>(
+    pub(crate) async fn run_update(
         &self,
         ctx: &RequestContext,
         uuid: &str,
@@ -915,15 +957,8 @@ impl Conductor {
         old_count: Option<i32>,
         old_status: Option<Option<Status>>,
         function: &'static str,
-        call: F,
-    ) -> Result<()>
-    where
-        F: for<'c> FnOnce(
-            &'c Driver,
-            &'c CallContext,
-            &'c ClusterState,
-        ) -> BoxFuture<'c, std::result::Result<Update, CallError>>,
-    {
+        call: impl DriverCall,
+    ) -> Result<()> {
         let _busy = self.mark_busy(uuid);
         let st = self.cluster_state(uuid).await?;
         // A delete (of another process) that came in after the caller's
@@ -944,54 +979,53 @@ impl Conductor {
             };
             return Err(guard_conflict(operation, st.cluster.status));
         }
-        let answer = match self.driver_of(&st.template) {
-            Ok(drv) => {
-                self.notifier().cluster_event(
-                    ctx,
-                    &st.cluster,
-                    &st.nodegroups,
-                    Action::Update,
-                    Outcome::Pending,
-                );
-                let answer = call(&drv, &call_ctx(ctx), &st).await;
-                self.gate(
-                    &drv,
-                    Call::new(Operation::UpdateCluster, function),
-                    &st,
-                    answer,
-                )
-            }
-            Err(e) => Err(CallError::Failed(e.to_string())),
+        let op = Call::new(Operation::UpdateCluster, function);
+        let answer = self.call_driver(ctx, &st, Action::Update, op, call).await;
+        let undo = async || {
+            let status =
+                old_status.unwrap_or_else(|| st.nodegroup(ng_uuid).and_then(|ng| ng.status));
+            self.restore_node_count(uuid, ng_uuid, old_count, status, None)
+                .await;
         };
+        let fail = async |reason: String| {
+            let failed = Some(Status::UpdateFailed);
+            self.restore_node_count(uuid, ng_uuid, old_count, failed, Some(&reason))
+                .await;
+            if let Some((cl, ngs)) = self.mark_failed(uuid, Status::UpdateFailed, &reason).await {
+                self.notifier()
+                    .cluster_event(ctx, &cl, &ngs, Action::Update, Outcome::Failure);
+            }
+        };
+        self.end_driver_call(&st, answer, "driver operation failed", undo, fail)
+            .await
+    }
+
+    /// Ends a request's driver call: saves a checked answer; undoes what
+    /// the request wrote with `undo` on a client error of the driver,
+    /// which goes back to the caller; on any other failure keeps what the
+    /// call made, logs the reason as `what` and records it with `fail`.
+    async fn end_driver_call(
+        &self,
+        st: &ClusterState,
+        answer: std::result::Result<Checked, CallError>,
+        what: &str,
+        undo: impl AsyncFnOnce(),
+        fail: impl AsyncFnOnce(String),
+    ) -> Result<()> {
         match answer {
             Ok(upd) => {
-                self.save_answer(&st, upd).await;
+                self.save_answer(st, upd).await;
                 Ok(())
             }
             Err(CallError::Client(e)) => {
-                let status =
-                    old_status.unwrap_or_else(|| st.nodegroup(ng_uuid).and_then(|ng| ng.status));
-                self.restore_node_count(uuid, ng_uuid, old_count, status, None)
-                    .await;
+                undo().await;
                 Err(e.into())
             }
             Err(e) => {
                 let reason = e.status_reason();
-                tracing::error!(cluster_uuid = %uuid, error = %reason, "driver operation failed");
-                self.keep_after_failure(&st, &e).await;
-                self.restore_node_count(
-                    uuid,
-                    ng_uuid,
-                    old_count,
-                    Some(Status::UpdateFailed),
-                    Some(&reason),
-                )
-                .await;
-                if let Some((cl, ngs)) = self.mark_failed(uuid, Status::UpdateFailed, &reason).await
-                {
-                    self.notifier()
-                        .cluster_event(ctx, &cl, &ngs, Action::Update, Outcome::Failure);
-                }
+                tracing::error!(cluster_uuid = %st.cluster.uuid, error = %reason, "{what}");
+                self.keep_after_failure(st, &e).await;
+                fail(reason).await;
                 Ok(())
             }
         }
@@ -1081,46 +1115,20 @@ impl Conductor {
             Err(_) if self.cluster_gone(uuid).await => return Ok(()),
             Err(e) => return Err(e),
         };
-        let answer = match self.driver_of(&st.template) {
-            Ok(drv) => {
-                self.notifier().cluster_event(
-                    ctx,
-                    &st.cluster,
-                    &st.nodegroups,
-                    Action::Delete,
-                    Outcome::Pending,
-                );
-                let answer = drv.delete_cluster(&call_ctx(ctx), &st).await;
-                let call = Call::new(Operation::DeleteCluster, "delete-cluster");
-                self.gate(&drv, call, &st, answer)
-            }
-            Err(e) => Err(CallError::Failed(e.to_string())),
+        let op = Call::new(Operation::DeleteCluster, "delete-cluster");
+        let delete = self.call_driver(ctx, &st, Action::Delete, op, |drv, cctx, st| {
+            Box::pin(async move { drv.delete_cluster(cctx, st).await })
+        });
+        let undo = async || {
+            self.restore_status(&st.cluster, before, before_reason)
+                .await;
         };
-        match answer {
-            Ok(upd) => {
-                self.save_answer(&st, upd).await;
-                Ok(())
-            }
-            Err(CallError::Client(e)) => {
-                self.restore_status(&st.cluster, before, before_reason)
-                    .await;
-                Err(e.into())
-            }
-            Err(e) => {
-                let reason = e.status_reason();
-                tracing::error!(cluster_uuid = %uuid, error = %reason, "driver delete failed");
-                self.keep_after_failure(&st, &e).await;
-                self.notifier().cluster_event(
-                    ctx,
-                    &st.cluster,
-                    &st.nodegroups,
-                    Action::Delete,
-                    Outcome::Failure,
-                );
-                self.mark_failed(uuid, Status::DeleteFailed, &reason).await;
-                Ok(())
-            }
-        }
+        let fail = async |reason: String| {
+            self.notify_state(ctx, &st, Action::Delete, Outcome::Failure);
+            self.mark_failed(uuid, Status::DeleteFailed, &reason).await;
+        };
+        self.end_driver_call(&st, delete.await, "driver delete failed", undo, fail)
+            .await
     }
 
     /// Whether the cluster's row no longer exists.
@@ -1170,18 +1178,7 @@ impl Conductor {
             .get_cluster_by_uuid(uuid, &all)
             .await
             .map_err(|e| cluster_not_found(e, uuid))?;
-        let template = match q
-            .get_cluster_template_by_uuid(&cluster.cluster_template_id, &TemplateScope::new(all))
-            .await
-        {
-            Ok(t) => t,
-            Err(e) if e.is_not_found() => {
-                return Err(
-                    MagnumError::cluster_template_not_found(&cluster.cluster_template_id).into(),
-                );
-            }
-            Err(e) => return Err(e.into()),
-        };
+        let template = template_of(&mut q, &cluster, &TemplateScope::new(all)).await?;
         let nodegroups = q
             .list_nodegroups(&NodeGroupFilter::cluster(uuid), &ListOptions::default())
             .await?;
@@ -1228,11 +1225,7 @@ impl Conductor {
                 Box::pin(async move {
                     let all = Scope::ALL_PROJECTS;
                     if let Some(cl) = &upd.cluster {
-                        let cur = tx
-                            .for_update()
-                            .get_cluster_by_uuid(&cl.uuid, &all)
-                            .await
-                            .map_err(|e| cluster_not_found(e, &cl.uuid))?;
+                        let cur = lock_cluster(&mut tx.for_update(), &cl.uuid).await?;
                         if cur.status != st.cluster.status
                             || cur.updated_at != st.cluster.updated_at
                         {

@@ -225,7 +225,6 @@ impl Conductor {
 
 #[cfg(test)]
 mod tests {
-    use magnum_domain::models::Cluster;
     use magnum_domain::{RequestContext, Status};
 
     use super::FederationCreate;
@@ -250,14 +249,7 @@ mod tests {
 
     async fn with_cluster() -> TestConductor {
         let t = TestConductor::new().await;
-        let mut cl = Cluster {
-            uuid: "c1000000-0000-4000-8000-000000000001".into(),
-            name: "c1".into(),
-            project_id: "p1".into(),
-            user_id: "u1".into(),
-            ..Cluster::default()
-        };
-        t.db.q().create_cluster(&mut cl).await.unwrap();
+        t.add_cluster().await;
         t
     }
 

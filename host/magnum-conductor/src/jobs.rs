@@ -481,13 +481,7 @@ impl Conductor {
             tracing::info!(cluster_uuid = %uuid, "create job skipped: the cluster changed");
             return;
         }
-        self.notifier().cluster_event(
-            &job.ctx,
-            &st.cluster,
-            &st.nodegroups,
-            Action::Create,
-            Outcome::Pending,
-        );
+        self.notify_state(&job.ctx, &st, Action::Create, Outcome::Pending);
         let cctx = if job.service {
             CallContext::admin()
         } else {

@@ -11,11 +11,11 @@ use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup, StringMap};
 use magnum_domain::{MagnumError, RequestContext};
 use tokio::sync::Notify;
 
-use super::clusters::{ListReads, check_flavors, list_page, validate_resources};
+use super::clusters::{ListReads, Read, check_flavors, list_page, validate_resources};
 use super::openstack_reads::{Lookups, create_lookups};
-use super::testing::TestConductor;
+use super::testing::{TestConductor, fake_template};
 use super::{ClusterCreate, Error};
-use crate::db::{self, ClusterFilter, ClusterView, ListOptions, Queries, Scope, TemplateScope};
+use crate::db::{ClusterFilter, ClusterView, ListOptions, Queries, Scope, TemplateScope};
 use crate::openstack::{Flavor, Image, Keypair, Lookup, LookupError, Network, Subnet};
 
 /// Answers every read only once `want` distinct reads have started (reads
@@ -70,92 +70,50 @@ impl Gated {
     }
 }
 
+/// A [`Lookup`] method of [`Gated`]: it makes the read `kind` of its
+/// argument, then answers with `found`, built from the argument.
+macro_rules! gated_read {
+    ($method:ident, $kind:literal, $ty:ident, |$arg:ident| $found:expr) => {
+        fn $method<'a>(
+            &'a self,
+            _: &'a RequestContext,
+            $arg: &'a str,
+        ) -> BoxFuture<'a, Result<$ty, LookupError>> {
+            Box::pin(async move {
+                self.read($kind, $arg).await?;
+                Ok($found)
+            })
+        }
+    };
+}
+
 impl Lookup for Gated {
-    fn image<'a>(
-        &'a self,
-        _: &'a RequestContext,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<Image, LookupError>> {
-        Box::pin(async move {
-            self.read("image", id).await?;
-            Ok(Image {
-                id: id.into(),
-                os_distro: Some("ubuntu".into()),
-                ..Image::default()
-            })
-        })
-    }
-
-    fn flavor<'a>(
-        &'a self,
-        _: &'a RequestContext,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<Flavor, LookupError>> {
-        Box::pin(async move {
-            self.read("flavor", id).await?;
-            Ok(Flavor {
-                id: id.into(),
-                disk: 10,
-                ..Flavor::default()
-            })
-        })
-    }
-
-    fn keypair<'a>(
-        &'a self,
-        _: &'a RequestContext,
-        name: &'a str,
-    ) -> BoxFuture<'a, Result<Keypair, LookupError>> {
-        Box::pin(async move {
-            self.read("keypair", name).await?;
-            Ok(Keypair {
-                name: name.into(),
-                ..Keypair::default()
-            })
-        })
-    }
-
-    fn external_network<'a>(
-        &'a self,
-        _: &'a RequestContext,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<Network, LookupError>> {
-        Box::pin(async move {
-            self.read("extnet", id).await?;
-            Ok(Network {
-                id: id.into(),
-                ..Network::default()
-            })
-        })
-    }
-
-    fn fixed_network<'a>(
-        &'a self,
-        _: &'a RequestContext,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<Network, LookupError>> {
-        Box::pin(async move {
-            self.read("net", id).await?;
-            Ok(Network {
-                id: id.into(),
-                ..Network::default()
-            })
-        })
-    }
-
-    fn fixed_subnet<'a>(
-        &'a self,
-        _: &'a RequestContext,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<Subnet, LookupError>> {
-        Box::pin(async move {
-            self.read("subnet", id).await?;
-            Ok(Subnet {
-                id: id.into(),
-                ..Subnet::default()
-            })
-        })
-    }
+    gated_read!(image, "image", Image, |id| Image {
+        id: id.into(),
+        os_distro: Some("ubuntu".into()),
+        ..Image::default()
+    });
+    gated_read!(flavor, "flavor", Flavor, |id| Flavor {
+        id: id.into(),
+        disk: 10,
+        ..Flavor::default()
+    });
+    gated_read!(keypair, "keypair", Keypair, |name| Keypair {
+        name: name.into(),
+        ..Keypair::default()
+    });
+    gated_read!(external_network, "extnet", Network, |id| Network {
+        id: id.into(),
+        ..Network::default()
+    });
+    gated_read!(fixed_network, "net", Network, |id| Network {
+        id: id.into(),
+        ..Network::default()
+    });
+    gated_read!(fixed_subnet, "subnet", Subnet, |id| Subnet {
+        id: id.into(),
+        ..Subnet::default()
+    });
 }
 
 fn fixture() -> (ClusterTemplate, Cluster) {
@@ -271,11 +229,7 @@ struct Counting<'q> {
 }
 
 impl ListReads for Counting<'_> {
-    fn cluster<'a>(
-        &'a mut self,
-        uuid: &'a str,
-        scope: &'a Scope,
-    ) -> BoxFuture<'a, db::Result<Cluster>> {
+    fn cluster<'a>(&'a mut self, uuid: &'a str, scope: &'a Scope) -> Read<'a, Cluster> {
         self.calls += 1;
         self.q.cluster(uuid, scope)
     }
@@ -285,7 +239,7 @@ impl ListReads for Counting<'_> {
         f: &'a ClusterFilter,
         o: &'a ListOptions,
         view: Option<ClusterView>,
-    ) -> BoxFuture<'a, db::Result<Vec<Cluster>>> {
+    ) -> Read<'a, Vec<Cluster>> {
         self.calls += 1;
         self.views += usize::from(view.is_some());
         self.q.clusters(f, o, view)
@@ -295,7 +249,7 @@ impl ListReads for Counting<'_> {
         &'a mut self,
         clusters: &'a [String],
         view: Option<ClusterView>,
-    ) -> BoxFuture<'a, db::Result<HashMap<String, Vec<NodeGroup>>>> {
+    ) -> Read<'a, HashMap<String, Vec<NodeGroup>>> {
         self.calls += 1;
         self.views += usize::from(view.is_some());
         self.q.nodegroups(clusters, view)
@@ -305,7 +259,7 @@ impl ListReads for Counting<'_> {
         &'a mut self,
         uuids: &'a [String],
         scope: &'a TemplateScope,
-    ) -> BoxFuture<'a, db::Result<HashMap<String, ClusterTemplate>>> {
+    ) -> Read<'a, HashMap<String, ClusterTemplate>> {
         self.calls += 1;
         self.q.templates(uuids, scope)
     }
@@ -323,25 +277,9 @@ async fn a_cluster_list_page_costs_three_reads() {
         user_id: "u1".into(),
         ..RequestContext::default()
     };
-    let s = |v: &str| Some(v.to_string());
     let mut templates = Vec::new();
     for i in 0..3 {
-        let mut tm = ClusterTemplate {
-            uuid: format!("7a0c2c1f-5e01-4c41-9d3a-00000000000{i}"),
-            name: "t".into(),
-            project_id: "p1".into(),
-            user_id: "u1".into(),
-            image_id: s(crate::openstack::STATIC_IMAGE_NAME),
-            flavor_id: s("m1.small"),
-            master_flavor_id: s("m1.small"),
-            coe: s("kubernetes"),
-            server_type: s("vm"),
-            cluster_distro: s("ubuntu"),
-            driver: s("fake"),
-            public: Some(false),
-            hidden: Some(false),
-            ..ClusterTemplate::default()
-        };
+        let mut tm = fake_template(&format!("7a0c2c1f-5e01-4c41-9d3a-00000000000{i}"), "t");
         t.db.q()
             .create_cluster_template(&mut tm)
             .await

@@ -236,8 +236,7 @@ impl Conductor {
                         Err(db::Error::Duplicate { .. }) => return Err(Error::from(exists())),
                         Err(e) => return Err(e.into()),
                     }
-                    cur.status = Some(Status::UpdateInProgress);
-                    q.update_cluster(&mut cur, &["status"]).await?;
+                    mark_updating(&mut q, &mut cur).await?;
                     Ok(row)
                 })
             })
@@ -266,35 +265,21 @@ impl Conductor {
                 "update nodegroup: column {c} is not patchable"
             )));
         }
-        let cluster_uuid = cl.uuid.as_str();
-        let row: NodeGroup = self
-            .db()
-            .in_tx(|tx| {
-                Box::pin(async move {
-                    let mut q = tx.for_update();
-                    let mut cur = lock_nodegroup(&mut q, cluster_uuid, &ng.uuid).await?;
-                    if !can_update_node_group(cur.status) {
-                        let s = cur.status.unwrap_or(Status::UpdateFailed);
-                        return Err(Error::from(state_conflict("nodegroup_update", s)));
-                    }
-                    cur.min_node_count = ng.min_node_count;
-                    cur.max_node_count = ng.max_node_count;
-                    cur.node_labels = ng.node_labels.clone();
-                    cur.node_taints = ng.node_taints.clone();
-                    cur.status = Some(Status::UpdateInProgress);
-                    let mut write: Vec<&str> = cols.to_vec();
-                    write.push("status");
-                    q.update_nodegroup(&mut cur, &write).await?;
-                    let mut c = lock_cluster(&mut q, cluster_uuid).await?;
-                    c.status = Some(Status::UpdateInProgress);
-                    q.update_cluster(&mut c, &["status"]).await?;
-                    Ok::<_, Error>(cur)
-                })
-            })
-            .await?;
-        self.run_nodegroup_op(ctx, cluster_uuid, &row.uuid, Op::Update)
-            .await;
-        Ok(row)
+        self.change_nodegroup(ctx, cl, &ng.uuid, Op::Update, |cur| {
+            if !can_update_node_group(cur.status) {
+                let s = cur.status.unwrap_or(Status::UpdateFailed);
+                return Err(Error::from(state_conflict("nodegroup_update", s)));
+            }
+            cur.min_node_count = ng.min_node_count;
+            cur.max_node_count = ng.max_node_count;
+            cur.node_labels = ng.node_labels.clone();
+            cur.node_taints = ng.node_taints.clone();
+            cur.status = Some(Status::UpdateInProgress);
+            let mut write: Vec<&str> = cols.to_vec();
+            write.push("status");
+            Ok(write)
+        })
+        .await
     }
 
     /// Starts deleting a non-default nodegroup (a default one is 400): it
@@ -313,23 +298,43 @@ impl Conductor {
         if ng.is_default == Some(true) {
             return Err(MagnumError::deleting_default_ng_not_supported().into());
         }
+        self.change_nodegroup(ctx, cl, &ng.uuid, Op::Delete, |cur| {
+            cur.status = Some(Status::DeleteInProgress);
+            Ok(vec!["status"])
+        })
+        .await
+    }
+
+    /// Changes the stored nodegroup `ng_uuid` of `cl` in one transaction:
+    /// `change` sets its fields (or refuses) and names the columns it set,
+    /// and the cluster goes `UPDATE_IN_PROGRESS`, as in Magnum's conductor;
+    /// then the cluster's driver runs `op` on it. Returns the saved row
+    /// (before the driver's answer).
+    async fn change_nodegroup<'c>(
+        &self,
+        ctx: &RequestContext,
+        cl: &Cluster,
+        ng_uuid: &str,
+        op: Op,
+        change: impl Fn(&mut NodeGroup) -> Result<Vec<&'c str>> + Sync,
+    ) -> Result<NodeGroup> {
         let cluster_uuid = cl.uuid.as_str();
+        let change = &change;
         let row: NodeGroup = self
             .db()
             .in_tx(|tx| {
                 Box::pin(async move {
                     let mut q = tx.for_update();
-                    let mut cur = lock_nodegroup(&mut q, cluster_uuid, &ng.uuid).await?;
-                    cur.status = Some(Status::DeleteInProgress);
-                    q.update_nodegroup(&mut cur, &["status"]).await?;
+                    let mut cur = lock_nodegroup(&mut q, cluster_uuid, ng_uuid).await?;
+                    let cols = change(&mut cur)?;
+                    q.update_nodegroup(&mut cur, &cols).await?;
                     let mut c = lock_cluster(&mut q, cluster_uuid).await?;
-                    c.status = Some(Status::UpdateInProgress);
-                    q.update_cluster(&mut c, &["status"]).await?;
+                    mark_updating(&mut q, &mut c).await?;
                     Ok::<_, Error>(cur)
                 })
             })
             .await?;
-        self.run_nodegroup_op(ctx, cluster_uuid, &row.uuid, Op::Delete)
+        self.run_nodegroup_op(ctx, cluster_uuid, &row.uuid, op)
             .await;
         Ok(row)
     }
@@ -469,8 +474,16 @@ async fn name_used(q: &mut Queries<'_>, cluster_uuid: &str, name: &str) -> Resul
     Ok(rows.iter().any(|r| r.name == name))
 }
 
+/// Saves the locked `cluster` `UPDATE_IN_PROGRESS`, as every change of
+/// one of its nodegroups leaves it.
+async fn mark_updating(q: &mut Queries<'_>, cluster: &mut Cluster) -> Result<()> {
+    cluster.status = Some(Status::UpdateInProgress);
+    q.update_cluster(cluster, &["status"]).await?;
+    Ok(())
+}
+
 /// The cluster row, read for update; gone → 404.
-async fn lock_cluster(q: &mut Queries<'_>, uuid: &str) -> Result<Cluster> {
+pub(crate) async fn lock_cluster(q: &mut Queries<'_>, uuid: &str) -> Result<Cluster> {
     lookup::found(
         Kind::Cluster,
         uuid,
@@ -479,7 +492,11 @@ async fn lock_cluster(q: &mut Queries<'_>, uuid: &str) -> Result<Cluster> {
 }
 
 /// The nodegroup row, read for update; gone → 404.
-async fn lock_nodegroup(q: &mut Queries<'_>, cluster_uuid: &str, uuid: &str) -> Result<NodeGroup> {
+pub(crate) async fn lock_nodegroup(
+    q: &mut Queries<'_>,
+    cluster_uuid: &str,
+    uuid: &str,
+) -> Result<NodeGroup> {
     lookup::found(
         Kind::NodeGroup,
         uuid,

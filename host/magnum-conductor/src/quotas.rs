@@ -132,16 +132,8 @@ mod tests {
 
     use crate::Settings;
     use crate::db::ListOptions;
+    use crate::db::testing::new_quota;
     use crate::testing::TestConductor;
-
-    fn quota(project: &str, limit: i32) -> Quota {
-        Quota {
-            project_id: project.into(),
-            resource: "Cluster".into(),
-            hard_limit: limit,
-            ..Quota::default()
-        }
-    }
 
     fn status<T: std::fmt::Debug>(r: super::Result<T>) -> u16 {
         match r {
@@ -155,10 +147,10 @@ mod tests {
     async fn quotas_are_created_updated_listed_and_deleted() {
         let t = TestConductor::new().await;
         let c = &t.conductor;
-        let q = c.create_quota(quota("p1", 3)).await.unwrap();
+        let q = c.create_quota(new_quota("p1", 3)).await.unwrap();
         assert!(q.id > 0, "{q:?}");
         assert_eq!(q.created_at, t.now());
-        let dup = c.create_quota(quota("p1", 1)).await;
+        let dup = c.create_quota(new_quota("p1", 1)).await;
         assert_eq!(status(dup), 409);
         let got = c.update_quota("p1", "Cluster", 9).await.unwrap();
         assert_eq!((got.id, got.hard_limit), (q.id, 9));
@@ -195,7 +187,7 @@ mod tests {
         let q = c
             .create_quota(Quota {
                 id: 42,
-                ..quota("p1", 1)
+                ..new_quota("p1", 1)
             })
             .await
             .unwrap();
@@ -203,7 +195,7 @@ mod tests {
         let taken = c
             .create_quota(Quota {
                 id: 42,
-                ..quota("p2", 1)
+                ..new_quota("p2", 1)
             })
             .await;
         assert_eq!(status(taken), 409);
@@ -214,7 +206,7 @@ mod tests {
         let t = TestConductor::new().await;
         let c = &t.conductor;
         for p in ["p1", "p2", "p3"] {
-            c.create_quota(quota(p, 1)).await.unwrap();
+            c.create_quota(new_quota(p, 1)).await.unwrap();
         }
         let own = c
             .list_quotas(Some("p2"), &ListOptions::default())

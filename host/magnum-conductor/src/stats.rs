@@ -26,7 +26,7 @@ impl Conductor {
 
 #[cfg(test)]
 mod tests {
-    use magnum_domain::models::{Cluster, NodeGroup};
+    use magnum_domain::models::NodeGroup;
 
     use super::Stats;
     use crate::testing::TestConductor;
@@ -36,15 +36,8 @@ mod tests {
     #[tokio::test]
     async fn clusters_and_nodes_of_a_project_or_of_all() {
         let t = TestConductor::new().await;
+        let cl = t.add_cluster().await;
         let mut q = t.db.q();
-        let mut cl = Cluster {
-            uuid: "c1000000-0000-4000-8000-000000000001".into(),
-            name: "c1".into(),
-            project_id: "p1".into(),
-            user_id: "u1".into(),
-            ..Cluster::default()
-        };
-        q.create_cluster(&mut cl).await.unwrap();
         for (i, (name, n)) in [("default-master", 1), ("default-worker", 3)]
             .into_iter()
             .enumerate()

@@ -19,9 +19,9 @@ use super::{Certificates, ClusterCreate, Conductor, Error, Parts, Settings};
 use crate::certs::{
     KeyGenerator, KeyPair, Owner, Store, StoreError, X509KeyPairStore, X509Options,
 };
-use crate::db::testing::{TestDb, fresh_with};
+use crate::db::testing::{TestDb, fresh_with, string_map};
 use crate::db::{self, ClusterFilter, Db, Dialect, ListOptions, NodeGroupFilter, Scope};
-use crate::notify::{Notifier, Recorder, Sources};
+use crate::notify::{Notification, Notifier, Recorder, Sources};
 use crate::openstack::{STATIC_IMAGE_NAME, Static};
 
 /// The fixture: the conductor and handles on what it was built from.
@@ -163,7 +163,24 @@ impl TestConductor {
     pub fn now(&self) -> NaiveDateTime {
         self.conductor.now()
     }
+
+    /// Stores cluster c1 ([`CLUSTER_UUID`]) of p1 and u1 as a bare row: no
+    /// template, nodegroups or status.
+    pub async fn add_cluster(&self) -> Cluster {
+        let mut cl = Cluster {
+            uuid: CLUSTER_UUID.into(),
+            name: "c1".into(),
+            project_id: "p1".into(),
+            user_id: "u1".into(),
+            ..Cluster::default()
+        };
+        self.db.q().create_cluster(&mut cl).await.expect("cluster");
+        cl
+    }
 }
+
+/// The uuid of the cluster [`TestConductor::add_cluster`] stores.
+pub const CLUSTER_UUID: &str = "c1000000-0000-4000-8000-000000000001";
 
 pub const TEMPLATE_UUID: &str = "e74c40e0-d825-11e2-a28f-0800200c9a66";
 
@@ -189,27 +206,14 @@ impl Env {
     pub async fn with(t: TestConductor) -> Env {
         let s = |v: &str| Some(v.to_string());
         let mut tmpl = ClusterTemplate {
-            uuid: TEMPLATE_UUID.into(),
-            name: "tmpl".into(),
-            project_id: "p1".into(),
-            user_id: "u1".into(),
-            image_id: s(STATIC_IMAGE_NAME),
-            flavor_id: s("m1.small"),
-            master_flavor_id: s("m1.small"),
             external_network_id: s("public"),
-            coe: s("kubernetes"),
-            server_type: s("vm"),
-            cluster_distro: s("ubuntu"),
-            driver: s("fake"),
             network_driver: s("flannel"),
             labels: Some(StringMap::from([("kube_tag".into(), "v1.30.0".into())])),
-            public: Some(false),
-            hidden: Some(false),
             master_lb_enabled: Some(true),
             floating_ip_enabled: Some(true),
             tls_disabled: Some(false),
             registry_enabled: Some(false),
-            ..ClusterTemplate::default()
+            ..fake_template(TEMPLATE_UUID, "tmpl")
         };
         t.db.q()
             .create_cluster_template(&mut tmpl)
@@ -237,6 +241,20 @@ impl Env {
             .expect("create cluster")
     }
 
+    /// The create of a cluster by a member of p1.
+    pub async fn create_from(&self, input: ClusterCreate) -> Result<Cluster, Error> {
+        self.c().create_cluster(&caller("p1"), input).await
+    }
+
+    /// [`Env::input`] with `labels` merged into the template's.
+    pub fn labelled(&self, labels: &[(&str, &str)]) -> ClusterCreate {
+        ClusterCreate {
+            labels: Some(string_map(labels)),
+            merge_labels: true,
+            ..self.input()
+        }
+    }
+
     /// A create of one master and one worker of the template.
     pub fn input(&self) -> ClusterCreate {
         ClusterCreate {
@@ -259,6 +277,36 @@ impl Env {
             Err(e) if e.is_not_found() => None,
             Err(e) => panic!("read cluster: {e}"),
         }
+    }
+
+    /// The status of the cluster, `None` when it is gone.
+    pub async fn status(&self, uuid: &str) -> Option<Status> {
+        self.row(uuid).await.and_then(|c| c.status)
+    }
+
+    /// Sets the status of the cluster in its row, as another request
+    /// would.
+    pub async fn set_status(&self, uuid: &str, status: Status) {
+        self.db()
+            .q()
+            .set_cluster_status(uuid, status, None)
+            .await
+            .expect("status");
+    }
+
+    /// Polls the cluster, which must be in progress.
+    pub async fn poll(&self, uuid: &str) -> Cluster {
+        self.c()
+            .poll_cluster(uuid)
+            .await
+            .expect("poll")
+            .expect("polled")
+    }
+
+    /// The notifications sent since the last call, as
+    /// `"<event type> <outcome>"`.
+    pub fn events(&self) -> Vec<String> {
+        outcomes(&self.t.notifications.take())
     }
 
     pub async fn count(&self, scope: Scope) -> i64 {
@@ -306,10 +354,44 @@ impl Env {
             .delete_cluster(&caller("p1"), &cl)
             .await
             .expect("delete");
-        let polled = self.c().poll_cluster(&cl.uuid).await.expect("poll");
-        let polled = polled.expect("polled");
+        let polled = self.poll(&cl.uuid).await;
         assert_eq!(polled.status, Some(Status::DeleteComplete));
         polled
+    }
+}
+
+/// Notifications as `"<event type> <outcome>"`.
+pub fn outcomes(sent: &[Notification]) -> Vec<String> {
+    sent.iter()
+        .map(|n| {
+            format!(
+                "{} {}",
+                n.event_type,
+                n.payload["outcome"].as_str().unwrap_or("")
+            )
+        })
+        .collect()
+}
+
+/// A private Kubernetes template of p1 (user u1) for the fake driver, with
+/// the all-in-one image and the m1.small flavor for every node.
+pub fn fake_template(uuid: &str, name: &str) -> ClusterTemplate {
+    let s = |v: &str| Some(v.to_string());
+    ClusterTemplate {
+        uuid: uuid.into(),
+        name: name.into(),
+        project_id: "p1".into(),
+        user_id: "u1".into(),
+        image_id: s(STATIC_IMAGE_NAME),
+        flavor_id: s("m1.small"),
+        master_flavor_id: s("m1.small"),
+        coe: s("kubernetes"),
+        server_type: s("vm"),
+        cluster_distro: s("ubuntu"),
+        driver: s("fake"),
+        public: Some(false),
+        hidden: Some(false),
+        ..ClusterTemplate::default()
     }
 }
 
@@ -335,6 +417,44 @@ pub fn client<T: std::fmt::Debug>(r: Result<T, Error>) -> (u16, String) {
 pub struct FailingDeletes {
     pub inner: X509KeyPairStore,
     pub failing: Mutex<HashSet<String>>,
+}
+
+impl FailingDeletes {
+    /// An [`Env`] whose certificates are in a [`FailingDeletes`] store over
+    /// its database, and that store (nothing failing yet).
+    pub async fn env() -> (Env, Arc<FailingDeletes>) {
+        let store: Arc<Mutex<Option<Arc<FailingDeletes>>>> = Arc::default();
+        let s = store.clone();
+        let t = TestConductor::builder()
+            .parts(move |p| {
+                let f = Arc::new(FailingDeletes {
+                    inner: X509KeyPairStore::new(Arc::new(p.db.clone())),
+                    failing: Mutex::default(),
+                });
+                p.certificates.store = f.clone();
+                if let Ok(mut s) = s.lock() {
+                    *s = Some(f);
+                }
+            })
+            .build()
+            .await;
+        let env = Env::with(t).await;
+        let failing = store.lock().expect("lock").clone().expect("store");
+        (env, failing)
+    }
+
+    /// Makes the deletes of `reference` fail.
+    pub fn fail(&self, reference: &str) {
+        self.failing
+            .lock()
+            .expect("lock")
+            .insert(reference.to_string());
+    }
+
+    /// Makes every delete succeed again.
+    pub fn heal(&self) {
+        self.failing.lock().expect("lock").clear();
+    }
 }
 
 impl Store for FailingDeletes {

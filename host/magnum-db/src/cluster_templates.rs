@@ -7,139 +7,49 @@ use std::collections::HashMap;
 use magnum_domain::models::ClusterTemplate;
 
 use super::Result;
-use super::columns::{self as c, Col, Reader, col};
-use super::exec::{Arg, Kind};
-use super::queries::{Cond, ListOptions, Queries, Table, default_bool, in_list, scope_condition};
+use super::columns::table;
+use super::queries::{Columns, Cond, ListOptions, Queries, default_bool, scope_condition};
 
-const COLS: &[Col] = &[
-    col("created_at", Kind::Time),
-    col("updated_at", Kind::Time),
-    col("uuid", Kind::Text),
-    col("name", Kind::Text),
-    col("flavor_id", Kind::Text),
-    col("keypair_id", Kind::Text),
-    col("image_id", Kind::Text),
-    col("external_network_id", Kind::Text),
-    col("dns_nameserver", Kind::Text),
-    col("apiserver_port", Kind::Int),
-    col("project_id", Kind::Text),
-    col("user_id", Kind::Text),
-    col("docker_volume_size", Kind::Int),
-    col("fixed_network", Kind::Text),
-    col("master_flavor_id", Kind::Text),
-    col("cluster_distro", Kind::Text),
-    col("coe", Kind::Text),
-    col("http_proxy", Kind::Text),
-    col("https_proxy", Kind::Text),
-    col("no_proxy", Kind::Text),
-    col("registry_enabled", Kind::Bool),
-    col("network_driver", Kind::Text),
-    col("labels", Kind::Text),
-    col("tls_disabled", Kind::Bool),
-    col("public", Kind::Bool),
-    col("server_type", Kind::Text),
-    col("volume_driver", Kind::Text),
-    col("insecure_registry", Kind::Text),
-    col("docker_storage_driver", Kind::Text),
-    col("master_lb_enabled", Kind::Bool),
-    col("fixed_subnet", Kind::Text),
-    col("floating_ip_enabled", Kind::Bool),
-    col("hidden", Kind::Bool),
-    col("tags", Kind::Text),
-    col("driver", Kind::Text),
-];
-
-fn read(r: &mut Reader) -> Result<ClusterTemplate> {
-    Ok(ClusterTemplate {
-        id: r.id()?,
-        created_at: r.time()?,
-        updated_at: r.opt_time()?,
-        uuid: r.string()?,
-        name: r.string()?,
-        flavor_id: r.text()?,
-        keypair_id: r.text()?,
-        image_id: r.text()?,
-        external_network_id: r.text()?,
-        dns_nameserver: r.text()?,
-        apiserver_port: r.int()?,
-        project_id: r.string()?,
-        user_id: r.string()?,
-        docker_volume_size: r.int()?,
-        fixed_network: r.text()?,
-        master_flavor_id: r.text()?,
-        cluster_distro: r.text()?,
-        coe: r.text()?,
-        http_proxy: r.text()?,
-        https_proxy: r.text()?,
-        no_proxy: r.text()?,
-        registry_enabled: r.bool()?,
-        network_driver: r.text()?,
-        labels: r.json_map()?,
-        tls_disabled: r.bool()?,
-        public: r.bool()?,
-        server_type: r.text()?,
-        volume_driver: r.text()?,
-        insecure_registry: r.text()?,
-        docker_storage_driver: r.text()?,
-        master_lb_enabled: r.bool()?,
-        fixed_subnet: r.text()?,
-        floating_ip_enabled: r.bool()?,
-        hidden: r.bool()?,
-        tags: r.text()?,
-        driver: r.text()?,
-    })
+table! {
+    /// The `cluster_template` table.
+    static TABLE: ClusterTemplate = "cluster_template", marker "uuid" {
+        created_at: time,
+        updated_at: opt_time,
+        uuid: string,
+        name: string,
+        flavor_id: text,
+        keypair_id: text,
+        image_id: text,
+        external_network_id: text,
+        dns_nameserver: text,
+        apiserver_port: int,
+        project_id: string,
+        user_id: string,
+        docker_volume_size: int,
+        fixed_network: text,
+        master_flavor_id: text,
+        cluster_distro: text,
+        coe: text,
+        http_proxy: text,
+        https_proxy: text,
+        no_proxy: text,
+        registry_enabled: bool,
+        network_driver: text,
+        labels: json_map,
+        tls_disabled: bool,
+        public: bool,
+        server_type: text,
+        volume_driver: text,
+        insecure_registry: text,
+        docker_storage_driver: text,
+        master_lb_enabled: bool,
+        fixed_subnet: text,
+        floating_ip_enabled: bool,
+        hidden: bool,
+        tags: text,
+        driver: text,
+    }
 }
-
-fn write(v: &ClusterTemplate) -> Vec<Arg> {
-    vec![
-        c::time(v.created_at),
-        c::opt_time(v.updated_at),
-        c::string(&v.uuid),
-        c::string(&v.name),
-        c::text(&v.flavor_id),
-        c::text(&v.keypair_id),
-        c::text(&v.image_id),
-        c::text(&v.external_network_id),
-        c::text(&v.dns_nameserver),
-        c::int(v.apiserver_port),
-        c::string(&v.project_id),
-        c::string(&v.user_id),
-        c::int(v.docker_volume_size),
-        c::text(&v.fixed_network),
-        c::text(&v.master_flavor_id),
-        c::text(&v.cluster_distro),
-        c::text(&v.coe),
-        c::text(&v.http_proxy),
-        c::text(&v.https_proxy),
-        c::text(&v.no_proxy),
-        c::bool(v.registry_enabled),
-        c::text(&v.network_driver),
-        c::json_map(&v.labels),
-        c::bool(v.tls_disabled),
-        c::bool(v.public),
-        c::text(&v.server_type),
-        c::text(&v.volume_driver),
-        c::text(&v.insecure_registry),
-        c::text(&v.docker_storage_driver),
-        c::bool(v.master_lb_enabled),
-        c::text(&v.fixed_subnet),
-        c::bool(v.floating_ip_enabled),
-        c::bool(v.hidden),
-        c::text(&v.tags),
-        c::text(&v.driver),
-    ]
-}
-
-static TABLE: Table<ClusterTemplate> = Table {
-    name: "cluster_template",
-    cols: COLS,
-    marker_col: "uuid",
-    read,
-    write,
-    id: |v| &mut v.id,
-    created_at: |v| &mut v.created_at,
-    updated_at: |v| &mut v.updated_at,
-};
 
 /// The condition of the templates `scope` shows.
 fn template_cond(scope: &TemplateScope) -> Result<Cond> {
@@ -163,9 +73,7 @@ impl Queries<'_> {
         id: i64,
         scope: &TemplateScope,
     ) -> Result<ClusterTemplate> {
-        let mut c = template_cond(scope)?;
-        c.add("id = ?", [Arg::Int(id)]);
-        self.get_one(&TABLE, c).await
+        self.get_by(&TABLE, template_cond(scope)?, "id", id).await
     }
 
     /// The visible template with `uuid`.
@@ -174,9 +82,8 @@ impl Queries<'_> {
         uuid: &str,
         scope: &TemplateScope,
     ) -> Result<ClusterTemplate> {
-        let mut c = template_cond(scope)?;
-        c.add("uuid = ?", [Arg::from(uuid)]);
-        self.get_one(&TABLE, c).await
+        self.get_by(&TABLE, template_cond(scope)?, "uuid", uuid)
+            .await
     }
 
     /// Every visible template whose name matches (case-insensitively, as on
@@ -186,12 +93,7 @@ impl Queries<'_> {
         name: &str,
         scope: &TemplateScope,
     ) -> Result<Vec<ClusterTemplate>> {
-        let mut c = template_cond(scope)?;
-        c.add(
-            (self.dialect().sql().name_equals)("name"),
-            [Arg::from(name)],
-        );
-        self.all(&TABLE, c, "id ASC", None).await
+        self.all_named(&TABLE, template_cond(scope)?, name).await
     }
 
     /// The visible templates among `uuids` in one query, by uuid (the
@@ -205,8 +107,7 @@ impl Queries<'_> {
             return Ok(HashMap::new());
         }
         let mut c = template_cond(scope)?;
-        let (part, args) = in_list("uuid", uuids);
-        c.add(part, args);
+        c.add_in("uuid", uuids);
         let rows = self.all(&TABLE, c, "id ASC", None).await?;
         Ok(rows.into_iter().map(|t| (t.uuid.clone(), t)).collect())
     }
@@ -217,8 +118,8 @@ impl Queries<'_> {
         scope: &TemplateScope,
         o: &ListOptions,
     ) -> Result<Vec<ClusterTemplate>> {
-        let c = template_cond(scope)?;
-        self.list(&TABLE, &TABLE.all(), c, o).await
+        self.list(&TABLE, Columns::All, template_cond(scope)?, o)
+            .await
     }
 
     /// Inserts `v` with Magnum's client-side defaults (`registry_enabled`,
@@ -249,16 +150,13 @@ impl Queries<'_> {
 
     /// Deletes the template with `uuid`.
     pub async fn delete_cluster_template(&mut self, uuid: &str) -> Result<()> {
-        let mut c = Cond::default();
-        c.add("uuid = ?", [Arg::from(uuid)]);
-        self.delete_one("cluster_template", c).await
+        self.delete_by("cluster_template", "uuid", uuid).await
     }
 
     /// Whether any cluster (any project, any status) references the
     /// template `uuid`.
     pub async fn cluster_template_in_use(&mut self, uuid: &str) -> Result<bool> {
-        let mut c = Cond::default();
-        c.add("cluster_template_id = ?", [Arg::from(uuid)]);
+        let c = Cond::eq("cluster_template_id", uuid);
         Ok(self.count("cluster", c).await? > 0)
     }
 }

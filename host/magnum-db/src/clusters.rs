@@ -5,124 +5,45 @@ use magnum_domain::Status;
 use magnum_domain::models::Cluster;
 
 use super::Result;
-use super::columns::{self as c, Col, Reader, col};
+use super::columns::{self as c, table};
 use super::exec::{Arg, Kind};
-use super::queries::{Cond, ListOptions, Queries, Scope, Table, default_bool, in_list, quote};
+use super::queries::{Columns, Cond, ListOptions, Queries, Scope, default_bool, quote};
 
-pub(crate) const COLS: &[Col] = &[
-    col("created_at", Kind::Time),
-    col("updated_at", Kind::Time),
-    col("uuid", Kind::Text),
-    col("name", Kind::Text),
-    col("cluster_template_id", Kind::Text),
-    col("api_address", Kind::Text),
-    col("stack_id", Kind::Text),
-    col("project_id", Kind::Text),
-    col("user_id", Kind::Text),
-    col("status", Kind::Text),
-    col("discovery_url", Kind::Text),
-    col("status_reason", Kind::Text),
-    col("ca_cert_ref", Kind::Text),
-    col("magnum_cert_ref", Kind::Text),
-    col("create_timeout", Kind::Int),
-    col("coe_version", Kind::Text),
-    col("container_version", Kind::Text),
-    col("keypair", Kind::Text),
-    col("docker_volume_size", Kind::Int),
-    col("labels", Kind::Text),
-    col("master_flavor_id", Kind::Text),
-    col("flavor_id", Kind::Text),
-    col("health_status", Kind::Text),
-    col("health_status_reason", Kind::Text),
-    col("fixed_network", Kind::Text),
-    col("fixed_subnet", Kind::Text),
-    col("floating_ip_enabled", Kind::Bool),
-    col("master_lb_enabled", Kind::Bool),
-    col("etcd_ca_cert_ref", Kind::Text),
-    col("front_proxy_ca_cert_ref", Kind::Text),
-];
-
-fn read(r: &mut Reader) -> Result<Cluster> {
-    Ok(Cluster {
-        id: r.id()?,
-        created_at: r.time()?,
-        updated_at: r.opt_time()?,
-        uuid: r.string()?,
-        name: r.string()?,
-        cluster_template_id: r.string()?,
-        api_address: r.text()?,
-        stack_id: r.text()?,
-        project_id: r.string()?,
-        user_id: r.string()?,
-        status: r.status()?,
-        discovery_url: r.text()?,
-        status_reason: r.text()?,
-        ca_cert_ref: r.text()?,
-        magnum_cert_ref: r.text()?,
-        create_timeout: r.int()?,
-        coe_version: r.text()?,
-        container_version: r.text()?,
-        keypair: r.text()?,
-        docker_volume_size: r.int()?,
-        labels: r.json_map()?,
-        master_flavor_id: r.text()?,
-        flavor_id: r.text()?,
-        health_status: r.text()?,
-        health_status_reason: r.json_map()?,
-        fixed_network: r.text()?,
-        fixed_subnet: r.text()?,
-        floating_ip_enabled: r.bool()?,
-        master_lb_enabled: r.bool()?,
-        etcd_ca_cert_ref: r.text()?,
-        front_proxy_ca_cert_ref: r.text()?,
-    })
+table! {
+    /// The `cluster` table.
+    pub(crate) static TABLE: Cluster = "cluster", marker "uuid" {
+        created_at: time,
+        updated_at: opt_time,
+        uuid: string,
+        name: string,
+        cluster_template_id: string,
+        api_address: text,
+        stack_id: text,
+        project_id: string,
+        user_id: string,
+        status: status,
+        discovery_url: text,
+        status_reason: text,
+        ca_cert_ref: text,
+        magnum_cert_ref: text,
+        create_timeout: int,
+        coe_version: text,
+        container_version: text,
+        keypair: text,
+        docker_volume_size: int,
+        labels: json_map,
+        master_flavor_id: text,
+        flavor_id: text,
+        health_status: text,
+        health_status_reason: json_map,
+        fixed_network: text,
+        fixed_subnet: text,
+        floating_ip_enabled: bool,
+        master_lb_enabled: bool,
+        etcd_ca_cert_ref: text,
+        front_proxy_ca_cert_ref: text,
+    }
 }
-
-fn write(v: &Cluster) -> Vec<Arg> {
-    vec![
-        c::time(v.created_at),
-        c::opt_time(v.updated_at),
-        c::string(&v.uuid),
-        c::string(&v.name),
-        c::string(&v.cluster_template_id),
-        c::text(&v.api_address),
-        c::text(&v.stack_id),
-        c::string(&v.project_id),
-        c::string(&v.user_id),
-        c::status(v.status),
-        c::text(&v.discovery_url),
-        c::text(&v.status_reason),
-        c::text(&v.ca_cert_ref),
-        c::text(&v.magnum_cert_ref),
-        c::int(v.create_timeout),
-        c::text(&v.coe_version),
-        c::text(&v.container_version),
-        c::text(&v.keypair),
-        c::int(v.docker_volume_size),
-        c::json_map(&v.labels),
-        c::text(&v.master_flavor_id),
-        c::text(&v.flavor_id),
-        c::text(&v.health_status),
-        c::json_map(&v.health_status_reason),
-        c::text(&v.fixed_network),
-        c::text(&v.fixed_subnet),
-        c::bool(v.floating_ip_enabled),
-        c::bool(v.master_lb_enabled),
-        c::text(&v.etcd_ca_cert_ref),
-        c::text(&v.front_proxy_ca_cert_ref),
-    ]
-}
-
-pub(crate) static TABLE: Table<Cluster> = Table {
-    name: "cluster",
-    cols: COLS,
-    marker_col: "uuid",
-    read,
-    write,
-    id: |v| &mut v.id,
-    created_at: |v| &mut v.created_at,
-    updated_at: |v| &mut v.updated_at,
-};
 
 /// Selects clusters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -147,19 +68,16 @@ impl ClusterFilter {
     }
 
     pub(crate) fn cond(&self) -> Result<Cond> {
-        let mut c = Cond::default();
-        c.scope(&self.scope, true)?;
+        let mut c = Cond::of_scope(&self.scope, true)?;
         if !self.statuses.is_empty() {
             let names: Vec<&str> = self.statuses.iter().map(|s| s.as_str()).collect();
-            let (part, args) = in_list("status", &names);
-            c.add(part, args);
+            c.add_in("status", &names);
         }
         if let Some(t) = &self.cluster_template_id {
-            c.add("cluster_template_id = ?", [Arg::from(t)]);
+            c.add_eq("cluster_template_id", t);
         }
         if !self.uuids.is_empty() {
-            let (part, args) = in_list("uuid", &self.uuids);
-            c.add(part, args);
+            c.add_in("uuid", &self.uuids);
         }
         Ok(c)
     }
@@ -168,16 +86,14 @@ impl ClusterFilter {
 impl Queries<'_> {
     /// The cluster with the database id.
     pub async fn get_cluster_by_id(&mut self, id: i64, scope: &Scope) -> Result<Cluster> {
-        let mut c = ClusterFilter::scope(scope.clone()).cond()?;
-        c.add("id = ?", [Arg::Int(id)]);
-        self.get_one(&TABLE, c).await
+        let c = ClusterFilter::scope(scope.clone()).cond()?;
+        self.get_by(&TABLE, c, "id", id).await
     }
 
     /// The cluster with `uuid`.
     pub async fn get_cluster_by_uuid(&mut self, uuid: &str, scope: &Scope) -> Result<Cluster> {
-        let mut c = ClusterFilter::scope(scope.clone()).cond()?;
-        c.add("uuid = ?", [Arg::from(uuid)]);
-        self.get_one(&TABLE, c).await
+        let c = ClusterFilter::scope(scope.clone()).cond()?;
+        self.get_by(&TABLE, c, "uuid", uuid).await
     }
 
     /// Every cluster in scope whose name matches (case-insensitively and
@@ -188,12 +104,8 @@ impl Queries<'_> {
         name: &str,
         scope: &Scope,
     ) -> Result<Vec<Cluster>> {
-        let mut c = ClusterFilter::scope(scope.clone()).cond()?;
-        c.add(
-            (self.dialect().sql().name_equals)("name"),
-            [Arg::from(name)],
-        );
-        self.all(&TABLE, c, "id ASC", None).await
+        let c = ClusterFilter::scope(scope.clone()).cond()?;
+        self.all_named(&TABLE, c, name).await
     }
 
     /// Lists clusters with Magnum's pagination.
@@ -202,8 +114,7 @@ impl Queries<'_> {
         f: &ClusterFilter,
         o: &ListOptions,
     ) -> Result<Vec<Cluster>> {
-        let c = f.cond()?;
-        self.list(&TABLE, &TABLE.all(), c, o).await
+        self.list(&TABLE, Columns::All, f.cond()?, o).await
     }
 
     /// Counts the clusters of the filter (quota: the caller's scope, every
@@ -219,7 +130,7 @@ impl Queries<'_> {
     pub async fn cluster_stats(&mut self, project_id: Option<&str>) -> Result<(i64, i64)> {
         let mut c = Cond::default();
         if let Some(p) = project_id {
-            c.add("project_id = ?", [Arg::from(p)]);
+            c.add_eq("project_id", p);
         }
         let clusters = self.count("cluster", c.clone()).await?;
         let sum = (self.dialect().sql().sum)("node_count");
@@ -307,9 +218,7 @@ impl Queries<'_> {
     /// Deletes the cluster with `uuid` (its nodegroups stay; see
     /// [`Queries::delete_cluster_cascade`]).
     pub async fn delete_cluster(&mut self, uuid: &str) -> Result<()> {
-        let mut c = Cond::default();
-        c.add("uuid = ?", [Arg::from(uuid)]);
-        self.delete_one("cluster", c).await
+        self.delete_by("cluster", "uuid", uuid).await
     }
 
     /// Deletes the clusters with these uuids and their nodegroups in two
@@ -319,12 +228,10 @@ impl Queries<'_> {
             return Ok(());
         }
         let mut ng = Cond::default();
-        let (part, args) = in_list("cluster_id", uuids);
-        ng.add(part, args);
+        ng.add_in("cluster_id", uuids);
         self.delete_where("nodegroup", ng).await?;
         let mut cl = Cond::default();
-        let (part, args) = in_list("uuid", uuids);
-        cl.add(part, args);
+        cl.add_in("uuid", uuids);
         self.delete_where("cluster", cl).await?;
         Ok(())
     }

@@ -1,6 +1,8 @@
 //! Column codecs: how the fields of the row types become [`Arg`]s and come
-//! back from [`Cell`]s. One `write` list and one `read` sequence per table
-//! (in the table's column order) serve SELECT, INSERT and UPDATE.
+//! back from [`Cell`]s. Each codec is a [`Reader`] method and a writer
+//! function of the same name; [`table!`] declares a table from one list of
+//! (column, codec) pairs, from which its column list, its `read` and its
+//! `write` (serving SELECT, INSERT and UPDATE) all follow.
 
 use chrono::NaiveDateTime;
 use magnum_domain::Status;
@@ -21,6 +23,74 @@ pub(crate) struct Col {
 pub(crate) const fn col(name: &'static str, kind: Kind) -> Col {
     Col { name, kind }
 }
+
+/// The [`Kind`] a column of the codec is selected as.
+macro_rules! codec_kind {
+    (time) => {
+        $crate::exec::Kind::Time
+    };
+    (opt_time) => {
+        $crate::exec::Kind::Time
+    };
+    (int) => {
+        $crate::exec::Kind::Int
+    };
+    (int_or_zero) => {
+        $crate::exec::Kind::Int
+    };
+    (bool) => {
+        $crate::exec::Kind::Bool
+    };
+    (string) => {
+        $crate::exec::Kind::Text
+    };
+    (text) => {
+        $crate::exec::Kind::Text
+    };
+    (status) => {
+        $crate::exec::Kind::Text
+    };
+    (json_map) => {
+        $crate::exec::Kind::Text
+    };
+    (json_list) => {
+        $crate::exec::Kind::Text
+    };
+    (json_taints) => {
+        $crate::exec::Kind::Text
+    };
+}
+pub(crate) use codec_kind;
+
+/// Declares a Magnum table as a [`crate::queries::Table`] static: its
+/// name, the column a pagination marker names, and every column but `id`
+/// in the table's order, each named as the row type's field and followed
+/// by its codec (a [`Reader`] method and a writer function of this module).
+/// The column list, the row reader and the value writer come from that one
+/// list, so they cannot fall out of step.
+macro_rules! table {
+    (
+        $(#[$attr:meta])*
+        $vis:vis static $table:ident: $row:ident = $name:literal, marker $marker:literal {
+            $($field:ident: $codec:ident),+ $(,)?
+        }
+    ) => {
+        $(#[$attr])*
+        $vis static $table: $crate::queries::Table<$row> = $crate::queries::Table {
+            name: $name,
+            cols: &[$(
+                $crate::columns::col(stringify!($field), $crate::columns::codec_kind!($codec))
+            ),+],
+            marker_col: $marker,
+            read: |r| Ok($row { id: r.id()?, $($field: r.$codec()?),+ }),
+            write: |v| vec![$($crate::columns::$codec(&v.$field)),+],
+            id: |v| &mut v.id,
+            created_at: |v| &mut v.created_at,
+            updated_at: |v| &mut v.updated_at,
+        };
+    };
+}
+pub(crate) use table;
 
 /// Reads the cells of a result, row after row, column after column, in the
 /// order of the statement's select list.
@@ -177,28 +247,33 @@ pub(crate) fn string(v: &str) -> Arg {
     Arg::Text(v.to_string())
 }
 
-pub(crate) fn int(v: Option<i32>) -> Arg {
+pub(crate) fn int(v: &Option<i32>) -> Arg {
     v.map_or(Arg::Null(Kind::Int), |n| Arg::Int(i64::from(n)))
 }
 
-pub(crate) fn bool(v: Option<bool>) -> Arg {
+/// An `int NOT NULL` column.
+pub(crate) fn int_or_zero(v: &i32) -> Arg {
+    Arg::Int(i64::from(*v))
+}
+
+pub(crate) fn bool(v: &Option<bool>) -> Arg {
     v.map_or(Arg::Null(Kind::Bool), Arg::Bool)
 }
 
-pub(crate) fn opt_time(v: Option<NaiveDateTime>) -> Arg {
+pub(crate) fn opt_time(v: &Option<NaiveDateTime>) -> Arg {
     v.map_or(Arg::Null(Kind::Time), Arg::Time)
 }
 
 /// `created_at`: the zero time writes NULL.
-pub(crate) fn time(v: NaiveDateTime) -> Arg {
-    if v == NaiveDateTime::default() {
+pub(crate) fn time(v: &NaiveDateTime) -> Arg {
+    if *v == NaiveDateTime::default() {
         Arg::Null(Kind::Time)
     } else {
-        Arg::Time(v)
+        Arg::Time(*v)
     }
 }
 
-pub(crate) fn status(v: Option<Status>) -> Arg {
+pub(crate) fn status(v: &Option<Status>) -> Arg {
     v.map_or(Arg::Null(Kind::Text), |s| Arg::Text(s.as_str().to_string()))
 }
 
@@ -283,6 +358,6 @@ mod tests {
         assert!(r.int().is_err());
         assert!(r.int().is_err());
         assert!(r.next().is_err());
-        assert_eq!(time(NaiveDateTime::default()), Arg::Null(Kind::Time));
+        assert_eq!(time(&NaiveDateTime::default()), Arg::Null(Kind::Time));
     }
 }

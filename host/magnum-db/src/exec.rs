@@ -7,7 +7,7 @@
 use chrono::NaiveDateTime;
 
 use super::target::DbTarget;
-use super::{Dialect, Error, Result, mysql, postgres, sqlite};
+use super::{Dialect, Error, Result, driver, mysql, postgres, sqlite};
 
 /// The type of a column as the row types see it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -273,18 +273,12 @@ impl Target<'_> {
         kinds: &[Kind],
     ) -> std::result::Result<Vec<Cell>, sqlx::Error> {
         match self.on() {
-            On::Pool(Pools::MySql(p)) => mysql::fetch(p, mysql::rebind(sql), args, kinds).await,
-            On::Pool(Pools::Postgres(p)) => {
-                postgres::fetch(p, postgres::rebind(sql), args, kinds).await
-            }
-            On::Pool(Pools::Sqlite { read, .. }) => {
-                sqlite::fetch(read, sql.to_string(), args, kinds).await
-            }
-            On::Direct(Direct::MySql(c)) => mysql::fetch(c, mysql::rebind(sql), args, kinds).await,
-            On::Direct(Direct::Postgres(c)) => {
-                postgres::fetch(c, postgres::rebind(sql), args, kinds).await
-            }
-            On::Direct(Direct::Sqlite(c)) => sqlite::fetch(c, sql.to_string(), args, kinds).await,
+            On::Pool(Pools::MySql(p)) => driver::fetch(p, sql, args, kinds).await,
+            On::Pool(Pools::Postgres(p)) => driver::fetch(p, sql, args, kinds).await,
+            On::Pool(Pools::Sqlite { read, .. }) => driver::fetch(read, sql, args, kinds).await,
+            On::Direct(Direct::MySql(c)) => driver::fetch(c, sql, args, kinds).await,
+            On::Direct(Direct::Postgres(c)) => driver::fetch(c, sql, args, kinds).await,
+            On::Direct(Direct::Sqlite(c)) => driver::fetch(c, sql, args, kinds).await,
         }
     }
 
@@ -295,16 +289,12 @@ impl Target<'_> {
         args: Vec<Arg>,
     ) -> std::result::Result<Done, sqlx::Error> {
         match self.on() {
-            On::Pool(Pools::MySql(p)) => mysql::execute(p, mysql::rebind(sql), args).await,
-            On::Pool(Pools::Postgres(p)) => postgres::execute(p, postgres::rebind(sql), args).await,
-            On::Pool(Pools::Sqlite { write, .. }) => {
-                sqlite::execute(write, sql.to_string(), args).await
-            }
-            On::Direct(Direct::MySql(c)) => mysql::execute(c, mysql::rebind(sql), args).await,
-            On::Direct(Direct::Postgres(c)) => {
-                postgres::execute(c, postgres::rebind(sql), args).await
-            }
-            On::Direct(Direct::Sqlite(c)) => sqlite::execute(c, sql.to_string(), args).await,
+            On::Pool(Pools::MySql(p)) => driver::execute(p, sql, args).await,
+            On::Pool(Pools::Postgres(p)) => driver::execute(p, sql, args).await,
+            On::Pool(Pools::Sqlite { write, .. }) => driver::execute(write, sql, args).await,
+            On::Direct(Direct::MySql(c)) => driver::execute(c, sql, args).await,
+            On::Direct(Direct::Postgres(c)) => driver::execute(c, sql, args).await,
+            On::Direct(Direct::Sqlite(c)) => driver::execute(c, sql, args).await,
         }
     }
 

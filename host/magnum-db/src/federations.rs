@@ -4,70 +4,28 @@
 use magnum_domain::models::Federation;
 
 use super::Result;
-use super::columns::{self as c, Col, Reader, col};
-use super::exec::{Arg, Kind};
-use super::queries::{Cond, ListOptions, Queries, Scope, Table};
+use super::columns::table;
+use super::queries::{Columns, Cond, ListOptions, Queries, Scope};
 
-const COLS: &[Col] = &[
-    col("created_at", Kind::Time),
-    col("updated_at", Kind::Time),
-    col("project_id", Kind::Text),
-    col("uuid", Kind::Text),
-    col("name", Kind::Text),
-    col("hostcluster_id", Kind::Text),
-    col("member_ids", Kind::Text),
-    col("status", Kind::Text),
-    col("status_reason", Kind::Text),
-    col("properties", Kind::Text),
-];
-
-fn read(r: &mut Reader) -> Result<Federation> {
-    Ok(Federation {
-        id: r.id()?,
-        created_at: r.time()?,
-        updated_at: r.opt_time()?,
-        project_id: r.string()?,
-        uuid: r.string()?,
-        name: r.string()?,
-        hostcluster_id: r.text()?,
-        member_ids: r.json_list()?,
-        status: r.status()?,
-        status_reason: r.text()?,
-        properties: r.json_map()?,
-    })
+table! {
+    /// The `federation` table.
+    static TABLE: Federation = "federation", marker "uuid" {
+        created_at: time,
+        updated_at: opt_time,
+        project_id: string,
+        uuid: string,
+        name: string,
+        hostcluster_id: text,
+        member_ids: json_list,
+        status: status,
+        status_reason: text,
+        properties: json_map,
+    }
 }
-
-fn write(v: &Federation) -> Vec<Arg> {
-    vec![
-        c::time(v.created_at),
-        c::opt_time(v.updated_at),
-        c::string(&v.project_id),
-        c::string(&v.uuid),
-        c::string(&v.name),
-        c::text(&v.hostcluster_id),
-        c::json_list(&v.member_ids),
-        c::status(v.status),
-        c::text(&v.status_reason),
-        c::json_map(&v.properties),
-    ]
-}
-
-static TABLE: Table<Federation> = Table {
-    name: "federation",
-    cols: COLS,
-    marker_col: "uuid",
-    read,
-    write,
-    id: |v| &mut v.id,
-    created_at: |v| &mut v.created_at,
-    updated_at: |v| &mut v.updated_at,
-};
 
 /// Federations have no `user_id`: a caller without a project sees none.
 fn scoped(scope: &Scope) -> Result<Cond> {
-    let mut c = Cond::default();
-    c.scope(scope, false)?;
-    Ok(c)
+    Cond::of_scope(scope, false)
 }
 
 impl Queries<'_> {
@@ -77,9 +35,7 @@ impl Queries<'_> {
         uuid: &str,
         scope: &Scope,
     ) -> Result<Federation> {
-        let mut c = scoped(scope)?;
-        c.add("uuid = ?", [Arg::from(uuid)]);
-        self.get_one(&TABLE, c).await
+        self.get_by(&TABLE, scoped(scope)?, "uuid", uuid).await
     }
 
     /// The federations in scope whose name matches (case-insensitively, as
@@ -89,12 +45,7 @@ impl Queries<'_> {
         name: &str,
         scope: &Scope,
     ) -> Result<Vec<Federation>> {
-        let mut c = scoped(scope)?;
-        c.add(
-            (self.dialect().sql().name_equals)("name"),
-            [Arg::from(name)],
-        );
-        self.all(&TABLE, c, "id ASC", None).await
+        self.all_named(&TABLE, scoped(scope)?, name).await
     }
 
     /// Lists federations with Magnum's pagination.
@@ -103,8 +54,7 @@ impl Queries<'_> {
         scope: &Scope,
         o: &ListOptions,
     ) -> Result<Vec<Federation>> {
-        let c = scoped(scope)?;
-        self.list(&TABLE, &TABLE.all(), c, o).await
+        self.list(&TABLE, Columns::All, scoped(scope)?, o).await
     }
 
     /// Inserts `v` (`member_ids` `[]` and `properties` `{}` when unset) and
@@ -122,9 +72,7 @@ impl Queries<'_> {
 
     /// Deletes the federation with `uuid`.
     pub async fn delete_federation(&mut self, uuid: &str) -> Result<()> {
-        let mut c = Cond::default();
-        c.add("uuid = ?", [Arg::from(uuid)]);
-        self.delete_one("federation", c).await
+        self.delete_by("federation", "uuid", uuid).await
     }
 }
 

@@ -21,6 +21,7 @@ mod cluster_templates;
 mod clusters;
 mod clusters_list;
 mod columns;
+mod driver;
 mod error;
 mod exec;
 mod federations;

@@ -4,61 +4,24 @@
 use magnum_domain::models::MagnumService;
 
 use super::Result;
-use super::columns::{self as c, Col, Reader, col};
-use super::exec::{Arg, Kind};
-use super::queries::{Cond, Queries, Table, default_bool};
+use super::columns::table;
+use super::exec::Arg;
+use super::queries::{Cond, Queries, default_bool};
 
-const COLS: &[Col] = &[
-    col("created_at", Kind::Time),
-    col("updated_at", Kind::Time),
-    col("report_count", Kind::Int),
-    col("host", Kind::Text),
-    col("binary", Kind::Text),
-    col("disabled", Kind::Bool),
-    col("disabled_reason", Kind::Text),
-    col("last_seen_up", Kind::Time),
-    col("forced_down", Kind::Bool),
-];
-
-fn read(r: &mut Reader) -> Result<MagnumService> {
-    Ok(MagnumService {
-        id: r.id()?,
-        created_at: r.time()?,
-        updated_at: r.opt_time()?,
-        report_count: r.int_or_zero()?,
-        host: r.string()?,
-        binary: r.string()?,
-        disabled: r.bool()?,
-        disabled_reason: r.text()?,
-        last_seen_up: r.opt_time()?,
-        forced_down: r.bool()?,
-    })
+table! {
+    /// The `magnum_service` table.
+    static TABLE: MagnumService = "magnum_service", marker "id" {
+        created_at: time,
+        updated_at: opt_time,
+        report_count: int_or_zero,
+        host: string,
+        binary: string,
+        disabled: bool,
+        disabled_reason: text,
+        last_seen_up: opt_time,
+        forced_down: bool,
+    }
 }
-
-fn write(v: &MagnumService) -> Vec<Arg> {
-    vec![
-        c::time(v.created_at),
-        c::opt_time(v.updated_at),
-        c::int(Some(v.report_count)),
-        c::string(&v.host),
-        c::string(&v.binary),
-        c::bool(v.disabled),
-        c::text(&v.disabled_reason),
-        c::opt_time(v.last_seen_up),
-        c::bool(v.forced_down),
-    ]
-}
-
-static TABLE: Table<MagnumService> = Table {
-    name: "magnum_service",
-    cols: COLS,
-    marker_col: "id",
-    read,
-    write,
-    id: |v| &mut v.id,
-    created_at: |v| &mut v.created_at,
-    updated_at: |v| &mut v.updated_at,
-};
 
 impl Queries<'_> {
     /// Every `magnum_service` row by id, as `GET /v1/mservices` lists them.
@@ -97,9 +60,7 @@ impl Queries<'_> {
 
     /// Deletes the row with `id`.
     pub async fn delete_magnum_service(&mut self, id: i64) -> Result<()> {
-        let mut c = Cond::default();
-        c.add("id = ?", [Arg::Int(id)]);
-        self.delete_one("magnum_service", c).await
+        self.delete_by("magnum_service", "id", id).await
     }
 }
 

@@ -526,19 +526,9 @@ mod tests {
     fn expected_columns_come_from_the_mysql_migration() {
         let cols = expected_columns();
         let tables: Vec<&str> = cols.keys().map(String::as_str).collect();
-        assert_eq!(
-            tables,
-            [
-                "alembic_version",
-                "cluster",
-                "cluster_template",
-                "federation",
-                "magnum_service",
-                "nodegroup",
-                "quotas",
-                "x509keypair"
-            ]
-        );
+        let mut want = vec!["alembic_version"];
+        want.extend(MAGNUM_TABLES);
+        assert_eq!(tables, want);
         assert_eq!(cols["cluster"].len(), 31);
         assert_eq!(cols["cluster_template"].len(), 36);
         assert_eq!(cols["nodegroup"].len(), 23);
@@ -661,7 +651,7 @@ mod tests {
             "DELETE FROM openkeel_change WHERE slot > 10",
             "DELETE FROM openkeel_schema_version WHERE version = 3",
         ] {
-            db.q().execute_raw("halfway".into(), s).await.check(s);
+            exec(&db, s).await;
         }
         let report = upgrade(&db).await.check("upgrade again");
         assert_eq!((report.from, report.to), (2, 3));
@@ -883,14 +873,20 @@ mod tests {
         }
     }
 
+    /// The error text of `r` (empty when it is not an error).
+    fn message<T>(r: Result<T>) -> String {
+        r.err().map(|e| e.to_string()).unwrap_or_default()
+    }
+
+    /// Runs a statement as it is.
+    async fn exec(db: &Db, sql: &str) {
+        db.q().execute_raw(sql.to_string(), sql).await.check(sql);
+    }
+
     /// Go `TestUpgradeRefusesMagnumDatabase`.
     async fn upgrade_refuses_magnum_database(d: Dialect) {
         let Some(db) = magnum_db(d).await else { return };
-        let err = upgrade(&db)
-            .await
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+        let err = message(upgrade(&db).await);
         assert!(
             err.contains("db adopt") && err.contains(ALEMBIC_HEAD),
             "upgrade on a Magnum database = {err:?}"
@@ -975,13 +971,7 @@ mod tests {
     /// Go `TestAdopt` "refuses another Alembic revision".
     async fn adopt_refuses_another_alembic_revision(d: Dialect) {
         let Some(db) = magnum_db(d).await else { return };
-        db.q()
-            .execute_raw(
-                "stamp".into(),
-                "UPDATE alembic_version SET version_num = 'abc123'",
-            )
-            .await
-            .check("stamp");
+        exec(&db, "UPDATE alembic_version SET version_num = 'abc123'").await;
         let before = table_digest(&db).await;
         let err = adopt(&db).await.err();
         assert!(
@@ -1004,18 +994,8 @@ mod tests {
     /// Go `TestAdopt` "refuses tables that differ".
     async fn adopt_refuses_tables_that_differ(d: Dialect) {
         let Some(db) = magnum_db(d).await else { return };
-        db.q()
-            .execute_raw(
-                "alter".into(),
-                "ALTER TABLE nodegroup ADD COLUMN extra_col INTEGER",
-            )
-            .await
-            .check("alter");
-        let err = adopt(&db)
-            .await
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+        exec(&db, "ALTER TABLE nodegroup ADD COLUMN extra_col INTEGER").await;
+        let err = message(adopt(&db).await);
         assert!(err.contains("nodegroup.extra_col"), "{err:?}");
         assert_eq!(version(&db).await.check("version").ours, 0);
     }
@@ -1023,11 +1003,7 @@ mod tests {
     /// Go `TestAdopt` "sends an empty database to db upgrade".
     async fn adopt_sends_an_empty_database_to_upgrade(d: Dialect) {
         let db = fresh(d).await;
-        let err = adopt(&db)
-            .await
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+        let err = message(adopt(&db).await);
         assert!(err.contains("db upgrade"), "{err:?}");
     }
 
@@ -1035,7 +1011,6 @@ mod tests {
     /// upgrade-check` and `api` start-up): each state it refuses, with the
     /// command that fixes it.
     async fn check_schema_refuses_what_it_cannot_serve(d: Dialect) {
-        let message = |r: Result<()>| r.err().map(|e| e.to_string()).unwrap_or_default();
         let db = fresh(d).await;
         assert_eq!(
             message(check_schema(&db).await),
@@ -1043,13 +1018,11 @@ mod tests {
         );
         upgrade(&db).await.check("upgrade");
         check_schema(&db).await.check("check_schema after upgrade");
-        db.q()
-            .execute_raw(
-                "unrecord".into(),
-                "DELETE FROM openkeel_schema_version WHERE version >= 2",
-            )
-            .await
-            .check("unrecord");
+        exec(
+            &db,
+            "DELETE FROM openkeel_schema_version WHERE version >= 2",
+        )
+        .await;
         assert_eq!(
             message(check_schema(&db).await),
             "the database schema is at version 1, this release needs 3: run `openkeel-magnum db upgrade`"
@@ -1074,6 +1047,11 @@ mod tests {
                 "the database is a Magnum database (Alembic b3e1cf4a2d5e) not yet adopted: run `openkeel-magnum db adopt`"
             );
         }
+    }
+
+    /// The value of `key` in a JSON object column.
+    fn entry<'a>(m: &'a Option<magnum_domain::models::StringMap>, key: &str) -> Option<&'a str> {
+        m.as_ref()?.get(key).map(String::as_str)
     }
 
     /// Go `TestReadMagnumRows`: the rows Magnum 23.0.0 wrote (the spec's
@@ -1122,12 +1100,10 @@ mod tests {
                 ("max_node_count", "5"),
             ]))
         );
-        let reason = c.health_status_reason.clone().unwrap_or_default();
-        assert_eq!(reason.get("api").map(String::as_str), Some("ok"));
+        let reason = &c.health_status_reason;
+        assert_eq!(entry(reason, "api"), Some("ok"));
         assert_eq!(
-            reason
-                .get("kube-8a09e-control-plane-x2bz9.Ready")
-                .map(String::as_str),
+            entry(reason, "kube-8a09e-control-plane-x2bz9.Ready"),
             Some("True")
         );
 
@@ -1171,11 +1147,8 @@ mod tests {
             (Some(0), Some(3))
         );
         assert_eq!(gpu[0].is_default, Some(false));
-        let node_labels = gpu[0].node_labels.clone().unwrap_or_default();
         assert_eq!(
-            node_labels
-                .get("nvidia.com/gpu.present")
-                .map(String::as_str),
+            entry(&gpu[0].node_labels, "nvidia.com/gpu.present"),
             Some("true")
         );
         let masters = db
@@ -1210,11 +1183,7 @@ mod tests {
             .await
             .check("federations");
         assert_eq!(feds.len(), 1);
-        let props = feds[0].properties.clone().unwrap_or_default();
-        assert_eq!(
-            props.get("dns-zone").map(String::as_str),
-            Some("example.com.")
-        );
+        assert_eq!(entry(&feds[0].properties, "dns-zone"), Some("example.com."));
         assert_eq!(feds[0].member_ids, Some(vec![]));
         let q = db.q().get_quota(TENANT, "Cluster").await.check("quota");
         assert_eq!(q.hard_limit, 10);

@@ -3,9 +3,10 @@
 
 use std::str::FromStr;
 
-use sqlx::mysql::{MySqlArguments, MySqlConnectOptions, MySqlPoolOptions, MySqlRow};
-use sqlx::{Arguments, Executor, MySql, Row};
+use sqlx::mysql::{MySqlArguments, MySqlConnectOptions, MySqlQueryResult, MySqlRow};
+use sqlx::{MySql, Row};
 
+use super::driver::{Driver, bind_args, native_cell, pool_options};
 use super::exec::{Arg, Cell, Classified, DialectSql, Done, Kind, Pools, probe};
 use super::target::DbTarget;
 use super::{Error, Result};
@@ -44,13 +45,7 @@ pub(crate) async fn open(target: &DbTarget) -> Result<Pools> {
     })?;
     let place = place(&options, target);
     probe::<sqlx::MySqlConnection>(target, &place, &options).await?;
-    let pool = MySqlPoolOptions::new()
-        .max_connections(target.max_connections.max(1))
-        .min_connections(target.min_connections)
-        .idle_timeout(target.idle_timeout)
-        .max_lifetime(target.max_lifetime)
-        .acquire_timeout(target.acquire_timeout)
-        .connect_lazy_with(options);
+    let pool = pool_options::<MySql>(target).connect_lazy_with(options);
     Ok(Pools::MySql(pool))
 }
 
@@ -67,87 +62,44 @@ fn place(options: &MySqlConnectOptions, target: &DbTarget) -> String {
     }
 }
 
-fn arguments(args: Vec<Arg>) -> std::result::Result<MySqlArguments, sqlx::Error> {
-    let mut out = MySqlArguments::default();
-    for a in args {
-        let r = match a {
-            Arg::Null(Kind::Int) => out.add(None::<i64>),
-            Arg::Null(Kind::Text) => out.add(None::<String>),
-            Arg::Null(Kind::Bool) => out.add(None::<bool>),
-            Arg::Null(Kind::Time) => out.add(None::<chrono::NaiveDateTime>),
-            Arg::Int(v) => out.add(v),
-            Arg::Text(v) => out.add(v),
-            Arg::Bool(v) => out.add(v),
-            Arg::Time(v) => out.add(v),
-        };
-        r.map_err(sqlx::Error::Encode)?;
+impl Driver for MySql {
+    fn rebind(sql: &str) -> String {
+        rebind(sql)
     }
-    Ok(out)
-}
 
-pub(crate) async fn fetch<'e, E>(
-    ex: E,
-    sql: String,
-    args: Vec<Arg>,
-    kinds: &[Kind],
-) -> std::result::Result<Vec<Cell>, sqlx::Error>
-where
-    E: Executor<'e, Database = MySql>,
-{
-    let rows = sqlx::query_with(sqlx::AssertSqlSafe(sql), arguments(args)?)
-        .fetch_all(ex)
-        .await?;
-    let mut out = Vec::with_capacity(rows.len() * kinds.len());
-    for row in &rows {
-        for (i, k) in kinds.iter().enumerate() {
-            out.push(cell(row, i, *k)?);
+    fn bind(args: Vec<Arg>) -> std::result::Result<MySqlArguments, sqlx::Error> {
+        bind_args::<MySql, _>(args, |t| t)
+    }
+
+    fn cell(row: &MySqlRow, i: usize, kind: Kind) -> std::result::Result<Cell, sqlx::Error> {
+        match kind {
+            Kind::Int => int_cell(row, i),
+            _ => native_cell::<MySql>(row, i, kind),
         }
     }
-    Ok(out)
+
+    fn done(res: MySqlQueryResult) -> Done {
+        Done {
+            rows_affected: res.rows_affected(),
+            last_insert_id: i64::try_from(res.last_insert_id())
+                .ok()
+                .filter(|id| *id != 0),
+        }
+    }
 }
 
-fn cell(row: &MySqlRow, i: usize, kind: Kind) -> std::result::Result<Cell, sqlx::Error> {
-    Ok(match kind {
-        Kind::Int => match row.try_get::<Option<i64>, _>(i) {
-            Ok(v) => v.map_or(Cell::Null, Cell::Int),
-            // BIGINT UNSIGNED (catalogue columns).
-            Err(sqlx::Error::ColumnDecode { .. }) => match row.try_get::<Option<u64>, _>(i)? {
-                Some(v) => Cell::Int(i64::try_from(v).map_err(|e| sqlx::Error::ColumnDecode {
-                    index: i.to_string(),
-                    source: Box::new(e),
-                })?),
-                None => Cell::Null,
-            },
-            Err(e) => return Err(e),
+/// An integer column, signed or (catalogue columns) BIGINT UNSIGNED.
+fn int_cell(row: &MySqlRow, i: usize) -> std::result::Result<Cell, sqlx::Error> {
+    Ok(match row.try_get::<Option<i64>, _>(i) {
+        Ok(v) => v.map_or(Cell::Null, Cell::Int),
+        Err(sqlx::Error::ColumnDecode { .. }) => match row.try_get::<Option<u64>, _>(i)? {
+            Some(v) => Cell::Int(i64::try_from(v).map_err(|e| sqlx::Error::ColumnDecode {
+                index: i.to_string(),
+                source: Box::new(e),
+            })?),
+            None => Cell::Null,
         },
-        Kind::Text => row
-            .try_get::<Option<String>, _>(i)?
-            .map_or(Cell::Null, Cell::Text),
-        Kind::Bool => row
-            .try_get::<Option<bool>, _>(i)?
-            .map_or(Cell::Null, Cell::Bool),
-        Kind::Time => row
-            .try_get::<Option<chrono::NaiveDateTime>, _>(i)?
-            .map_or(Cell::Null, Cell::Time),
-    })
-}
-
-pub(crate) async fn execute<'e, E>(
-    ex: E,
-    sql: String,
-    args: Vec<Arg>,
-) -> std::result::Result<Done, sqlx::Error>
-where
-    E: Executor<'e, Database = MySql>,
-{
-    let res = sqlx::query_with(sqlx::AssertSqlSafe(sql), arguments(args)?)
-        .execute(ex)
-        .await?;
-    Ok(Done {
-        rows_affected: res.rows_affected(),
-        last_insert_id: i64::try_from(res.last_insert_id())
-            .ok()
-            .filter(|id| *id != 0),
+        Err(e) => return Err(e),
     })
 }
 

@@ -6,100 +6,36 @@ use std::collections::HashMap;
 use magnum_domain::models::NodeGroup;
 
 use super::Result;
-use super::columns::{self as c, Col, Reader, col};
-use super::exec::{Arg, Kind};
-use super::queries::{Cond, ListOptions, Queries, Scope, Table, default_bool, in_list};
+use super::columns::table;
+use super::queries::{Columns, Cond, ListOptions, Queries, Scope, default_bool};
 
-const COLS: &[Col] = &[
-    col("created_at", Kind::Time),
-    col("updated_at", Kind::Time),
-    col("uuid", Kind::Text),
-    col("name", Kind::Text),
-    col("cluster_id", Kind::Text),
-    col("project_id", Kind::Text),
-    col("docker_volume_size", Kind::Int),
-    col("labels", Kind::Text),
-    col("flavor_id", Kind::Text),
-    col("image_id", Kind::Text),
-    col("node_addresses", Kind::Text),
-    col("node_count", Kind::Int),
-    col("max_node_count", Kind::Int),
-    col("min_node_count", Kind::Int),
-    col("role", Kind::Text),
-    col("is_default", Kind::Bool),
-    col("stack_id", Kind::Text),
-    col("status", Kind::Text),
-    col("status_reason", Kind::Text),
-    col("version", Kind::Text),
-    col("node_labels", Kind::Text),
-    col("node_taints", Kind::Text),
-];
-
-fn read(r: &mut Reader) -> Result<NodeGroup> {
-    Ok(NodeGroup {
-        id: r.id()?,
-        created_at: r.time()?,
-        updated_at: r.opt_time()?,
-        uuid: r.string()?,
-        name: r.string()?,
-        cluster_id: r.string()?,
-        project_id: r.string()?,
-        docker_volume_size: r.int()?,
-        labels: r.json_map()?,
-        flavor_id: r.text()?,
-        image_id: r.text()?,
-        node_addresses: r.json_list()?,
-        node_count: r.int()?,
-        max_node_count: r.int()?,
-        min_node_count: r.int()?,
-        role: r.text()?,
-        is_default: r.bool()?,
-        stack_id: r.text()?,
-        status: r.status()?,
-        status_reason: r.text()?,
-        version: r.text()?,
-        node_labels: r.json_map()?,
-        node_taints: r.json_taints()?,
-    })
+table! {
+    /// The `nodegroup` table.
+    static TABLE: NodeGroup = "nodegroup", marker "uuid" {
+        created_at: time,
+        updated_at: opt_time,
+        uuid: string,
+        name: string,
+        cluster_id: string,
+        project_id: string,
+        docker_volume_size: int,
+        labels: json_map,
+        flavor_id: text,
+        image_id: text,
+        node_addresses: json_list,
+        node_count: int,
+        max_node_count: int,
+        min_node_count: int,
+        role: text,
+        is_default: bool,
+        stack_id: text,
+        status: status,
+        status_reason: text,
+        version: text,
+        node_labels: json_map,
+        node_taints: json_taints,
+    }
 }
-
-fn write(v: &NodeGroup) -> Vec<Arg> {
-    vec![
-        c::time(v.created_at),
-        c::opt_time(v.updated_at),
-        c::string(&v.uuid),
-        c::string(&v.name),
-        c::string(&v.cluster_id),
-        c::string(&v.project_id),
-        c::int(v.docker_volume_size),
-        c::json_map(&v.labels),
-        c::text(&v.flavor_id),
-        c::text(&v.image_id),
-        c::json_list(&v.node_addresses),
-        c::int(v.node_count),
-        c::int(v.max_node_count),
-        c::int(v.min_node_count),
-        c::text(&v.role),
-        c::bool(v.is_default),
-        c::text(&v.stack_id),
-        c::status(v.status),
-        c::text(&v.status_reason),
-        c::text(&v.version),
-        c::json_map(&v.node_labels),
-        c::json_taints(&v.node_taints),
-    ]
-}
-
-static TABLE: Table<NodeGroup> = Table {
-    name: "nodegroup",
-    cols: COLS,
-    marker_col: "uuid",
-    read,
-    write,
-    id: |v| &mut v.id,
-    created_at: |v| &mut v.created_at,
-    updated_at: |v| &mut v.updated_at,
-};
 
 /// Selects the nodegroups of one cluster.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -124,13 +60,12 @@ impl NodeGroupFilter {
     }
 
     fn cond(&self) -> Cond {
-        let mut c = Cond::default();
-        c.add("cluster_id = ?", [Arg::from(&self.cluster_id)]);
+        let mut c = Cond::eq("cluster_id", &self.cluster_id);
         if let Some(p) = &self.project_id {
-            c.add("project_id = ?", [Arg::from(p)]);
+            c.add_eq("project_id", p);
         }
         if let Some(r) = &self.role {
-            c.add("role = ?", [Arg::from(r)]);
+            c.add_eq("role", r);
         }
         match self.is_default {
             Some(true) => c.add("is_default = TRUE", []),
@@ -157,9 +92,8 @@ impl Queries<'_> {
         id: i64,
         scope: &Scope,
     ) -> Result<NodeGroup> {
-        let mut c = scoped(cluster_id, scope)?;
-        c.add("id = ?", [Arg::Int(id)]);
-        self.get_one(&TABLE, c).await
+        self.get_by(&TABLE, scoped(cluster_id, scope)?, "id", id)
+            .await
     }
 
     /// The nodegroup of the cluster with `uuid`.
@@ -169,9 +103,8 @@ impl Queries<'_> {
         uuid: &str,
         scope: &Scope,
     ) -> Result<NodeGroup> {
-        let mut c = scoped(cluster_id, scope)?;
-        c.add("uuid = ?", [Arg::from(uuid)]);
-        self.get_one(&TABLE, c).await
+        self.get_by(&TABLE, scoped(cluster_id, scope)?, "uuid", uuid)
+            .await
     }
 
     /// The nodegroups of the cluster whose name matches (case-insensitively,
@@ -182,12 +115,8 @@ impl Queries<'_> {
         name: &str,
         scope: &Scope,
     ) -> Result<Vec<NodeGroup>> {
-        let mut c = scoped(cluster_id, scope)?;
-        c.add(
-            (self.dialect().sql().name_equals)("name"),
-            [Arg::from(name)],
-        );
-        self.all(&TABLE, c, "id ASC", None).await
+        self.all_named(&TABLE, scoped(cluster_id, scope)?, name)
+            .await
     }
 
     /// Lists the nodegroups of a cluster with Magnum's pagination.
@@ -196,7 +125,7 @@ impl Queries<'_> {
         f: &NodeGroupFilter,
         o: &ListOptions,
     ) -> Result<Vec<NodeGroup>> {
-        self.list(&TABLE, &TABLE.all(), f.cond(), o).await
+        self.list(&TABLE, Columns::All, f.cond(), o).await
     }
 
     /// The nodegroups of several clusters in one query, by cluster uuid,
@@ -210,8 +139,7 @@ impl Queries<'_> {
             return Ok(out);
         }
         let mut c = Cond::default();
-        let (part, args) = in_list("cluster_id", cluster_ids);
-        c.add(part, args);
+        c.add_in("cluster_id", cluster_ids);
         for ng in self.all(&TABLE, c, "id ASC", None).await? {
             out.entry(ng.cluster_id.clone()).or_default().push(ng);
         }
@@ -243,17 +171,14 @@ impl Queries<'_> {
 
     /// Deletes the nodegroup with `uuid`.
     pub async fn delete_nodegroup(&mut self, uuid: &str) -> Result<()> {
-        let mut c = Cond::default();
-        c.add("uuid = ?", [Arg::from(uuid)]);
-        self.delete_one("nodegroup", c).await
+        self.delete_by("nodegroup", "uuid", uuid).await
     }
 
     /// Deletes every nodegroup of the cluster `cluster_id` and returns how
     /// many there were.
     pub async fn delete_nodegroups_of_cluster(&mut self, cluster_id: &str) -> Result<u64> {
-        let mut c = Cond::default();
-        c.add("cluster_id = ?", [Arg::from(cluster_id)]);
-        self.delete_where("nodegroup", c).await
+        self.delete_where("nodegroup", Cond::eq("cluster_id", cluster_id))
+            .await
     }
 }
 

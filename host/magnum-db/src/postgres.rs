@@ -4,9 +4,10 @@
 
 use std::str::FromStr;
 
-use sqlx::postgres::{PgArguments, PgConnectOptions, PgPoolOptions, PgRow};
-use sqlx::{Arguments, Column, Executor, Postgres, Row, TypeInfo};
+use sqlx::postgres::{PgArguments, PgConnectOptions, PgQueryResult, PgRow};
+use sqlx::{Column, Postgres, Row, TypeInfo};
 
+use super::driver::{Driver, bind_args, native_cell, pool_options};
 use super::exec::{Arg, Cell, Classified, DialectSql, Done, Kind, Pools, probe};
 use super::target::DbTarget;
 use super::{Error, Result};
@@ -73,93 +74,44 @@ pub(crate) async fn open(target: &DbTarget) -> Result<Pools> {
         options.get_database().unwrap_or_default()
     );
     probe::<sqlx::PgConnection>(target, &place, &options).await?;
-    let pool = PgPoolOptions::new()
-        .max_connections(target.max_connections.max(1))
-        .min_connections(target.min_connections)
-        .idle_timeout(target.idle_timeout)
-        .max_lifetime(target.max_lifetime)
-        .acquire_timeout(target.acquire_timeout)
-        .connect_lazy_with(options);
+    let pool = pool_options::<Postgres>(target).connect_lazy_with(options);
     Ok(Pools::Postgres(pool))
 }
 
-fn arguments(args: Vec<Arg>) -> std::result::Result<PgArguments, sqlx::Error> {
-    let mut out = PgArguments::default();
-    for a in args {
-        let r = match a {
-            Arg::Null(Kind::Int) => out.add(None::<i64>),
-            Arg::Null(Kind::Text) => out.add(None::<String>),
-            Arg::Null(Kind::Bool) => out.add(None::<bool>),
-            Arg::Null(Kind::Time) => out.add(None::<chrono::NaiveDateTime>),
-            Arg::Int(v) => out.add(v),
-            Arg::Text(v) => out.add(v),
-            Arg::Bool(v) => out.add(v),
-            Arg::Time(v) => out.add(v),
-        };
-        r.map_err(sqlx::Error::Encode)?;
+impl Driver for Postgres {
+    fn rebind(sql: &str) -> String {
+        rebind(sql)
     }
-    Ok(out)
-}
 
-pub(crate) async fn fetch<'e, E>(
-    ex: E,
-    sql: String,
-    args: Vec<Arg>,
-    kinds: &[Kind],
-) -> std::result::Result<Vec<Cell>, sqlx::Error>
-where
-    E: Executor<'e, Database = Postgres>,
-{
-    let rows = sqlx::query_with(sqlx::AssertSqlSafe(sql), arguments(args)?)
-        .fetch_all(ex)
-        .await?;
-    let mut out = Vec::with_capacity(rows.len() * kinds.len());
-    for row in &rows {
-        for (i, k) in kinds.iter().enumerate() {
-            out.push(cell(row, i, *k)?);
+    fn bind(args: Vec<Arg>) -> std::result::Result<PgArguments, sqlx::Error> {
+        bind_args::<Postgres, _>(args, |t| t)
+    }
+
+    fn cell(row: &PgRow, i: usize, kind: Kind) -> std::result::Result<Cell, sqlx::Error> {
+        match kind {
+            Kind::Int => int_cell(row, i),
+            _ => native_cell::<Postgres>(row, i, kind),
         }
     }
-    Ok(out)
-}
 
-fn cell(row: &PgRow, i: usize, kind: Kind) -> std::result::Result<Cell, sqlx::Error> {
-    Ok(match kind {
-        // integer columns are INT4, COUNT and SUM are INT8.
-        Kind::Int => {
-            let v = match row.columns().get(i).map(|c| c.type_info().name()) {
-                Some("INT4") => row.try_get::<Option<i32>, _>(i)?.map(i64::from),
-                Some("INT2") => row.try_get::<Option<i16>, _>(i)?.map(i64::from),
-                _ => row.try_get::<Option<i64>, _>(i)?,
-            };
-            v.map_or(Cell::Null, Cell::Int)
+    /// The id of an insert comes from `RETURNING id`.
+    fn done(res: PgQueryResult) -> Done {
+        Done {
+            rows_affected: res.rows_affected(),
+            last_insert_id: None,
         }
-        Kind::Text => row
-            .try_get::<Option<String>, _>(i)?
-            .map_or(Cell::Null, Cell::Text),
-        Kind::Bool => row
-            .try_get::<Option<bool>, _>(i)?
-            .map_or(Cell::Null, Cell::Bool),
-        Kind::Time => row
-            .try_get::<Option<chrono::NaiveDateTime>, _>(i)?
-            .map_or(Cell::Null, Cell::Time),
-    })
+    }
 }
 
-pub(crate) async fn execute<'e, E>(
-    ex: E,
-    sql: String,
-    args: Vec<Arg>,
-) -> std::result::Result<Done, sqlx::Error>
-where
-    E: Executor<'e, Database = Postgres>,
-{
-    let res = sqlx::query_with(sqlx::AssertSqlSafe(sql), arguments(args)?)
-        .execute(ex)
-        .await?;
-    Ok(Done {
-        rows_affected: res.rows_affected(),
-        last_insert_id: None,
-    })
+/// An integer column: the schema's integer columns are INT4, COUNT and SUM
+/// are INT8.
+fn int_cell(row: &PgRow, i: usize) -> std::result::Result<Cell, sqlx::Error> {
+    let v = match row.columns().get(i).map(|c| c.type_info().name()) {
+        Some("INT4") => row.try_get::<Option<i32>, _>(i)?.map(i64::from),
+        Some("INT2") => row.try_get::<Option<i16>, _>(i)?.map(i64::from),
+        _ => row.try_get::<Option<i64>, _>(i)?,
+    };
+    Ok(v.map_or(Cell::Null, Cell::Int))
 }
 
 /// SQLSTATE 40001 serialization failure and 40P01 deadlock are retryable;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use chrono::NaiveDateTime;
 
 use super::columns::{Col, Reader};
-use super::exec::{Arg, Done, Kind, Target};
+use super::exec::{Arg, Cell, Done, Kind, Target};
 use super::tx::Attempts;
 use super::{Clock, Dialect, Error, Result};
 
@@ -68,13 +68,23 @@ impl<'a> Queries<'a> {
         args: Vec<Arg>,
         kinds: &[Kind],
     ) -> Result<Reader> {
+        let cells = self.cells(what, sql, args, kinds).await?;
+        Ok(Reader::new(cells, what))
+    }
+
+    /// Runs a read and returns its cells, row after row.
+    async fn cells(
+        &mut self,
+        what: &'static str,
+        sql: &str,
+        args: Vec<Arg>,
+        kinds: &[Kind],
+    ) -> Result<Vec<Cell>> {
         let d = self.dialect();
-        let cells = self
-            .target
+        self.target
             .fetch(sql, args, kinds)
             .await
-            .map_err(|e| d.err(format!("select {what}"), e))?;
-        Ok(Reader::new(cells, what))
+            .map_err(|e| d.err(format!("select {what}"), e))
     }
 
     /// Runs a write; a unique-constraint violation is [`Error::Duplicate`].
@@ -182,6 +192,31 @@ impl Cond {
         self.args.extend(args);
     }
 
+    /// The condition `col = value`.
+    pub(crate) fn eq(col: &str, value: impl Into<Arg>) -> Cond {
+        let mut c = Cond::default();
+        c.add_eq(col, value);
+        c
+    }
+
+    /// Adds `col = value`.
+    pub(crate) fn add_eq(&mut self, col: &str, value: impl Into<Arg>) {
+        self.add(format!("{col} = ?"), [value.into()]);
+    }
+
+    /// Adds `col IN (…)` for the values.
+    pub(crate) fn add_in<S: AsRef<str>>(&mut self, col: &str, values: &[S]) {
+        let (part, args) = in_list(col, values);
+        self.add(part, args);
+    }
+
+    /// The condition of `scope` alone (see [`scope_condition`]).
+    pub(crate) fn of_scope(scope: &Scope, has_user: bool) -> Result<Cond> {
+        let mut c = Cond::default();
+        c.scope(scope, has_user)?;
+        Ok(c)
+    }
+
     /// Adds a scope's condition, if any.
     pub(crate) fn scope(&mut self, scope: &Scope, has_user: bool) -> Result<()> {
         if let Some((part, args)) = scope_condition(scope, has_user)? {
@@ -237,37 +272,85 @@ pub(crate) struct Table<T> {
     pub updated_at: fn(&mut T) -> &mut Option<NaiveDateTime>,
 }
 
-/// The columns a read selects and how it decodes them (a whole table, or a
-/// list view of it).
-pub(crate) struct Projection<T> {
-    pub cols: &'static [Col],
-    pub read: fn(&mut Reader) -> Result<T>,
+/// The columns of a table a read selects (a whole row, or a list view of
+/// it). The columns left out read as NULL, which every row type decodes as
+/// its field's default, so one row reader serves every view.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Columns {
+    All,
+    /// These columns only.
+    Only(&'static [&'static str]),
+    /// Every column but these.
+    Except(&'static [&'static str]),
 }
 
-impl<T> Table<T> {
-    pub(crate) fn all(&self) -> Projection<T> {
-        Projection {
-            cols: self.cols,
-            read: self.read,
+impl Columns {
+    /// Whether the column is selected.
+    fn selects(self, name: &str) -> bool {
+        match self {
+            Columns::All => true,
+            Columns::Only(names) => names.contains(&name),
+            Columns::Except(names) => !names.contains(&name),
+        }
+    }
+
+    /// The columns named (to select, or to leave out).
+    fn names(self) -> &'static [&'static str] {
+        match self {
+            Columns::All => &[],
+            Columns::Only(names) | Columns::Except(names) => names,
         }
     }
 }
 
+/// Widens the cells of rows of `id` and the selected columns to whole rows
+/// of `cols`, with NULL for each column left out.
+fn pad_rows(cells: Vec<Cell>, cols: &[Col], selected: Columns) -> Vec<Cell> {
+    let width = 1 + cols.iter().filter(|c| selected.selects(c.name)).count();
+    let rows = cells.len() / width;
+    let mut cells = cells.into_iter();
+    let mut out = Vec::with_capacity(rows * (cols.len() + 1));
+    for _ in 0..rows {
+        out.extend(cells.next());
+        for c in cols {
+            out.push(if selected.selects(c.name) {
+                cells.next().unwrap_or(Cell::Null)
+            } else {
+                Cell::Null
+            });
+        }
+    }
+    out
+}
+
 impl Queries<'_> {
-    /// SELECT id and the projection's columns of `table` with the
-    /// condition, order and limit (and FOR UPDATE when locked).
+    /// SELECT id and the selected columns of `t` with the condition, order
+    /// and limit (and FOR UPDATE when locked).
     pub(crate) async fn select<T>(
         &mut self,
-        table: &'static str,
-        p: &Projection<T>,
+        t: &Table<T>,
+        cols: Columns,
         c: Cond,
         order: &str,
         limit: Option<u64>,
     ) -> Result<Vec<T>> {
+        debug_assert!(
+            cols.names()
+                .iter()
+                .all(|n| t.cols.iter().any(|c| c.name == *n)),
+            "{cols:?} names a column {} does not have",
+            t.name
+        );
+        let selected: Vec<Col> = t
+            .cols
+            .iter()
+            .filter(|c| cols.selects(c.name))
+            .copied()
+            .collect();
         let mut sql = format!(
             "SELECT id, {} FROM {}{}",
-            quote_all(p.cols),
-            quote(table),
+            quote_all(&selected),
+            quote(t.name),
             c.sql()
         );
         if !order.is_empty() {
@@ -280,13 +363,17 @@ impl Queries<'_> {
         if self.lock {
             sql.push_str(self.dialect().sql().for_update);
         }
-        let mut kinds = Vec::with_capacity(p.cols.len() + 1);
+        let mut kinds = Vec::with_capacity(selected.len() + 1);
         kinds.push(Kind::Int);
-        kinds.extend(p.cols.iter().map(|c| c.kind));
-        let mut r = self.rows(table, &sql, c.args, &kinds).await?;
+        kinds.extend(selected.iter().map(|c| c.kind));
+        let mut cells = self.cells(t.name, &sql, c.args, &kinds).await?;
+        if selected.len() < t.cols.len() {
+            cells = pad_rows(cells, t.cols, cols);
+        }
+        let mut r = Reader::new(cells, t.name);
         let mut out = Vec::new();
         while !r.is_empty() {
-            out.push((p.read)(&mut r)?);
+            out.push((t.read)(&mut r)?);
         }
         Ok(out)
     }
@@ -299,7 +386,7 @@ impl Queries<'_> {
         order: &str,
         limit: Option<u64>,
     ) -> Result<Vec<T>> {
-        self.select(t.name, &t.all(), c, order, limit).await
+        self.select(t, Columns::All, c, order, limit).await
     }
 
     /// The single row of `t` matching the condition.
@@ -315,13 +402,43 @@ impl Queries<'_> {
         }
     }
 
-    /// A paginated read of `t`: Magnum's sort keys `[sort_key, id]` in one
-    /// direction and keyset pagination after the marker row (oslo.db
-    /// `paginate_query`), with NULLs sorting first as in MariaDB.
+    /// The single row of `t` within `c` whose `col` (`id`, `uuid`) is
+    /// `value`.
+    pub(crate) async fn get_by<T>(
+        &mut self,
+        t: &Table<T>,
+        mut c: Cond,
+        col: &str,
+        value: impl Into<Arg>,
+    ) -> Result<T> {
+        c.add_eq(col, value);
+        self.get_one(t, c).await
+    }
+
+    /// Every row of `t` within `c` whose name matches (as on MariaDB:
+    /// ignoring case and trailing spaces), by id; more than one is a 409
+    /// for the API.
+    pub(crate) async fn all_named<T>(
+        &mut self,
+        t: &Table<T>,
+        mut c: Cond,
+        name: &str,
+    ) -> Result<Vec<T>> {
+        c.add(
+            (self.dialect().sql().name_equals)("name"),
+            [Arg::from(name)],
+        );
+        self.all(t, c, "id ASC", None).await
+    }
+
+    /// A paginated read of the selected columns of `t`: Magnum's sort keys
+    /// `[sort_key, id]` in one direction and keyset pagination after the
+    /// marker row (oslo.db `paginate_query`), with NULLs sorting first as
+    /// in MariaDB.
     pub(crate) async fn list<T>(
         &mut self,
         t: &Table<T>,
-        p: &Projection<T>,
+        cols: Columns,
         mut c: Cond,
         o: &ListOptions,
     ) -> Result<Vec<T>> {
@@ -380,7 +497,7 @@ impl Queries<'_> {
             order.push_str(", ");
             order.push_str(&order_term("id", desc));
         }
-        self.select(t.name, p, c, &order, o.limit).await
+        self.select(t, cols, c, &order, o.limit).await
     }
 
     /// Inserts `v`, setting `created_at` (now, unless set) and `id`. A
@@ -428,7 +545,7 @@ impl Queries<'_> {
                 .map_err(|e| d.write_err(what, e))?
                 .into_iter();
             match r.next() {
-                Some(super::exec::Cell::Int(id)) => id,
+                Some(Cell::Int(id)) => id,
                 other => {
                     return Err(Error::Decode(format!(
                         "insert {}: RETURNING id gave {other:?}",
@@ -494,6 +611,17 @@ impl Queries<'_> {
             return Err(Error::NotFound(format!("delete {table}")));
         }
         Ok(())
+    }
+
+    /// Deletes the row of `table` whose `col` (`id`, `uuid`) is `value`;
+    /// none → [`Error::NotFound`].
+    pub(crate) async fn delete_by(
+        &mut self,
+        table: &'static str,
+        col: &str,
+        value: impl Into<Arg>,
+    ) -> Result<()> {
+        self.delete_one(table, Cond::eq(col, value)).await
     }
 
     /// `SELECT COUNT(*)` over `table` with the condition.

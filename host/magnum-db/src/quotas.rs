@@ -3,49 +3,20 @@
 use magnum_domain::models::Quota;
 
 use super::Result;
-use super::columns::{self as c, Col, Reader, col};
-use super::exec::{Arg, Kind};
-use super::queries::{Cond, ListOptions, Queries, Table};
+use super::columns::table;
+use super::exec::Arg;
+use super::queries::{Columns, Cond, ListOptions, Queries};
 
-const COLS: &[Col] = &[
-    col("created_at", Kind::Time),
-    col("updated_at", Kind::Time),
-    col("project_id", Kind::Text),
-    col("resource", Kind::Text),
-    col("hard_limit", Kind::Int),
-];
-
-fn read(r: &mut Reader) -> Result<Quota> {
-    Ok(Quota {
-        id: r.id()?,
-        created_at: r.time()?,
-        updated_at: r.opt_time()?,
-        project_id: r.string()?,
-        resource: r.string()?,
-        hard_limit: r.int_or_zero()?,
-    })
+table! {
+    /// The `quotas` table.
+    static TABLE: Quota = "quotas", marker "id" {
+        created_at: time,
+        updated_at: opt_time,
+        project_id: string,
+        resource: string,
+        hard_limit: int_or_zero,
+    }
 }
-
-fn write(v: &Quota) -> Vec<Arg> {
-    vec![
-        c::time(v.created_at),
-        c::opt_time(v.updated_at),
-        c::string(&v.project_id),
-        c::string(&v.resource),
-        c::int(Some(v.hard_limit)),
-    ]
-}
-
-static TABLE: Table<Quota> = Table {
-    name: "quotas",
-    cols: COLS,
-    marker_col: "id",
-    read,
-    write,
-    id: |v| &mut v.id,
-    created_at: |v| &mut v.created_at,
-    updated_at: |v| &mut v.updated_at,
-};
 
 /// Selects quota rows; no project lists every project (admin with
 /// `all_tenants`).
@@ -73,18 +44,16 @@ impl Queries<'_> {
 
     /// The quota with `id`.
     pub async fn get_quota_by_id(&mut self, id: i64) -> Result<Quota> {
-        let mut c = Cond::default();
-        c.add("id = ?", [Arg::Int(id)]);
-        self.get_one(&TABLE, c).await
+        self.get_by(&TABLE, Cond::default(), "id", id).await
     }
 
     /// Lists quotas; the marker is a quota id in decimal.
     pub async fn list_quotas(&mut self, f: &QuotaFilter, o: &ListOptions) -> Result<Vec<Quota>> {
         let mut c = Cond::default();
         if let Some(p) = &f.project_id {
-            c.add("project_id = ?", [Arg::from(p)]);
+            c.add_eq("project_id", p);
         }
-        self.list(&TABLE, &TABLE.all(), c, o).await
+        self.list(&TABLE, Columns::All, c, o).await
     }
 
     /// Inserts `v` and sets its id and `created_at`; a second quota for
@@ -110,27 +79,21 @@ impl Queries<'_> {
 mod tests {
     use magnum_domain::models::Quota;
 
-    use crate::testing::{Check, dialect_tests, migrated};
+    use crate::testing::{Check, dialect_tests, migrated, new_quota};
     use crate::{Dialect, Error, ListOptions, QuotaFilter};
 
     dialect_tests!(quotas, create_with_preset_id);
-
-    fn quota(project: &str, limit: i32) -> Quota {
-        Quota {
-            project_id: project.into(),
-            resource: "Cluster".into(),
-            hard_limit: limit,
-            ..Quota::default()
-        }
-    }
 
     /// Go `TestQuotas`.
     async fn quotas(d: Dialect) {
         let db = migrated(d).await;
         for p in ["p1", "p2", "p3"] {
-            db.q().create_quota(&mut quota(p, 10)).await.check("create");
+            db.q()
+                .create_quota(&mut new_quota(p, 10))
+                .await
+                .check("create");
         }
-        let r = db.q().create_quota(&mut quota("p1", 1)).await;
+        let r = db.q().create_quota(&mut new_quota("p1", 1)).await;
         assert!(
             matches!(r, Err(Error::Duplicate { .. })),
             "duplicate quota: {r:?}"
@@ -192,12 +155,12 @@ mod tests {
         let db = migrated(d).await;
         let mut q = Quota {
             id: 42,
-            ..quota("p1", 10)
+            ..new_quota("p1", 10)
         };
         db.q().create_quota(&mut q).await.check("create");
         let got = db.q().get_quota_by_id(42).await.check("by id");
         assert_eq!(got.project_id, "p1");
-        let mut next = quota("p2", 1);
+        let mut next = new_quota("p2", 1);
         db.q().create_quota(&mut next).await.check("next");
         assert!(
             next.id > 42,

@@ -6,11 +6,12 @@ use std::str::FromStr;
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime};
 use sqlx::sqlite::{
-    SqliteArguments, SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow,
+    SqliteArguments, SqliteConnectOptions, SqliteJournalMode, SqliteQueryResult, SqliteRow,
     SqliteSynchronous,
 };
-use sqlx::{Arguments, Executor, Row, Sqlite};
+use sqlx::{Row, Sqlite};
 
+use super::driver::{Driver, bind_args, native_cell, pool_options};
 use super::exec::{Arg, Cell, Classified, DialectSql, Done, Kind, Pools, connect_error, probe};
 use super::target::DbTarget;
 use super::{Error, Result};
@@ -75,12 +76,11 @@ pub(crate) async fn open(target: &DbTarget) -> Result<Pools> {
     if memory {
         // The pool's one connection is opened at once and kept: the
         // database lives as long as it does.
-        let pool = SqlitePoolOptions::new()
+        let pool = pool_options::<Sqlite>(target)
             .max_connections(1)
             .min_connections(1)
             .idle_timeout(None)
             .max_lifetime(None)
-            .acquire_timeout(target.acquire_timeout)
             .connect_with(options)
             .await
             .map_err(|e| connect_error(target, &place, &e.to_string()))?;
@@ -95,11 +95,10 @@ pub(crate) async fn open(target: &DbTarget) -> Result<Pools> {
     // The check also switches a new database to WAL before any reader
     // opens it.
     probe::<sqlx::SqliteConnection>(target, &place, &options).await?;
-    let write = SqlitePoolOptions::new()
+    // One writer connection, opened when first needed.
+    let write = pool_options::<Sqlite>(target)
         .max_connections(1)
-        .idle_timeout(target.idle_timeout)
-        .max_lifetime(target.max_lifetime)
-        .acquire_timeout(target.acquire_timeout)
+        .min_connections(0)
         // A COMMIT that fails on a full disk is rolled back by SQLite
         // itself, but sqlx still counts the transaction open, and the one
         // writer would refuse every BEGIN after it: such a connection is
@@ -112,72 +111,43 @@ pub(crate) async fn open(target: &DbTarget) -> Result<Pools> {
             })
         })
         .connect_lazy_with(options.clone());
-    let read = SqlitePoolOptions::new()
-        .max_connections(target.max_connections.max(1))
-        .min_connections(target.min_connections)
-        .idle_timeout(target.idle_timeout)
-        .max_lifetime(target.max_lifetime)
-        .acquire_timeout(target.acquire_timeout)
-        .connect_lazy_with(options);
+    let read = pool_options::<Sqlite>(target).connect_lazy_with(options);
     Ok(Pools::Sqlite { read, write })
 }
 
-fn arguments(args: Vec<Arg>) -> std::result::Result<SqliteArguments, sqlx::Error> {
-    let mut out = SqliteArguments::default();
-    for a in args {
-        let r = match a {
-            Arg::Null(Kind::Int) => out.add(None::<i64>),
-            Arg::Null(Kind::Text | Kind::Time) => out.add(None::<String>),
-            Arg::Null(Kind::Bool) => out.add(None::<bool>),
-            Arg::Int(v) => out.add(v),
-            Arg::Text(v) => out.add(v),
-            Arg::Bool(v) => out.add(v),
-            Arg::Time(v) => out.add(v.format(TIME_FORMAT).to_string()),
-        };
-        r.map_err(sqlx::Error::Encode)?;
+impl Driver for Sqlite {
+    /// SQLite takes neutral SQL as it is.
+    fn rebind(sql: &str) -> String {
+        sql.to_string()
     }
-    Ok(out)
-}
 
-pub(crate) async fn fetch<'e, E>(
-    ex: E,
-    sql: String,
-    args: Vec<Arg>,
-    kinds: &[Kind],
-) -> std::result::Result<Vec<Cell>, sqlx::Error>
-where
-    E: Executor<'e, Database = Sqlite>,
-{
-    let rows = sqlx::query_with(sqlx::AssertSqlSafe(sql), arguments(args)?)
-        .fetch_all(ex)
-        .await?;
-    let mut out = Vec::with_capacity(rows.len() * kinds.len());
-    for row in &rows {
-        for (i, k) in kinds.iter().enumerate() {
-            out.push(cell(row, i, *k)?);
+    fn bind(args: Vec<Arg>) -> std::result::Result<SqliteArguments, sqlx::Error> {
+        bind_args::<Sqlite, _>(args, |t| t.format(TIME_FORMAT).to_string())
+    }
+
+    fn cell(row: &SqliteRow, i: usize, kind: Kind) -> std::result::Result<Cell, sqlx::Error> {
+        match kind {
+            Kind::Time => time_cell(row, i),
+            _ => native_cell::<Sqlite>(row, i, kind),
         }
     }
-    Ok(out)
+
+    fn done(res: SqliteQueryResult) -> Done {
+        Done {
+            rows_affected: res.rows_affected(),
+            last_insert_id: Some(res.last_insert_rowid()).filter(|id| *id != 0),
+        }
+    }
 }
 
-fn cell(row: &SqliteRow, i: usize, kind: Kind) -> std::result::Result<Cell, sqlx::Error> {
-    Ok(match kind {
-        Kind::Int => row
-            .try_get::<Option<i64>, _>(i)?
-            .map_or(Cell::Null, Cell::Int),
-        Kind::Text => row
-            .try_get::<Option<String>, _>(i)?
-            .map_or(Cell::Null, Cell::Text),
-        Kind::Bool => row
-            .try_get::<Option<bool>, _>(i)?
-            .map_or(Cell::Null, Cell::Bool),
-        Kind::Time => match row.try_get::<Option<String>, _>(i)? {
-            None => Cell::Null,
-            Some(s) => Cell::Time(parse_time(&s).ok_or_else(|| sqlx::Error::ColumnDecode {
-                index: i.to_string(),
-                source: format!("cannot parse time {s:?}").into(),
-            })?),
-        },
+/// A timestamp column, stored as text.
+fn time_cell(row: &SqliteRow, i: usize) -> std::result::Result<Cell, sqlx::Error> {
+    Ok(match row.try_get::<Option<String>, _>(i)? {
+        None => Cell::Null,
+        Some(s) => Cell::Time(parse_time(&s).ok_or_else(|| sqlx::Error::ColumnDecode {
+            index: i.to_string(),
+            source: format!("cannot parse time {s:?}").into(),
+        })?),
     })
 }
 
@@ -205,23 +175,6 @@ pub(crate) fn parse_time(s: &str) -> Option<NaiveDateTime> {
     NaiveDate::parse_from_str(s, "%Y-%m-%d")
         .ok()
         .and_then(|d| d.and_hms_opt(0, 0, 0))
-}
-
-pub(crate) async fn execute<'e, E>(
-    ex: E,
-    sql: String,
-    args: Vec<Arg>,
-) -> std::result::Result<Done, sqlx::Error>
-where
-    E: Executor<'e, Database = Sqlite>,
-{
-    let res = sqlx::query_with(sqlx::AssertSqlSafe(sql), arguments(args)?)
-        .execute(ex)
-        .await?;
-    Ok(Done {
-        rows_affected: res.rows_affected(),
-        last_insert_id: Some(res.last_insert_rowid()).filter(|id| *id != 0),
-    })
 }
 
 /// Extended result codes: SQLITE_BUSY (5) and SQLITE_LOCKED (6) and their

@@ -145,31 +145,31 @@ impl Drop for Guard {
 }
 
 async fn admin_exec(d: Dialect, url: &str, sql: &str) -> Result<(), String> {
-    use sqlx::Executor;
-    let sql = sqlx::AssertSqlSafe(sql.to_string());
     match d {
-        Dialect::MySql => {
-            let pool = sqlx::mysql::MySqlPoolOptions::new()
-                .max_connections(1)
-                .connect(url)
-                .await
-                .map_err(|e| e.to_string())?;
-            let r = pool.execute(sql).await.map(drop).map_err(|e| e.to_string());
-            pool.close().await;
-            r
-        }
-        Dialect::Postgres => {
-            let pool = sqlx::postgres::PgPoolOptions::new()
-                .max_connections(1)
-                .connect(url)
-                .await
-                .map_err(|e| e.to_string())?;
-            let r = pool.execute(sql).await.map(drop).map_err(|e| e.to_string());
-            pool.close().await;
-            r
-        }
+        Dialect::MySql => exec_once::<sqlx::MySql>(url, sql).await,
+        Dialect::Postgres => exec_once::<sqlx::Postgres>(url, sql).await,
         Dialect::Sqlite => Ok(()),
     }
+}
+
+/// Runs one statement on a connection of its own to `url`.
+async fn exec_once<D: sqlx::Database>(url: &str, sql: &str) -> Result<(), String>
+where
+    for<'c> &'c mut D::Connection: sqlx::Executor<'c, Database = D>,
+{
+    use sqlx::Executor;
+    let pool = sqlx::pool::PoolOptions::<D>::new()
+        .max_connections(1)
+        .connect(url)
+        .await
+        .map_err(|e| e.to_string())?;
+    let r = pool
+        .execute(sqlx::AssertSqlSafe(sql.to_string()))
+        .await
+        .map(drop)
+        .map_err(|e| e.to_string());
+    pool.close().await;
+    r
 }
 
 /// A name for a test database or file: `okm_db_` and 12 random hex digits.
@@ -300,6 +300,16 @@ pub fn new_nodegroup(
         project_id: project.into(),
         role: Some("worker".into()),
         node_count: Some(1),
+        ..Default::default()
+    }
+}
+
+/// A `Cluster` quota of `project` with `limit`.
+pub fn new_quota(project: &str, limit: i32) -> magnum_domain::models::Quota {
+    magnum_domain::models::Quota {
+        project_id: project.into(),
+        resource: "Cluster".into(),
+        hard_limit: limit,
         ..Default::default()
     }
 }

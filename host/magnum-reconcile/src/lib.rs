@@ -21,8 +21,6 @@ pub mod watch;
 use magnum_conductor as conductor;
 #[cfg(test)]
 use magnum_db as db;
-#[cfg(test)]
-use magnum_integrations::certs;
 use magnum_integrations::{management, traces};
 
 use std::collections::{HashMap, HashSet};

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use magnum_domain::Status;
-use magnum_domain::models::{Cluster, StringMap};
+use magnum_domain::models::Cluster;
 
 use driver_host::DriverConfig;
 
@@ -24,27 +24,14 @@ fn reconciler(env: &Env, holder: &str) -> Reconciler {
     )
 }
 
+/// A cluster of p1 with two workers and `labels`.
 async fn create(env: &Env, labels: &[(&str, &str)]) -> Cluster {
-    let labels: StringMap = labels
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    env.c()
-        .create_cluster(
-            &caller("p1"),
-            ClusterCreate {
-                node_count: 2,
-                labels: Some(labels),
-                merge_labels: true,
-                ..env.input()
-            },
-        )
-        .await
-        .expect("create")
-}
-
-async fn status(env: &Env, uuid: &str) -> Option<Status> {
-    env.row(uuid).await.and_then(|c| c.status)
+    env.create_from(ClusterCreate {
+        node_count: 2,
+        ..env.labelled(labels)
+    })
+    .await
+    .expect("create")
 }
 
 // Ports TestTickCompletesCreateAndDelete.
@@ -53,7 +40,7 @@ async fn a_tick_completes_a_create_and_a_delete() {
     let env = Env::new(Dialect::Sqlite).await;
     let r = reconciler(&env, "a");
     let cl = create(&env, &[]).await;
-    assert_eq!(status(&env, &cl.uuid).await, Some(Status::CreateInProgress));
+    assert_eq!(env.status(&cl.uuid).await, Some(Status::CreateInProgress));
     r.tick().await.expect("tick");
     let row = env.row(&cl.uuid).await.expect("row");
     assert_eq!(row.status, Some(Status::CreateComplete));
@@ -72,21 +59,8 @@ async fn a_tick_completes_a_create_and_a_delete() {
         );
     }
     // The status sync sends Magnum's create success.
-    let events: Vec<String> = env
-        .t
-        .notifications
-        .take()
-        .iter()
-        .map(|n| {
-            format!(
-                "{} {}",
-                n.event_type,
-                n.payload["outcome"].as_str().unwrap_or("")
-            )
-        })
-        .collect();
     assert_eq!(
-        events,
+        env.events(),
         vec![
             "magnum.cluster.create pending",
             "magnum.cluster.create success"
@@ -96,25 +70,12 @@ async fn a_tick_completes_a_create_and_a_delete() {
         .delete_cluster(&caller("p1"), &row)
         .await
         .expect("delete");
-    assert_eq!(status(&env, &cl.uuid).await, Some(Status::DeleteInProgress));
+    assert_eq!(env.status(&cl.uuid).await, Some(Status::DeleteInProgress));
     r.tick().await.expect("tick");
-    assert_eq!(status(&env, &cl.uuid).await, None, "cluster still there");
+    assert_eq!(env.status(&cl.uuid).await, None, "cluster still there");
     assert!(env.nodegroups(&cl.uuid).await.is_empty());
-    let events: Vec<String> = env
-        .t
-        .notifications
-        .take()
-        .iter()
-        .map(|n| {
-            format!(
-                "{} {}",
-                n.event_type,
-                n.payload["outcome"].as_str().unwrap_or("")
-            )
-        })
-        .collect();
     assert_eq!(
-        events,
+        env.events(),
         vec![
             "magnum.cluster.delete pending",
             "magnum.cluster.delete success"
@@ -131,9 +92,9 @@ async fn a_reported_failure_ends_the_create() {
     let r = reconciler(&env, "a");
     let cl = create(&env, &[("fake_fail", "create")]).await;
     r.tick().await.expect("tick");
-    assert_eq!(status(&env, &cl.uuid).await, Some(Status::CreateFailed));
+    assert_eq!(env.status(&cl.uuid).await, Some(Status::CreateFailed));
     r.tick().await.expect("tick");
-    assert_eq!(status(&env, &cl.uuid).await, Some(Status::CreateFailed));
+    assert_eq!(env.status(&cl.uuid).await, Some(Status::CreateFailed));
 }
 
 // Ports TestDriverErrorMarksFailed: an error of the driver's create leaves
@@ -159,14 +120,14 @@ async fn the_lease_is_exclusive() {
     let cl = create(&env, &[]).await;
     b.tick().await.expect("tick");
     assert_eq!(
-        status(&env, &cl.uuid).await,
+        env.status(&cl.uuid).await,
         Some(Status::CreateInProgress),
         "b reconciled while a held the lease"
     );
     // a stops renewing: after the lease (3 intervals) b takes over.
     env.t.advance(31);
     b.tick().await.expect("tick");
-    assert_eq!(status(&env, &cl.uuid).await, Some(Status::CreateComplete));
+    assert_eq!(env.status(&cl.uuid).await, Some(Status::CreateComplete));
     let lease = Duration::from_secs(30);
     assert!(
         !env.c()
@@ -236,7 +197,7 @@ async fn deadlines_fail_operations_that_run_too_long() {
     let r = reconciler(&env, "a");
     let cl = create(&env, &[]).await;
     r.tick().await.expect("tick");
-    assert_eq!(status(&env, &cl.uuid).await, Some(Status::CreateInProgress));
+    assert_eq!(env.status(&cl.uuid).await, Some(Status::CreateInProgress));
     // create_timeout is 60 minutes.
     env.t.advance(61 * 60);
     r.tick().await.expect("tick");
@@ -257,34 +218,15 @@ async fn deadlines_fail_operations_that_run_too_long() {
 // them.
 #[tokio::test]
 async fn a_failed_certificate_removal_is_retried() {
-    use std::sync::{Arc, Mutex};
-
-    use crate::certs::X509KeyPairStore;
     use crate::conductor::testing::FailingDeletes;
 
-    let store: Arc<Mutex<Option<Arc<FailingDeletes>>>> = Arc::default();
-    let s = store.clone();
-    let t = TestConductor::builder()
-        .parts(move |p| {
-            let f = Arc::new(FailingDeletes {
-                inner: X509KeyPairStore::new(Arc::new(p.db.clone())),
-                failing: Mutex::default(),
-            });
-            p.certificates.store = f.clone();
-            if let Ok(mut s) = s.lock() {
-                *s = Some(f);
-            }
-        })
-        .build()
-        .await;
-    let env = Env::with(t).await;
-    let failing = store.lock().expect("lock").clone().expect("store");
+    let (env, failing) = FailingDeletes::env().await;
     let r = reconciler(&env, "a");
     let cl = create(&env, &[]).await;
     r.tick().await.expect("tick");
     let row = env.row(&cl.uuid).await.expect("row");
     let ca = row.ca_cert_ref.clone().expect("CA reference");
-    failing.failing.lock().expect("lock").insert(ca.clone());
+    failing.fail(&ca);
     env.c()
         .delete_cluster(&caller("p1"), &row)
         .await
@@ -294,10 +236,10 @@ async fn a_failed_certificate_removal_is_retried() {
         matches!(&err, PassError::Clusters(e) if e.iter().any(|e| e.contains(&cl.uuid))),
         "{err}"
     );
-    assert_eq!(status(&env, &cl.uuid).await, Some(Status::DeleteComplete));
-    failing.failing.lock().expect("lock").clear();
+    assert_eq!(env.status(&cl.uuid).await, Some(Status::DeleteComplete));
+    failing.heal();
     r.tick().await.expect("tick");
-    assert_eq!(status(&env, &cl.uuid).await, None, "cluster not removed");
+    assert_eq!(env.status(&cl.uuid).await, None, "cluster not removed");
 }
 
 // Idle clusters cost nothing: once every cluster is complete, a pass holds
@@ -368,17 +310,8 @@ async fn complete_clusters_have_their_health_refreshed() {
     let done = env.row(&cl.uuid).await.expect("row");
     assert_eq!(done.status, Some(Status::CreateComplete));
     assert_eq!(done.health_status.as_deref(), Some("HEALTHY"));
-    // The health is lost, as after a failed check.
-    env.c()
-        .db()
-        .q()
-        .set_cluster_health(&cl.uuid, Status::CreateComplete, Some("UNKNOWN"), &None)
-        .await
-        .expect("health");
-    r.tick().await.expect("tick");
-    let row = env.row(&cl.uuid).await.expect("row");
     assert_eq!(
-        row.health_status.as_deref(),
+        health_lost_then_tick(&env, &r, &cl.uuid).await.as_deref(),
         Some("UNKNOWN"),
         "polled without a health interval"
     );
@@ -399,13 +332,21 @@ async fn complete_clusters_have_their_health_refreshed() {
         "a health refresh moved updated_at"
     );
     // Not again before the interval has passed.
+    assert_eq!(
+        health_lost_then_tick(&env, &r, &cl.uuid).await.as_deref(),
+        Some("UNKNOWN")
+    );
+}
+
+/// Loses the health of a complete cluster, as a failed check does, then
+/// runs a tick of `r`: the cluster's health after it.
+async fn health_lost_then_tick(env: &Env, r: &Reconciler, uuid: &str) -> Option<String> {
     env.c()
         .db()
         .q()
-        .set_cluster_health(&cl.uuid, Status::CreateComplete, Some("UNKNOWN"), &None)
+        .set_cluster_health(uuid, Status::CreateComplete, Some("UNKNOWN"), &None)
         .await
         .expect("health");
     r.tick().await.expect("tick");
-    let row = env.row(&cl.uuid).await.expect("row");
-    assert_eq!(row.health_status.as_deref(), Some("UNKNOWN"));
+    env.row(uuid).await.expect("row").health_status
 }

@@ -164,14 +164,7 @@ async fn create_cluster_template() {
         calls.lock().map(|mut n| n.1 += 1).ok();
         allow()
     };
-    let template = ClusterTemplate {
-        coe: Some("kubernetes".into()),
-        image_id: Some(STATIC_IMAGE_NAME.into()),
-        server_type: Some("vm".into()),
-        public: Some(false),
-        hidden: Some(false),
-        ..ClusterTemplate::default()
-    };
+    let template = base_template();
     let input = |template: ClusterTemplate| TemplateCreate {
         template,
         present: vec!["coe", "image_id"],

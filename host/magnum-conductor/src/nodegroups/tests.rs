@@ -60,15 +60,9 @@ async fn fixture_with(driver: Option<&str>) -> (TestConductor, Cluster) {
         ("a1000000-0000-4000-8000-000000000002", "1234", false),
     ] {
         let mut ng = NodeGroup {
-            uuid: uuid.into(),
-            name: name.into(),
-            cluster_id: CLUSTER.into(),
-            project_id: "p1".into(),
-            role: Some("worker".into()),
-            node_count: Some(1),
             is_default: Some(default),
             status: Some(Status::CreateComplete),
-            ..NodeGroup::default()
+            ..worker(uuid, name, 1)
         };
         t.db.q().create_nodegroup(&mut ng).await.unwrap();
     }
@@ -79,12 +73,29 @@ async fn fixture() -> (TestConductor, Cluster) {
     fixture_with(Some("fake")).await
 }
 
-async fn cluster_status(t: &TestConductor) -> Option<Status> {
+/// A worker nodegroup of p1 in cluster c1.
+fn worker(uuid: &str, name: &str, node_count: i32) -> NodeGroup {
+    NodeGroup {
+        uuid: uuid.into(),
+        name: name.into(),
+        cluster_id: CLUSTER.into(),
+        project_id: "p1".into(),
+        role: Some("worker".into()),
+        node_count: Some(node_count),
+        ..NodeGroup::default()
+    }
+}
+
+/// Cluster c1 as stored.
+async fn stored_cluster(t: &TestConductor) -> Cluster {
     t.db.q()
         .get_cluster_by_uuid(CLUSTER, &Scope::ALL_PROJECTS)
         .await
         .unwrap()
-        .status
+}
+
+async fn cluster_status(t: &TestConductor) -> Option<Status> {
+    stored_cluster(t).await.status
 }
 
 #[tokio::test]
@@ -157,14 +168,8 @@ async fn create_stores_the_row_in_progress_and_guards_names_and_states() {
     let (t, cl) = fixture_with(None).await;
     let c = &t.conductor;
     let ng = NodeGroup {
-        uuid: "0e000000-0000-4000-8000-000000000001".into(),
-        name: "new".into(),
-        cluster_id: CLUSTER.into(),
-        project_id: "p1".into(),
-        role: Some("worker".into()),
-        node_count: Some(2),
         min_node_count: Some(0),
-        ..NodeGroup::default()
+        ..worker("0e000000-0000-4000-8000-000000000001", "new", 2)
     };
     let row = c
         .create_nodegroup(&member("p1"), &cl, ng.clone())
@@ -178,12 +183,7 @@ async fn create_stores_the_row_in_progress_and_guards_names_and_states() {
         .await
         .unwrap();
     assert_eq!(stored.status, Some(Status::CreateInProgress));
-    let cluster =
-        t.db.q()
-            .get_cluster_by_uuid(CLUSTER, &Scope::ALL_PROJECTS)
-            .await
-            .unwrap();
-    assert_eq!(cluster.status, Some(Status::UpdateInProgress));
+    assert_eq!(cluster_status(&t).await, Some(Status::UpdateInProgress));
     let dup = NodeGroup {
         uuid: "0e000000-0000-4000-8000-000000000002".into(),
         ..ng.clone()
@@ -286,14 +286,8 @@ async fn a_driver_failure_leaves_the_nodegroup_failed_and_the_cluster_update_fai
     let (t, cl) = fixture().await;
     let c = &t.conductor;
     let ng = NodeGroup {
-        uuid: "0e000000-0000-4000-8000-000000000001".into(),
-        name: "bad".into(),
-        cluster_id: CLUSTER.into(),
-        project_id: "p1".into(),
-        role: Some("worker".into()),
-        node_count: Some(1),
         labels: Some([("fake_error".to_string(), "nodegroup_create".to_string())].into()),
-        ..NodeGroup::default()
+        ..worker("0e000000-0000-4000-8000-000000000001", "bad", 1)
     };
     c.create_nodegroup(&member("p1"), &cl, ng.clone())
         .await
@@ -333,25 +327,15 @@ async fn the_poller_completes_a_create_and_removes_a_deleted_nodegroup() {
     let c = &t.conductor;
     let p1 = member("p1");
     let ng = NodeGroup {
-        uuid: "0e000000-0000-4000-8000-000000000009".into(),
-        name: "life".into(),
-        cluster_id: CLUSTER.into(),
-        project_id: "p1".into(),
-        role: Some("worker".into()),
-        node_count: Some(2),
         min_node_count: Some(0),
-        ..NodeGroup::default()
+        ..worker("0e000000-0000-4000-8000-000000000009", "life", 2)
     };
     c.create_nodegroup(&p1, &cl, ng.clone()).await.unwrap();
     c.poll_cluster(CLUSTER).await.unwrap();
     let row = c.get_nodegroup(&p1, CLUSTER, &ng.uuid).await.unwrap();
     assert_eq!(row.status, Some(Status::CreateComplete));
     assert_eq!(cluster_status(&t).await, Some(Status::UpdateComplete));
-    let polled =
-        t.db.q()
-            .get_cluster_by_uuid(CLUSTER, &Scope::ALL_PROJECTS)
-            .await
-            .unwrap();
+    let polled = stored_cluster(&t).await;
     c.delete_nodegroup(&p1, &polled, &row).await.unwrap();
     c.poll_cluster(CLUSTER).await.unwrap();
     assert_eq!(status(c.get_nodegroup(&p1, CLUSTER, &ng.uuid).await), 404);

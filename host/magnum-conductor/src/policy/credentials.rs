@@ -17,6 +17,20 @@ fn roles(ctx: &RequestContext) -> Value {
     Value::Array(ctx.roles.iter().cloned().map(Value::String).collect())
 }
 
+/// The keys of oslo.context's `to_policy_values()` that
+/// [`policy_values`] and [`credentials`] share (the service user's keys
+/// are only in the former).
+fn insert_policy_values(c: &mut Credentials, ctx: &RequestContext) {
+    c.insert("user_id".into(), str_or_none(&ctx.user_id));
+    c.insert("user_domain_id".into(), str_or_none(&ctx.user_domain_id));
+    c.insert("system_scope".into(), Value::Null);
+    c.insert("domain_id".into(), Value::Null);
+    c.insert("project_id".into(), str_or_none(&ctx.project_id));
+    c.insert("project_domain_id".into(), Value::Null);
+    c.insert("roles".into(), roles(ctx));
+    c.insert("is_admin_project".into(), Value::Bool(true));
+}
+
 /// oslo.context's `to_policy_values()` for Magnum's context: the
 /// credentials `check_is_admin` evaluates `context_is_admin` with.
 ///
@@ -27,14 +41,7 @@ fn roles(ctx: &RequestContext) -> Value {
 /// the same answers.
 pub fn policy_values(ctx: &RequestContext) -> Credentials {
     let mut c = Credentials::new();
-    c.insert("user_id".into(), str_or_none(&ctx.user_id));
-    c.insert("user_domain_id".into(), str_or_none(&ctx.user_domain_id));
-    c.insert("system_scope".into(), Value::Null);
-    c.insert("domain_id".into(), Value::Null);
-    c.insert("project_id".into(), str_or_none(&ctx.project_id));
-    c.insert("project_domain_id".into(), Value::Null);
-    c.insert("roles".into(), roles(ctx));
-    c.insert("is_admin_project".into(), Value::Bool(true));
+    insert_policy_values(&mut c, ctx);
     for key in [
         "service_user_id",
         "service_user_domain_id",
@@ -53,15 +60,7 @@ pub fn policy_values(ctx: &RequestContext) -> Credentials {
 /// service catalog are left out.
 pub fn credentials(ctx: &RequestContext) -> Credentials {
     let mut c = Credentials::new();
-    // to_policy_values
-    c.insert("user_id".into(), str_or_none(&ctx.user_id));
-    c.insert("user_domain_id".into(), str_or_none(&ctx.user_domain_id));
-    c.insert("system_scope".into(), Value::Null);
-    c.insert("domain_id".into(), Value::Null);
-    c.insert("project_id".into(), str_or_none(&ctx.project_id));
-    c.insert("project_domain_id".into(), Value::Null);
-    c.insert("roles".into(), roles(ctx));
-    c.insert("is_admin_project".into(), Value::Bool(true));
+    insert_policy_values(&mut c, ctx);
     // oslo.context to_dict
     c.insert("user".into(), str_or_none(&ctx.user_id));
     c.insert("project".into(), str_or_none(&ctx.project_id));

@@ -37,6 +37,21 @@ fn settings(cache: &std::path::Path) -> DriverSettings {
     }
 }
 
+/// A host of the built-in drivers, compiling into `cache`.
+async fn start(cache: &std::path::Path) -> DriverHost {
+    DriverHost::start(settings(cache), HostServices::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The driver `name` of `host`.
+fn driver(host: &DriverHost, name: &str) -> Driver {
+    host.registry()
+        .lookup(name)
+        .cloned()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
 fn map(pairs: &[(&str, &str)]) -> Option<StringMap> {
     Some(
         pairs
@@ -210,18 +225,9 @@ fn cpu_per_call(name: &str, mut f: impl FnMut()) {
 fn calls(c: &mut Criterion) {
     let rt = runtime();
     let cache = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let host = rt
-        .block_on(DriverHost::start(
-            settings(cache.path()),
-            HostServices::default(),
-        ))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let host = rt.block_on(start(cache.path()));
     assert!(host.pooling(), "the pooling allocator is not in use");
-    let fake = host
-        .registry()
-        .lookup("fake")
-        .cloned()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let fake = driver(&host, "fake");
 
     cpu_per_call("trivial call on a fresh instance", || {
         let _ = rt.block_on(fake.validate_master_size(3));
@@ -288,14 +294,8 @@ fn calls(c: &mut Criterion) {
         |b| {
             b.iter(|| {
                 rt.block_on(async {
-                    let h = DriverHost::start(settings(cache.path()), HostServices::default())
-                        .await
-                        .unwrap_or_else(|e| panic!("{e}"));
-                    let d = h
-                        .registry()
-                        .lookup("fake")
-                        .cloned()
-                        .unwrap_or_else(|e| panic!("{e}"));
+                    let h = start(cache.path()).await;
+                    let d = driver(&h, "fake");
                     d.poll_status(&CallContext::admin(), &st)
                         .await
                         .map(|u| u.update.changed())
@@ -1090,11 +1090,7 @@ fn derive(c: &mut Criterion) {
             vec![source],
         ))
         .unwrap_or_else(|e| panic!("{e}"));
-    let w = host
-        .registry()
-        .lookup("watcher")
-        .cloned()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let w = driver(&host, "watcher");
     let st = capi_state();
     let snapshot = watcher_snapshot(&st);
     let ctx = CallContext::admin().at(derive_time(&st));
@@ -1121,17 +1117,8 @@ fn derive(c: &mut Criterion) {
 fn derive_capi(c: &mut Criterion) {
     let rt = runtime();
     let cache = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let host = rt
-        .block_on(DriverHost::start(
-            settings(cache.path()),
-            HostServices::default(),
-        ))
-        .unwrap_or_else(|e| panic!("{e}"));
-    let capi = host
-        .registry()
-        .lookup("k8s_cluster_api")
-        .cloned()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let host = rt.block_on(start(cache.path()));
+    let capi = driver(&host, "k8s_cluster_api");
     let st = capi_state();
     let ctx = CallContext::admin().at(derive_time(&st));
     // The state is one the driver accepts at create, and the snapshot

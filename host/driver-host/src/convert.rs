@@ -14,9 +14,10 @@ use magnum_domain::Status;
 use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup, StringMap};
 
 use crate::access::{KubeObject, ObjectRef, Selector};
+use crate::bindings::v1_1::exports::openkeel::magnum_driver::lifecycle as wl;
 use crate::bindings::v1_1::exports::openkeel::magnum_driver::status as ws;
 use crate::bindings::v1_1::openkeel::magnum_driver::types as w;
-use crate::types::{Effect, Observation, StatusAnswer, Target, Update};
+use crate::types::{Effect, Observation, Resize, StatusAnswer, Target, Update, Upgrade};
 
 /// Why an answer of a driver could not be taken.
 #[derive(Debug, PartialEq, Eq)]
@@ -67,10 +68,6 @@ impl Budget {
         Ok(out)
     }
 
-    fn opt_map(&mut self, m: Option<Vec<(String, String)>>) -> Result<Option<StringMap>, Refused> {
-        m.map(|m| self.map(m)).transpose()
-    }
-
     fn list(&mut self, l: Vec<String>) -> Result<Vec<String>, Refused> {
         l.into_iter().map(|s| self.string(s)).collect()
     }
@@ -98,282 +95,276 @@ pub(crate) fn from_micros(v: i64) -> Result<NaiveDateTime, Refused> {
         .ok_or_else(|| Refused::Malformed(format!("time {v} is out of range")))
 }
 
-fn map_to(m: &Option<StringMap>) -> Option<w::StringMap> {
-    m.as_ref()
-        .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+/// Declares `status_to` and `status_from` over the statuses both sides
+/// name alike.
+macro_rules! statuses {
+    ($($status:ident),+ $(,)?) => {
+        pub(crate) fn status_to(s: Status) -> w::Status {
+            match s {
+                $(Status::$status => w::Status::$status,)+
+            }
+        }
+
+        pub(crate) fn status_from(s: w::Status) -> Status {
+            match s {
+                $(w::Status::$status => Status::$status,)+
+            }
+        }
+    };
 }
 
-pub(crate) fn status_to(s: Status) -> w::Status {
-    match s {
-        Status::CreateInProgress => w::Status::CreateInProgress,
-        Status::CreateFailed => w::Status::CreateFailed,
-        Status::CreateComplete => w::Status::CreateComplete,
-        Status::UpdateInProgress => w::Status::UpdateInProgress,
-        Status::UpdateFailed => w::Status::UpdateFailed,
-        Status::UpdateComplete => w::Status::UpdateComplete,
-        Status::DeleteInProgress => w::Status::DeleteInProgress,
-        Status::DeleteFailed => w::Status::DeleteFailed,
-        Status::DeleteComplete => w::Status::DeleteComplete,
-        Status::ResumeComplete => w::Status::ResumeComplete,
-        Status::ResumeFailed => w::Status::ResumeFailed,
-        Status::RestoreComplete => w::Status::RestoreComplete,
-        Status::RollbackInProgress => w::Status::RollbackInProgress,
-        Status::RollbackFailed => w::Status::RollbackFailed,
-        Status::RollbackComplete => w::Status::RollbackComplete,
-        Status::SnapshotComplete => w::Status::SnapshotComplete,
-        Status::CheckComplete => w::Status::CheckComplete,
-        Status::AdoptComplete => w::Status::AdoptComplete,
+statuses!(
+    CreateInProgress,
+    CreateFailed,
+    CreateComplete,
+    UpdateInProgress,
+    UpdateFailed,
+    UpdateComplete,
+    DeleteInProgress,
+    DeleteFailed,
+    DeleteComplete,
+    ResumeComplete,
+    ResumeFailed,
+    RestoreComplete,
+    RollbackInProgress,
+    RollbackFailed,
+    RollbackComplete,
+    SnapshotComplete,
+    CheckComplete,
+    AdoptComplete,
+);
+
+/// A column of a row as its WIT record carries it: copied towards the
+/// driver, and taken back from the driver's answer with every string
+/// charged to the call's output budget.
+trait Column: Sized {
+    /// The column's WIT form.
+    type Wit;
+    /// The column as the driver gets it.
+    fn lower(&self) -> Self::Wit;
+    /// The column from the driver's answer.
+    fn lift(w: Self::Wit, b: &mut Budget) -> Result<Self, Refused>;
+}
+
+/// Plain values cross as they are, free of charge.
+macro_rules! plain_columns {
+    ($($t:ty),+) => {$(
+        impl Column for $t {
+            type Wit = $t;
+            fn lower(&self) -> $t {
+                *self
+            }
+            fn lift(w: $t, _: &mut Budget) -> Result<$t, Refused> {
+                Ok(w)
+            }
+        }
+    )+};
+}
+
+plain_columns!(i64, i32, bool);
+
+impl Column for String {
+    type Wit = String;
+    fn lower(&self) -> String {
+        self.clone()
+    }
+    fn lift(w: String, b: &mut Budget) -> Result<String, Refused> {
+        b.string(w)
     }
 }
 
-pub(crate) fn status_from(s: w::Status) -> Status {
-    match s {
-        w::Status::CreateInProgress => Status::CreateInProgress,
-        w::Status::CreateFailed => Status::CreateFailed,
-        w::Status::CreateComplete => Status::CreateComplete,
-        w::Status::UpdateInProgress => Status::UpdateInProgress,
-        w::Status::UpdateFailed => Status::UpdateFailed,
-        w::Status::UpdateComplete => Status::UpdateComplete,
-        w::Status::DeleteInProgress => Status::DeleteInProgress,
-        w::Status::DeleteFailed => Status::DeleteFailed,
-        w::Status::DeleteComplete => Status::DeleteComplete,
-        w::Status::ResumeComplete => Status::ResumeComplete,
-        w::Status::ResumeFailed => Status::ResumeFailed,
-        w::Status::RestoreComplete => Status::RestoreComplete,
-        w::Status::RollbackInProgress => Status::RollbackInProgress,
-        w::Status::RollbackFailed => Status::RollbackFailed,
-        w::Status::RollbackComplete => Status::RollbackComplete,
-        w::Status::SnapshotComplete => Status::SnapshotComplete,
-        w::Status::CheckComplete => Status::CheckComplete,
-        w::Status::AdoptComplete => Status::AdoptComplete,
+impl Column for StringMap {
+    type Wit = w::StringMap;
+    fn lower(&self) -> w::StringMap {
+        self.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+    }
+    fn lift(w: w::StringMap, b: &mut Budget) -> Result<StringMap, Refused> {
+        b.map(w)
     }
 }
 
-pub(crate) fn template_to(t: &ClusterTemplate) -> w::ClusterTemplate {
-    w::ClusterTemplate {
-        id: t.id,
-        uuid: t.uuid.clone(),
-        name: t.name.clone(),
-        project_id: t.project_id.clone(),
-        user_id: t.user_id.clone(),
-        flavor_id: t.flavor_id.clone(),
-        master_flavor_id: t.master_flavor_id.clone(),
-        keypair_id: t.keypair_id.clone(),
-        image_id: t.image_id.clone(),
-        external_network_id: t.external_network_id.clone(),
-        fixed_network: t.fixed_network.clone(),
-        fixed_subnet: t.fixed_subnet.clone(),
-        network_driver: t.network_driver.clone(),
-        volume_driver: t.volume_driver.clone(),
-        dns_nameserver: t.dns_nameserver.clone(),
-        apiserver_port: t.apiserver_port,
-        docker_volume_size: t.docker_volume_size,
-        docker_storage_driver: t.docker_storage_driver.clone(),
-        cluster_distro: t.cluster_distro.clone(),
-        coe: t.coe.clone(),
-        http_proxy: t.http_proxy.clone(),
-        https_proxy: t.https_proxy.clone(),
-        no_proxy: t.no_proxy.clone(),
-        registry_enabled: t.registry_enabled,
-        labels: map_to(&t.labels),
-        tls_disabled: t.tls_disabled,
-        public: t.public,
-        server_type: t.server_type.clone(),
-        insecure_registry: t.insecure_registry.clone(),
-        master_lb_enabled: t.master_lb_enabled,
-        floating_ip_enabled: t.floating_ip_enabled,
-        hidden: t.hidden,
-        tags: t.tags.clone(),
-        driver: t.driver.clone(),
-        created_at: to_micros(t.created_at),
-        updated_at: t.updated_at.map(to_micros),
+impl Column for Status {
+    type Wit = w::Status;
+    fn lower(&self) -> w::Status {
+        status_to(*self)
+    }
+    fn lift(w: w::Status, _: &mut Budget) -> Result<Status, Refused> {
+        Ok(status_from(w))
     }
 }
 
-#[cfg(test)]
-pub(crate) fn template_from(
-    t: w::ClusterTemplate,
-    b: &mut Budget,
-) -> Result<ClusterTemplate, Refused> {
-    Ok(ClusterTemplate {
-        id: t.id,
-        uuid: b.string(t.uuid)?,
-        name: b.string(t.name)?,
-        project_id: b.string(t.project_id)?,
-        user_id: b.string(t.user_id)?,
-        flavor_id: b.opt(t.flavor_id)?,
-        master_flavor_id: b.opt(t.master_flavor_id)?,
-        keypair_id: b.opt(t.keypair_id)?,
-        image_id: b.opt(t.image_id)?,
-        external_network_id: b.opt(t.external_network_id)?,
-        fixed_network: b.opt(t.fixed_network)?,
-        fixed_subnet: b.opt(t.fixed_subnet)?,
-        network_driver: b.opt(t.network_driver)?,
-        volume_driver: b.opt(t.volume_driver)?,
-        dns_nameserver: b.opt(t.dns_nameserver)?,
-        apiserver_port: t.apiserver_port,
-        docker_volume_size: t.docker_volume_size,
-        docker_storage_driver: b.opt(t.docker_storage_driver)?,
-        cluster_distro: b.opt(t.cluster_distro)?,
-        coe: b.opt(t.coe)?,
-        http_proxy: b.opt(t.http_proxy)?,
-        https_proxy: b.opt(t.https_proxy)?,
-        no_proxy: b.opt(t.no_proxy)?,
-        registry_enabled: t.registry_enabled,
-        labels: b.opt_map(t.labels)?,
-        tls_disabled: t.tls_disabled,
-        public: t.public,
-        server_type: b.opt(t.server_type)?,
-        insecure_registry: b.opt(t.insecure_registry)?,
-        master_lb_enabled: t.master_lb_enabled,
-        floating_ip_enabled: t.floating_ip_enabled,
-        hidden: t.hidden,
-        tags: b.opt(t.tags)?,
-        driver: b.opt(t.driver)?,
-        created_at: from_micros(t.created_at)?,
-        updated_at: t.updated_at.map(from_micros).transpose()?,
-    })
-}
-
-#[cfg(test)]
-pub(crate) fn cluster_to(c: &Cluster) -> w::Cluster {
-    w::Cluster {
-        id: c.id,
-        uuid: c.uuid.clone(),
-        name: c.name.clone(),
-        project_id: c.project_id.clone(),
-        user_id: c.user_id.clone(),
-        cluster_template_id: c.cluster_template_id.clone(),
-        keypair: c.keypair.clone(),
-        docker_volume_size: c.docker_volume_size,
-        labels: map_to(&c.labels),
-        master_flavor_id: c.master_flavor_id.clone(),
-        flavor_id: c.flavor_id.clone(),
-        stack_id: c.stack_id.clone(),
-        api_address: c.api_address.clone(),
-        status: c.status.map(status_to),
-        status_reason: c.status_reason.clone(),
-        health_status: c.health_status.clone(),
-        health_status_reason: map_to(&c.health_status_reason),
-        create_timeout: c.create_timeout,
-        discovery_url: c.discovery_url.clone(),
-        coe_version: c.coe_version.clone(),
-        container_version: c.container_version.clone(),
-        ca_cert_ref: c.ca_cert_ref.clone(),
-        magnum_cert_ref: c.magnum_cert_ref.clone(),
-        etcd_ca_cert_ref: c.etcd_ca_cert_ref.clone(),
-        front_proxy_ca_cert_ref: c.front_proxy_ca_cert_ref.clone(),
-        fixed_network: c.fixed_network.clone(),
-        fixed_subnet: c.fixed_subnet.clone(),
-        floating_ip_enabled: c.floating_ip_enabled,
-        master_lb_enabled: c.master_lb_enabled,
-        created_at: to_micros(c.created_at),
-        updated_at: c.updated_at.map(to_micros),
+/// Times cross as UTC microseconds.
+impl Column for NaiveDateTime {
+    type Wit = i64;
+    fn lower(&self) -> i64 {
+        to_micros(*self)
+    }
+    fn lift(w: i64, _: &mut Budget) -> Result<NaiveDateTime, Refused> {
+        from_micros(w)
     }
 }
 
-pub(crate) fn cluster_from(c: w::Cluster, b: &mut Budget) -> Result<Cluster, Refused> {
-    Ok(Cluster {
-        id: c.id,
-        uuid: b.string(c.uuid)?,
-        name: b.string(c.name)?,
-        project_id: b.string(c.project_id)?,
-        user_id: b.string(c.user_id)?,
-        cluster_template_id: b.string(c.cluster_template_id)?,
-        keypair: b.opt(c.keypair)?,
-        docker_volume_size: c.docker_volume_size,
-        labels: b.opt_map(c.labels)?,
-        master_flavor_id: b.opt(c.master_flavor_id)?,
-        flavor_id: b.opt(c.flavor_id)?,
-        stack_id: b.opt(c.stack_id)?,
-        api_address: b.opt(c.api_address)?,
-        status: c.status.map(status_from),
-        status_reason: b.opt(c.status_reason)?,
-        health_status: b.opt(c.health_status)?,
-        health_status_reason: b.opt_map(c.health_status_reason)?,
-        create_timeout: c.create_timeout,
-        discovery_url: b.opt(c.discovery_url)?,
-        coe_version: b.opt(c.coe_version)?,
-        container_version: b.opt(c.container_version)?,
-        ca_cert_ref: b.opt(c.ca_cert_ref)?,
-        magnum_cert_ref: b.opt(c.magnum_cert_ref)?,
-        etcd_ca_cert_ref: b.opt(c.etcd_ca_cert_ref)?,
-        front_proxy_ca_cert_ref: b.opt(c.front_proxy_ca_cert_ref)?,
-        fixed_network: b.opt(c.fixed_network)?,
-        fixed_subnet: b.opt(c.fixed_subnet)?,
-        floating_ip_enabled: c.floating_ip_enabled,
-        master_lb_enabled: c.master_lb_enabled,
-        created_at: from_micros(c.created_at)?,
-        updated_at: c.updated_at.map(from_micros).transpose()?,
-    })
-}
-
-pub(crate) fn nodegroup_to(n: &NodeGroup) -> w::Nodegroup {
-    w::Nodegroup {
-        id: n.id,
-        uuid: n.uuid.clone(),
-        name: n.name.clone(),
-        cluster_id: n.cluster_id.clone(),
-        project_id: n.project_id.clone(),
-        docker_volume_size: n.docker_volume_size,
-        labels: map_to(&n.labels),
-        flavor_id: n.flavor_id.clone(),
-        image_id: n.image_id.clone(),
-        node_addresses: n.node_addresses.clone(),
-        node_count: n.node_count,
-        max_node_count: n.max_node_count,
-        min_node_count: n.min_node_count,
-        role: n.role.clone(),
-        is_default: n.is_default,
-        stack_id: n.stack_id.clone(),
-        status: n.status.map(status_to),
-        status_reason: n.status_reason.clone(),
-        version: n.version.clone(),
-        node_labels: map_to(&n.node_labels),
-        node_taints: n.node_taints.as_ref().map(|ts| {
-            ts.iter()
-                .map(|t| t.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
-                .collect()
-        }),
-        created_at: to_micros(n.created_at),
-        updated_at: n.updated_at.map(to_micros),
+impl<T: Column> Column for Option<T> {
+    type Wit = Option<T::Wit>;
+    fn lower(&self) -> Option<T::Wit> {
+        self.as_ref().map(T::lower)
+    }
+    fn lift(w: Option<T::Wit>, b: &mut Budget) -> Result<Self, Refused> {
+        w.map(|v| T::lift(v, b)).transpose()
     }
 }
 
-pub(crate) fn nodegroup_from(n: w::Nodegroup, b: &mut Budget) -> Result<NodeGroup, Refused> {
-    Ok(NodeGroup {
-        id: n.id,
-        uuid: b.string(n.uuid)?,
-        name: b.string(n.name)?,
-        cluster_id: b.string(n.cluster_id)?,
-        project_id: b.string(n.project_id)?,
-        docker_volume_size: n.docker_volume_size,
-        labels: b.opt_map(n.labels)?,
-        flavor_id: b.opt(n.flavor_id)?,
-        image_id: b.opt(n.image_id)?,
-        node_addresses: n.node_addresses.map(|l| b.list(l)).transpose()?,
-        node_count: n.node_count,
-        max_node_count: n.max_node_count,
-        min_node_count: n.min_node_count,
-        role: b.opt(n.role)?,
-        is_default: n.is_default,
-        stack_id: b.opt(n.stack_id)?,
-        status: n.status.map(status_from),
-        status_reason: b.opt(n.status_reason)?,
-        version: b.opt(n.version)?,
-        node_labels: b.opt_map(n.node_labels)?,
-        node_taints: n
-            .node_taints
-            .map(|ts| {
-                ts.into_iter()
-                    .map(|t| b.map(t))
-                    .collect::<Result<Vec<_>, _>>()
+impl<T: Column> Column for Vec<T> {
+    type Wit = Vec<T::Wit>;
+    fn lower(&self) -> Vec<T::Wit> {
+        self.iter().map(T::lower).collect()
+    }
+    fn lift(w: Vec<T::Wit>, b: &mut Budget) -> Result<Self, Refused> {
+        w.into_iter().map(|v| T::lift(v, b)).collect()
+    }
+}
+
+/// Declares the conversions of a row and its WIT record, column by column
+/// in the record's order (the order the driver's strings are charged in):
+/// `$to` copies the row for the driver, `$from` takes the driver's record.
+macro_rules! row_record {
+    (
+        $row:ident as w::$wit:ident,
+        $(#[$to_attr:meta])* to: $to:ident,
+        $(#[$from_attr:meta])* from: $from:ident,
+        { $($col:ident),+ $(,)? }
+    ) => {
+        $(#[$to_attr])*
+        pub(crate) fn $to(r: &$row) -> w::$wit {
+            w::$wit {
+                $($col: r.$col.lower(),)+
+            }
+        }
+
+        $(#[$from_attr])*
+        pub(crate) fn $from(r: w::$wit, b: &mut Budget) -> Result<$row, Refused> {
+            Ok($row {
+                $($col: Column::lift(r.$col, b)?,)+
             })
-            .transpose()?,
-        created_at: from_micros(n.created_at)?,
-        updated_at: n.updated_at.map(from_micros).transpose()?,
-    })
+        }
+    };
 }
+
+row_record!(
+    ClusterTemplate as w::ClusterTemplate,
+    to: template_to,
+    #[cfg(test)]
+    from: template_from,
+    {
+        id,
+        uuid,
+        name,
+        project_id,
+        user_id,
+        flavor_id,
+        master_flavor_id,
+        keypair_id,
+        image_id,
+        external_network_id,
+        fixed_network,
+        fixed_subnet,
+        network_driver,
+        volume_driver,
+        dns_nameserver,
+        apiserver_port,
+        docker_volume_size,
+        docker_storage_driver,
+        cluster_distro,
+        coe,
+        http_proxy,
+        https_proxy,
+        no_proxy,
+        registry_enabled,
+        labels,
+        tls_disabled,
+        public,
+        server_type,
+        insecure_registry,
+        master_lb_enabled,
+        floating_ip_enabled,
+        hidden,
+        tags,
+        driver,
+        created_at,
+        updated_at,
+    }
+);
+
+row_record!(
+    Cluster as w::Cluster,
+    #[cfg(test)]
+    to: cluster_to,
+    from: cluster_from,
+    {
+        id,
+        uuid,
+        name,
+        project_id,
+        user_id,
+        cluster_template_id,
+        keypair,
+        docker_volume_size,
+        labels,
+        master_flavor_id,
+        flavor_id,
+        stack_id,
+        api_address,
+        status,
+        status_reason,
+        health_status,
+        health_status_reason,
+        create_timeout,
+        discovery_url,
+        coe_version,
+        container_version,
+        ca_cert_ref,
+        magnum_cert_ref,
+        etcd_ca_cert_ref,
+        front_proxy_ca_cert_ref,
+        fixed_network,
+        fixed_subnet,
+        floating_ip_enabled,
+        master_lb_enabled,
+        created_at,
+        updated_at,
+    }
+);
+
+row_record!(
+    NodeGroup as w::Nodegroup,
+    to: nodegroup_to,
+    from: nodegroup_from,
+    {
+        id,
+        uuid,
+        name,
+        cluster_id,
+        project_id,
+        docker_volume_size,
+        labels,
+        flavor_id,
+        image_id,
+        node_addresses,
+        node_count,
+        max_node_count,
+        min_node_count,
+        role,
+        is_default,
+        stack_id,
+        status,
+        status_reason,
+        version,
+        node_labels,
+        node_taints,
+        created_at,
+        updated_at,
+    }
+);
 
 #[cfg(test)]
 pub(crate) fn state_to(st: &crate::types::ClusterState) -> w::ClusterState {
@@ -413,6 +404,24 @@ pub(crate) fn status_answer_from(
             })
             .collect::<Result<_, Refused>>()?,
     })
+}
+
+/// A resize as `lifecycle.resize-cluster` takes it.
+pub(crate) fn resize_to(r: &Resize) -> wl::Resize {
+    wl::Resize {
+        nodegroup_uuid: r.nodegroup_uuid.clone(),
+        node_count: r.node_count,
+        nodes_to_remove: r.nodes_to_remove.clone(),
+    }
+}
+
+/// An upgrade as `lifecycle.upgrade-cluster` takes it.
+pub(crate) fn upgrade_to(u: &Upgrade) -> wl::Upgrade {
+    wl::Upgrade {
+        template: template_to(&u.template),
+        max_batch_size: u.max_batch_size,
+        nodegroup_uuid: u.nodegroup_uuid.clone(),
+    }
 }
 
 pub(crate) fn effect_to(e: &Effect) -> ws::Effect {

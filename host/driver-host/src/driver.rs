@@ -7,14 +7,13 @@ use std::sync::Arc;
 use magnum_domain::models::{ClusterTemplate, NodeGroup};
 
 use crate::access::Selector;
-use crate::bindings::v1_1::exports::openkeel::magnum_driver::lifecycle as wl;
 use crate::bindings::v1_1::openkeel::magnum_driver::types as wt;
 use crate::breaker::Health;
 use crate::contract::Contract;
 use crate::convert;
-use crate::error::{CallError, DriverFault};
+use crate::error::CallError;
 use crate::lowering;
-use crate::package::{Answer, EntryPointInfo, Origin, Package, Request};
+use crate::package::{EntryPointInfo, FromResponse, Origin, Package, Request};
 use crate::settings::Limits;
 use crate::types::{
     CallContext, ClusterState, Effect, Observation, Resize, StatusAnswer, Target, Update, Upgrade,
@@ -37,9 +36,30 @@ impl std::fmt::Debug for Driver {
     }
 }
 
-/// How the answer of a call becomes what its caller gets: a
-/// [`Package`] method such as [`Package::update`].
-type Take<T> = fn(&Package, &'static str, Result<Answer, DriverFault>) -> Result<T, CallError>;
+/// Declares calls about one cluster: `pub async fn name(args) -> T =
+/// Variant(lowered);` is `pub async fn name(&self, c, st, args) ->
+/// Result<T, CallError>`,
+/// which sends `Request::Variant` with the call's context, the cluster's
+/// state and the lowered arguments, as `c`'s caller, and takes the answer
+/// as `T`.
+macro_rules! cluster_calls {
+    ($(
+        $(#[$doc:meta])*
+        pub async fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty
+            = $variant:ident($($lowered:expr),*);
+    )+) => {$(
+        $(#[$doc])*
+        pub async fn $name(
+            &self,
+            c: &CallContext,
+            st: &ClusterState,
+            $($arg: $ty,)*
+        ) -> Result<$ret, CallError> {
+            let req = Request::$variant(self.ctx(c), lowering::state_ref(st), $($lowered),*);
+            self.run_about(c, st, req).await
+        }
+    )+};
+}
 
 impl Driver {
     pub(crate) fn new(pkg: Arc<Package>, index: usize) -> Driver {
@@ -203,23 +223,13 @@ impl Driver {
         }
     }
 
-    async fn run_update(
-        &self,
-        c: &CallContext,
-        st: &ClusterState,
-        req: Request<'_>,
-    ) -> Result<Update, CallError> {
-        self.run_about(c, st, req, Package::update).await
-    }
-
     /// Runs a request about the cluster of `st` with `c`'s credentials and
-    /// takes its answer (of the named function) with `take`.
-    async fn run_about<T>(
+    /// takes its answer (of the named function) as `T`.
+    async fn run_about<T: FromResponse>(
         &self,
         c: &CallContext,
         st: &ClusterState,
         req: Request<'_>,
-        take: Take<T>,
     ) -> Result<T, CallError> {
         let f = req.function();
         let r = self
@@ -231,74 +241,102 @@ impl Driver {
                 req,
             )
             .await;
-        take(&self.pkg, f, r)
+        self.pkg.take(f, r)
     }
 
-    async fn run_unit(
+    /// Runs a check of a master count, about no cluster: `request` is
+    /// [`Request::ValidateMasterSize`] or [`Request::ValidateMasterResize`].
+    async fn validate_count(
         &self,
-        c: Option<&CallContext>,
-        st: Option<&ClusterState>,
-        req: Request<'_>,
+        request: fn(String, i32) -> Request<'static>,
+        count: i32,
     ) -> Result<(), CallError> {
+        let req = request(self.name().to_string(), count);
         let f = req.function();
-        let (cred, rid) = match c {
-            Some(c) => (c.credentials.clone(), c.request_id.clone()),
-            None => (crate::access::Credentials::admin(), String::new()),
-        };
         let r = self
             .pkg
-            .invoke(st.map(|s| &s.cluster), cred, rid, req)
+            .invoke(
+                None,
+                crate::access::Credentials::admin(),
+                String::new(),
+                req,
+            )
             .await;
-        self.pkg.unit(f, r)
+        self.pkg.take(f, r)
     }
 
     /// `master_count` of a new cluster.
     pub async fn validate_master_size(&self, count: i32) -> Result<(), CallError> {
-        self.run_unit(
-            None,
-            None,
-            Request::ValidateMasterSize(self.name().to_string(), count),
-        )
-        .await
+        self.validate_count(Request::ValidateMasterSize, count)
+            .await
     }
 
     /// A resize of the master nodegroup.
     pub async fn validate_master_resize(&self, count: i32) -> Result<(), CallError> {
-        self.run_unit(
-            None,
-            None,
-            Request::ValidateMasterResize(self.name().to_string(), count),
-        )
-        .await
+        self.validate_count(Request::ValidateMasterResize, count)
+            .await
     }
 
-    /// The driver's checks of a cluster about to be created.
-    pub async fn validate_create(
-        &self,
-        c: &CallContext,
-        st: &ClusterState,
-    ) -> Result<(), CallError> {
-        self.run_unit(
-            Some(c),
-            Some(st),
-            Request::ValidateCreate(self.ctx(c), lowering::state_ref(st)),
-        )
-        .await
-    }
+    cluster_calls! {
+        /// The driver's checks of a cluster about to be created.
+        pub async fn validate_create() -> () = ValidateCreate();
 
-    /// The driver's checks of an upgrade to `template`.
-    pub async fn validate_upgrade(
-        &self,
-        c: &CallContext,
-        st: &ClusterState,
-        template: &ClusterTemplate,
-    ) -> Result<(), CallError> {
-        let req = Request::ValidateUpgrade(
-            self.ctx(c),
-            lowering::state_ref(st),
-            convert::template_to(template),
-        );
-        self.run_unit(Some(c), Some(st), req).await
+        /// The driver's checks of an upgrade to `template`.
+        pub async fn validate_upgrade(template: &ClusterTemplate) -> ()
+            = ValidateUpgrade(convert::template_to(template));
+
+        /// Whether the cluster's CAs can be rotated (asked before any
+        /// certificate is generated).
+        pub async fn can_rotate_ca() -> () = CanRotateCa();
+
+        /// Starts building a new cluster; `timeout_minutes` is create_timeout
+        /// (0: none).
+        pub async fn create_cluster(timeout_minutes: u32) -> Update
+            = CreateCluster(timeout_minutes);
+
+        /// A PATCH of node_count (the default worker row has the new count).
+        pub async fn update_cluster() -> Update = UpdateCluster();
+
+        /// Starts deleting the cluster.
+        pub async fn delete_cluster() -> Update = DeleteCluster();
+
+        /// Resizes one nodegroup.
+        pub async fn resize_cluster(req: &Resize) -> Update
+            = ResizeCluster(convert::resize_to(req));
+
+        /// Moves the cluster (or one nodegroup) to a template.
+        pub async fn upgrade_cluster(req: &Upgrade) -> Update
+            = UpgradeCluster(convert::upgrade_to(req));
+
+        /// Starts building `ng`.
+        pub async fn create_nodegroup(ng: &NodeGroup) -> Update
+            = CreateNodegroup(convert::nodegroup_to(ng));
+
+        /// A PATCH of a nodegroup.
+        pub async fn update_nodegroup(ng: &NodeGroup) -> Update
+            = UpdateNodegroup(convert::nodegroup_to(ng));
+
+        /// Starts deleting a non-default nodegroup.
+        pub async fn delete_nodegroup(ng: &NodeGroup) -> Update
+            = DeleteNodegroup(convert::nodegroup_to(ng));
+
+        /// Rolls the cluster onto the CAs the conductor has just generated.
+        pub async fn rotate_ca() -> Update = RotateCa();
+
+        /// Replaces the cluster's cloud credential.
+        pub async fn rotate_credential() -> Update = RotateCredential();
+
+        /// The objects the host should watch for this cluster (empty: poll).
+        pub async fn watches() -> Vec<Selector> = Watches();
+
+        /// The rows' new state from what the host holds of each selector of
+        /// `watches` (a 1.0 driver sees the objects alone). Pure: the driver's
+        /// imports answer `access-denied` during the call.
+        pub async fn derive_status(snapshot: &[Observation]) -> StatusAnswer
+            = DeriveStatus(snapshot.iter().map(convert::observation_to).collect());
+
+        /// Magnum's update_cluster_status and health monitor in one.
+        pub async fn poll_status() -> StatusAnswer = PollStatus();
     }
 
     /// The driver's checks of a nodegroup about to be created (a 1.0
@@ -317,211 +355,7 @@ impl Driver {
             lowering::state_ref(st),
             convert::nodegroup_to(ng),
         );
-        self.run_unit(Some(c), Some(st), req).await
-    }
-
-    /// Whether the cluster's CAs can be rotated (asked before any
-    /// certificate is generated).
-    pub async fn can_rotate_ca(&self, c: &CallContext, st: &ClusterState) -> Result<(), CallError> {
-        self.run_unit(
-            Some(c),
-            Some(st),
-            Request::CanRotateCa(self.ctx(c), lowering::state_ref(st)),
-        )
-        .await
-    }
-
-    /// Starts building a new cluster; `timeout_minutes` is create_timeout
-    /// (0: none).
-    pub async fn create_cluster(
-        &self,
-        c: &CallContext,
-        st: &ClusterState,
-        timeout_minutes: u32,
-    ) -> Result<Update, CallError> {
-        let req = Request::CreateCluster(self.ctx(c), lowering::state_ref(st), timeout_minutes);
-        self.run_update(c, st, req).await
-    }
-
-    /// A PATCH of node_count (the default worker row has the new count).
-    pub async fn update_cluster(
-        &self,
-        c: &CallContext,
-        st: &ClusterState,
-    ) -> Result<Update, CallError> {
-        self.run_update(
-            c,
-            st,
-            Request::UpdateCluster(self.ctx(c), lowering::state_ref(st)),
-        )
-        .await
-    }
-
-    /// Starts deleting the cluster.
-    pub async fn delete_cluster(
-        &self,
-        c: &CallContext,
-        st: &ClusterState,
-    ) -> Result<Update, CallError> {
-        self.run_update(
-            c,
-            st,
-            Request::DeleteCluster(self.ctx(c), lowering::state_ref(st)),
-        )
-        .await
-    }
-
-    /// Resizes one nodegroup.
-    pub async fn resize_cluster(
-        &self,
-        c: &CallContext,
-        st: &ClusterState,
-        req: &Resize,
-    ) -> Result<Update, CallError> {
-        let r = wl::Resize {
-            nodegroup_uuid: req.nodegroup_uuid.clone(),
-            node_count: req.node_count,
-            nodes_to_remove: req.nodes_to_remove.clone(),
-        };
-        self.run_update(
-            c,
-            st,
-            Request::ResizeCluster(self.ctx(c), lowering::state_ref(st), r),
-        )
-        .await
-    }
-
-    /// Moves the cluster (or one nodegroup) to a template.
-    pub async fn upgrade_cluster(
-        &self,
-        c: &CallContext,
-        st: &ClusterState,
-        req: &Upgrade,
-    ) -> Result<Update, CallError> {
-        let u = wl::Upgrade {
-            template: convert::template_to(&req.template),
-            max_batch_size: req.max_batch_size,
-            nodegroup_uuid: req.nodegroup_uuid.clone(),
-        };
-        self.run_update(
-            c,
-            st,
-            Request::UpgradeCluster(self.ctx(c), lowering::state_ref(st), u),
-        )
-        .await
-    }
-
-    /// Starts building `ng`.
-    pub async fn create_nodegroup(
-        &self,
-        c: &CallContext,
-        st: &ClusterState,
-        ng: &NodeGroup,
-    ) -> Result<Update, CallError> {
-        let req = Request::CreateNodegroup(
-            self.ctx(c),
-            lowering::state_ref(st),
-            convert::nodegroup_to(ng),
-        );
-        self.run_update(c, st, req).await
-    }
-
-    /// A PATCH of a nodegroup.
-    pub async fn update_nodegroup(
-        &self,
-        c: &CallContext,
-        st: &ClusterState,
-        ng: &NodeGroup,
-    ) -> Result<Update, CallError> {
-        let req = Request::UpdateNodegroup(
-            self.ctx(c),
-            lowering::state_ref(st),
-            convert::nodegroup_to(ng),
-        );
-        self.run_update(c, st, req).await
-    }
-
-    /// Starts deleting a non-default nodegroup.
-    pub async fn delete_nodegroup(
-        &self,
-        c: &CallContext,
-        st: &ClusterState,
-        ng: &NodeGroup,
-    ) -> Result<Update, CallError> {
-        let req = Request::DeleteNodegroup(
-            self.ctx(c),
-            lowering::state_ref(st),
-            convert::nodegroup_to(ng),
-        );
-        self.run_update(c, st, req).await
-    }
-
-    /// Rolls the cluster onto the CAs the conductor has just generated.
-    pub async fn rotate_ca(&self, c: &CallContext, st: &ClusterState) -> Result<Update, CallError> {
-        self.run_update(
-            c,
-            st,
-            Request::RotateCa(self.ctx(c), lowering::state_ref(st)),
-        )
-        .await
-    }
-
-    /// Replaces the cluster's cloud credential.
-    pub async fn rotate_credential(
-        &self,
-        c: &CallContext,
-        st: &ClusterState,
-    ) -> Result<Update, CallError> {
-        self.run_update(
-            c,
-            st,
-            Request::RotateCredential(self.ctx(c), lowering::state_ref(st)),
-        )
-        .await
-    }
-
-    /// The objects the host should watch for this cluster (empty: poll).
-    pub async fn watches(
-        &self,
-        c: &CallContext,
-        st: &ClusterState,
-    ) -> Result<Vec<Selector>, CallError> {
-        let req = Request::Watches(self.ctx(c), lowering::state_ref(st));
-        let f = req.function();
-        let r = self
-            .pkg
-            .invoke(
-                Some(&st.cluster),
-                c.credentials.clone(),
-                c.request_id.clone(),
-                req,
-            )
-            .await;
-        self.pkg.watches(f, r)
-    }
-
-    /// The rows' new state from what the host holds of each selector of
-    /// `watches` (a 1.0 driver sees the objects alone). Pure: the driver's
-    /// imports answer `access-denied` during the call.
-    pub async fn derive_status(
-        &self,
-        c: &CallContext,
-        st: &ClusterState,
-        snapshot: &[Observation],
-    ) -> Result<StatusAnswer, CallError> {
-        let observed = snapshot.iter().map(convert::observation_to).collect();
-        let req = Request::DeriveStatus(self.ctx(c), lowering::state_ref(st), observed);
-        self.run_status(c, st, req).await
-    }
-
-    /// Magnum's update_cluster_status and health monitor in one.
-    pub async fn poll_status(
-        &self,
-        c: &CallContext,
-        st: &ClusterState,
-    ) -> Result<StatusAnswer, CallError> {
-        let req = Request::PollStatus(self.ctx(c), lowering::state_ref(st));
-        self.run_status(c, st, req).await
+        self.run_about(c, st, req).await
     }
 
     /// Runs the side effects a status answer asked for (nothing to run:
@@ -537,15 +371,6 @@ impl Driver {
         }
         let effects = effects.iter().map(convert::effect_to).collect();
         let req = Request::ApplyEffects(self.ctx(c), lowering::state_ref(st), effects);
-        self.run_unit(Some(c), Some(st), req).await
-    }
-
-    async fn run_status(
-        &self,
-        c: &CallContext,
-        st: &ClusterState,
-        req: Request<'_>,
-    ) -> Result<StatusAnswer, CallError> {
-        self.run_about(c, st, req, Package::status).await
+        self.run_about(c, st, req).await
     }
 }

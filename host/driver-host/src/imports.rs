@@ -442,42 +442,37 @@ impl tokio::io::AsyncWrite for Capture {
     }
 }
 
-/// A host error as contract 1.0 has it.
-fn host_error10(e: HostError) -> w10::types::HostError {
-    use w10::types::HostError as W;
-    match e {
-        HostError::AccessDenied(s) => W::AccessDenied(s),
-        HostError::Invalid(s) => W::Invalid(s),
-        HostError::NotFound(s) => W::NotFound(s),
-        HostError::Conflict(s) => W::Conflict(s),
-        HostError::TooLarge(s) => W::TooLarge(s),
-        HostError::Unavailable(s) => W::Unavailable(s),
-        HostError::Client(m) => W::Client(w10::types::MagnumError {
-            status: m.status,
-            kind: m.kind.to_string(),
-            message: m.message,
-        }),
-        HostError::Other(s) => W::Other(s),
-    }
+/// Declares the conversion of a [`HostError`] into the `host-error` of a
+/// contract version's `types` interface.
+macro_rules! host_error_to {
+    ($(#[$doc:meta])* $name:ident, $($types:ident)::+) => {
+        $(#[$doc])*
+        fn $name(e: HostError) -> $($types)::+::HostError {
+            use $($types)::+::HostError as W;
+            match e {
+                HostError::AccessDenied(s) => W::AccessDenied(s),
+                HostError::Invalid(s) => W::Invalid(s),
+                HostError::NotFound(s) => W::NotFound(s),
+                HostError::Conflict(s) => W::Conflict(s),
+                HostError::TooLarge(s) => W::TooLarge(s),
+                HostError::Unavailable(s) => W::Unavailable(s),
+                HostError::Client(m) => W::Client($($types)::+::MagnumError {
+                    status: m.status,
+                    kind: m.kind.to_string(),
+                    message: m.message,
+                }),
+                HostError::Other(s) => W::Other(s),
+            }
+        }
+    };
 }
 
-fn host_error(e: HostError) -> w::types::HostError {
-    use w::types::HostError as W;
-    match e {
-        HostError::AccessDenied(s) => W::AccessDenied(s),
-        HostError::Invalid(s) => W::Invalid(s),
-        HostError::NotFound(s) => W::NotFound(s),
-        HostError::Conflict(s) => W::Conflict(s),
-        HostError::TooLarge(s) => W::TooLarge(s),
-        HostError::Unavailable(s) => W::Unavailable(s),
-        HostError::Client(m) => W::Client(w::types::MagnumError {
-            status: m.status,
-            kind: m.kind.to_string(),
-            message: m.message,
-        }),
-        HostError::Other(s) => W::Other(s),
-    }
-}
+host_error_to!(
+    /// A host error as contract 1.0 has it.
+    host_error10,
+    w10::types
+);
+host_error_to!(host_error, w::types);
 
 fn unavailable(what: &str) -> w::types::HostError {
     w::types::HostError::Unavailable(format!("no {what} is configured on this host"))
@@ -840,15 +835,51 @@ impl w::kube::Host for CallState {
     }
 }
 
+/// `From` conversions between a host record and a contract record with
+/// the same fields: `A => B` one way, `both A, B` both ways.
+macro_rules! same_fields {
+    ($a:ty => $b:ty { $($field:ident),+ }) => {
+        impl From<$a> for $b {
+            fn from(v: $a) -> Self {
+                Self { $($field: v.$field),+ }
+            }
+        }
+    };
+    (both $a:ty, $b:ty { $($field:ident),+ }) => {
+        same_fields!($a => $b { $($field),+ });
+        same_fields!($b => $a { $($field),+ });
+    };
+}
+
+same_fields!(crate::access::Image => w::openstack::Image { id, disk_bus });
+same_fields!(crate::access::ApplicationCredential => w::openstack::ApplicationCredential { id, secret, name, user_id });
+same_fields!(both crate::access::LoadBalancer, w::openstack::LoadBalancer { id, name, description, project_id, provisioning_status, vip_port_id });
+same_fields!(crate::access::VolumeType => w::openstack::VolumeType { name, is_default });
+same_fields!(crate::access::Flavor => w::openstack::Flavor { id, name, vcpus, ram_mb, disk_gb, extra_specs });
+same_fields!(crate::access::ShareType => w::openstack::ShareType { id, name, is_default, driver_handles_share_servers });
+same_fields!(crate::access::CloudInfo => w::cloud::CloudInfo { keystone_url, region, endpoint_interface, ca_bundle, verify, cluster_ca_bundle, cluster_verify_ca });
+same_fields!(crate::access::KeyPair => w10::cluster_secrets::KeyPair { cert_pem, key_pem, passphrase });
+
+/// The answer of an OpenStack call in the contract's terms.
+async fn relay<T, U: From<T>>(
+    call: crate::access::HostFuture<'_, Result<T, HostError>>,
+) -> Result<U, w::types::HostError> {
+    call.await.map(U::from).map_err(host_error)
+}
+
+/// The records of a list the service may not have (`None`), in the
+/// contract's terms.
+fn records<T, U: From<T>>(list: Option<Vec<T>>) -> Option<Vec<U>> {
+    list.map(|l| l.into_iter().map(U::from).collect())
+}
+
 impl w::openstack::Host for CallState {
     async fn resolve_flavor_name(
         &mut self,
         reference: String,
     ) -> Result<String, w::types::HostError> {
         let os = self.check_openstack("resolve", "resolve-flavor-name")?;
-        os.flavor_name(&self.credentials, &reference)
-            .await
-            .map_err(host_error)
+        relay(os.flavor_name(&self.credentials, &reference)).await
     }
 
     async fn resolve_image(
@@ -856,13 +887,7 @@ impl w::openstack::Host for CallState {
         reference: String,
     ) -> Result<w::openstack::Image, w::types::HostError> {
         let os = self.check_openstack("resolve", "resolve-image")?;
-        os.image(&self.credentials, &reference)
-            .await
-            .map(|i| w::openstack::Image {
-                id: i.id,
-                disk_bus: i.disk_bus,
-            })
-            .map_err(host_error)
+        relay(os.image(&self.credentials, &reference)).await
     }
 
     async fn resolve_network_id(
@@ -870,9 +895,7 @@ impl w::openstack::Host for CallState {
         reference: String,
     ) -> Result<String, w::types::HostError> {
         let os = self.check_openstack("resolve", "resolve-network-id")?;
-        os.network_id(&self.credentials, &reference)
-            .await
-            .map_err(host_error)
+        relay(os.network_id(&self.credentials, &reference)).await
     }
 
     async fn resolve_subnet_id(
@@ -880,9 +903,7 @@ impl w::openstack::Host for CallState {
         reference: String,
     ) -> Result<String, w::types::HostError> {
         let os = self.check_openstack("resolve", "resolve-subnet-id")?;
-        os.subnet_id(&self.credentials, &reference)
-            .await
-            .map_err(host_error)
+        relay(os.subnet_id(&self.credentials, &reference)).await
     }
 
     async fn ensure_server_group(
@@ -891,16 +912,12 @@ impl w::openstack::Host for CallState {
         policy: String,
     ) -> Result<String, w::types::HostError> {
         let os = self.check_openstack("server-groups", "ensure-server-group")?;
-        os.ensure_server_group(&self.credentials, &name, &policy)
-            .await
-            .map_err(host_error)
+        relay(os.ensure_server_group(&self.credentials, &name, &policy)).await
     }
 
     async fn delete_server_group(&mut self, name: String) -> Result<(), w::types::HostError> {
         let os = self.check_openstack("server-groups", "delete-server-group")?;
-        os.delete_server_group(&self.credentials, &name)
-            .await
-            .map_err(host_error)
+        relay(os.delete_server_group(&self.credentials, &name)).await
     }
 
     async fn create_application_credential(
@@ -910,15 +927,7 @@ impl w::openstack::Host for CallState {
     ) -> Result<w::openstack::ApplicationCredential, w::types::HostError> {
         let os =
             self.check_openstack("application-credentials", "create-application-credential")?;
-        os.create_application_credential(&self.credentials, &name, &description)
-            .await
-            .map(|a| w::openstack::ApplicationCredential {
-                id: a.id,
-                secret: a.secret,
-                name: a.name,
-                user_id: a.user_id,
-            })
-            .map_err(host_error)
+        relay(os.create_application_credential(&self.credentials, &name, &description)).await
     }
 
     async fn delete_application_credential(
@@ -928,9 +937,7 @@ impl w::openstack::Host for CallState {
     ) -> Result<(), w::types::HostError> {
         let os =
             self.check_openstack("application-credentials", "delete-application-credential")?;
-        os.delete_application_credential(&user_id, &id)
-            .await
-            .map_err(host_error)
+        relay(os.delete_application_credential(&user_id, &id)).await
     }
 
     async fn load_balancers(
@@ -938,23 +945,8 @@ impl w::openstack::Host for CallState {
         project_id: String,
     ) -> Result<Option<Vec<w::openstack::LoadBalancer>>, w::types::HostError> {
         let os = self.check_openstack("load-balancers", "load-balancers")?;
-        os.load_balancers(&self.credentials, &project_id)
-            .await
-            .map(|l| {
-                l.map(|l| {
-                    l.into_iter()
-                        .map(|lb| w::openstack::LoadBalancer {
-                            id: lb.id,
-                            name: lb.name,
-                            description: lb.description,
-                            project_id: lb.project_id,
-                            provisioning_status: lb.provisioning_status,
-                            vip_port_id: lb.vip_port_id,
-                        })
-                        .collect()
-                })
-            })
-            .map_err(host_error)
+        let lbs = relay(os.load_balancers(&self.credentials, &project_id)).await;
+        lbs.map(records)
     }
 
     async fn delete_load_balancer(
@@ -962,36 +954,16 @@ impl w::openstack::Host for CallState {
         lb: w::openstack::LoadBalancer,
     ) -> Result<(), w::types::HostError> {
         let os = self.check_openstack("load-balancers", "delete-load-balancer")?;
-        let lb = crate::access::LoadBalancer {
-            id: lb.id,
-            name: lb.name,
-            description: lb.description,
-            project_id: lb.project_id,
-            provisioning_status: lb.provisioning_status,
-            vip_port_id: lb.vip_port_id,
-        };
-        os.delete_load_balancer(&self.credentials, &lb)
-            .await
-            .map_err(host_error)
+        let lb = lb.into();
+        relay(os.delete_load_balancer(&self.credentials, &lb)).await
     }
 
     async fn volume_types(
         &mut self,
     ) -> Result<Option<Vec<w::openstack::VolumeType>>, w::types::HostError> {
         let os = self.check_openstack("volume-types", "volume-types")?;
-        os.volume_types(&self.credentials)
-            .await
-            .map(|l| {
-                l.map(|l| {
-                    l.into_iter()
-                        .map(|t| w::openstack::VolumeType {
-                            name: t.name,
-                            is_default: t.is_default,
-                        })
-                        .collect()
-                })
-            })
-            .map_err(host_error)
+        let types = relay(os.volume_types(&self.credentials)).await;
+        types.map(records)
     }
 
     async fn flavor_details(
@@ -999,38 +971,15 @@ impl w::openstack::Host for CallState {
         reference: String,
     ) -> Result<w::openstack::Flavor, w::types::HostError> {
         let os = self.check_openstack("resolve", "flavor-details")?;
-        os.flavor(&self.credentials, &reference)
-            .await
-            .map(|f| w::openstack::Flavor {
-                id: f.id,
-                name: f.name,
-                vcpus: f.vcpus,
-                ram_mb: f.ram_mb,
-                disk_gb: f.disk_gb,
-                extra_specs: f.extra_specs,
-            })
-            .map_err(host_error)
+        relay(os.flavor(&self.credentials, &reference)).await
     }
 
     async fn share_types(
         &mut self,
     ) -> Result<Option<Vec<w::openstack::ShareType>>, w::types::HostError> {
         let os = self.check_openstack("share-types", "share-types")?;
-        os.share_types(&self.credentials)
-            .await
-            .map(|l| {
-                l.map(|l| {
-                    l.into_iter()
-                        .map(|t| w::openstack::ShareType {
-                            id: t.id,
-                            name: t.name,
-                            is_default: t.is_default,
-                            driver_handles_share_servers: t.driver_handles_share_servers,
-                        })
-                        .collect()
-                })
-            })
-            .map_err(host_error)
+        let types = relay(os.share_types(&self.credentials)).await;
+        types.map(records)
     }
 }
 
@@ -1104,11 +1053,7 @@ impl w::cluster_secrets::Host for CallState {
 /// with their passphrase.
 impl w10::cluster_secrets::Host for CallState {
     async fn cas(&mut self) -> Result<w10::cluster_secrets::ClusterCas, w10::types::HostError> {
-        let kp = |k: crate::access::KeyPair| w10::cluster_secrets::KeyPair {
-            cert_pem: k.cert_pem,
-            key_pem: k.key_pem,
-            passphrase: k.passphrase,
-        };
+        let kp = w10::cluster_secrets::KeyPair::from;
         self.cluster_cas()
             .await
             .map(|c| w10::cluster_secrets::ClusterCas {
@@ -1134,15 +1079,7 @@ impl w::cloud::Host for CallState {
                 ..Default::default()
             },
         };
-        w::cloud::CloudInfo {
-            keystone_url: c.keystone_url,
-            region: c.region,
-            endpoint_interface: c.endpoint_interface,
-            ca_bundle: c.ca_bundle,
-            verify: c.verify,
-            cluster_ca_bundle: c.cluster_ca_bundle,
-            cluster_verify_ca: c.cluster_verify_ca,
-        }
+        c.into()
     }
 }
 

@@ -44,7 +44,7 @@ pub mod settings;
 pub use access::{
     ApplicationCredential, CloudAccess, CloudInfo, ClusterCas, Credentials, Flavor, HostError,
     HostFuture, Image, KeyPair, KubeAccess, KubeObject, LoadBalancer, ObjectRef, OpenStackAccess,
-    SecretsAccess, Selector, ShareType, VolumeType,
+    Reply, SecretsAccess, Selector, ShareType, VolumeType,
 };
 pub use breaker::{BreakerSettings, Health};
 pub use builtin::test_components;

@@ -3,6 +3,8 @@
 //! into guest memory) instead of cloning it first. wasmtime type-checks
 //! them against the component's types when the function is looked up.
 
+use chrono::NaiveDateTime;
+use magnum_domain::Status;
 use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup, StringMap};
 use wasmtime::component::{ComponentType, Lower};
 
@@ -10,295 +12,197 @@ use crate::bindings::v1_1::openkeel::magnum_driver::types as w;
 use crate::convert::{status_to, to_micros};
 use crate::types::ClusterState;
 
-fn pairs(m: &StringMap) -> Vec<(&str, &str)> {
-    m.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+/// A column of a row lent to a borrowed record as `T`: strings as `&str`,
+/// string maps as lists of pairs, times as UTC microseconds.
+trait LendAs<'a, T> {
+    fn lend(&'a self) -> T;
 }
 
-fn map_ref(m: &Option<StringMap>) -> Option<Vec<(&str, &str)>> {
-    m.as_ref().map(pairs)
+/// Plain values are copied.
+macro_rules! lend_copies {
+    ($($t:ty),+) => {$(
+        impl LendAs<'_, $t> for $t {
+            fn lend(&self) -> $t {
+                *self
+            }
+        }
+    )+};
 }
 
-/// `cluster-template`, borrowed.
-#[derive(ComponentType, Lower)]
-#[component(record)]
-pub(crate) struct TemplateRef<'a> {
-    id: i64,
-    uuid: &'a str,
-    name: &'a str,
-    #[component(name = "project-id")]
-    project_id: &'a str,
-    #[component(name = "user-id")]
-    user_id: &'a str,
-    #[component(name = "flavor-id")]
-    flavor_id: Option<&'a str>,
-    #[component(name = "master-flavor-id")]
-    master_flavor_id: Option<&'a str>,
-    #[component(name = "keypair-id")]
-    keypair_id: Option<&'a str>,
-    #[component(name = "image-id")]
-    image_id: Option<&'a str>,
-    #[component(name = "external-network-id")]
-    external_network_id: Option<&'a str>,
-    #[component(name = "fixed-network")]
-    fixed_network: Option<&'a str>,
-    #[component(name = "fixed-subnet")]
-    fixed_subnet: Option<&'a str>,
-    #[component(name = "network-driver")]
-    network_driver: Option<&'a str>,
-    #[component(name = "volume-driver")]
-    volume_driver: Option<&'a str>,
-    #[component(name = "dns-nameserver")]
-    dns_nameserver: Option<&'a str>,
-    #[component(name = "apiserver-port")]
-    apiserver_port: Option<i32>,
-    #[component(name = "docker-volume-size")]
-    docker_volume_size: Option<i32>,
-    #[component(name = "docker-storage-driver")]
-    docker_storage_driver: Option<&'a str>,
-    #[component(name = "cluster-distro")]
-    cluster_distro: Option<&'a str>,
-    coe: Option<&'a str>,
-    #[component(name = "http-proxy")]
-    http_proxy: Option<&'a str>,
-    #[component(name = "https-proxy")]
-    https_proxy: Option<&'a str>,
-    #[component(name = "no-proxy")]
-    no_proxy: Option<&'a str>,
-    #[component(name = "registry-enabled")]
-    registry_enabled: Option<bool>,
-    labels: Option<Vec<(&'a str, &'a str)>>,
-    #[component(name = "tls-disabled")]
-    tls_disabled: Option<bool>,
-    public: Option<bool>,
-    #[component(name = "server-type")]
-    server_type: Option<&'a str>,
-    #[component(name = "insecure-registry")]
-    insecure_registry: Option<&'a str>,
-    #[component(name = "master-lb-enabled")]
-    master_lb_enabled: Option<bool>,
-    #[component(name = "floating-ip-enabled")]
-    floating_ip_enabled: Option<bool>,
-    hidden: Option<bool>,
-    tags: Option<&'a str>,
-    driver: Option<&'a str>,
-    #[component(name = "created-at")]
-    created_at: i64,
-    #[component(name = "updated-at")]
-    updated_at: Option<i64>,
-}
+lend_copies!(i64, i32, bool);
 
-pub(crate) fn template_ref(x: &ClusterTemplate) -> TemplateRef<'_> {
-    TemplateRef {
-        id: x.id,
-        uuid: &x.uuid,
-        name: &x.name,
-        project_id: &x.project_id,
-        user_id: &x.user_id,
-        flavor_id: x.flavor_id.as_deref(),
-        master_flavor_id: x.master_flavor_id.as_deref(),
-        keypair_id: x.keypair_id.as_deref(),
-        image_id: x.image_id.as_deref(),
-        external_network_id: x.external_network_id.as_deref(),
-        fixed_network: x.fixed_network.as_deref(),
-        fixed_subnet: x.fixed_subnet.as_deref(),
-        network_driver: x.network_driver.as_deref(),
-        volume_driver: x.volume_driver.as_deref(),
-        dns_nameserver: x.dns_nameserver.as_deref(),
-        apiserver_port: x.apiserver_port,
-        docker_volume_size: x.docker_volume_size,
-        docker_storage_driver: x.docker_storage_driver.as_deref(),
-        cluster_distro: x.cluster_distro.as_deref(),
-        coe: x.coe.as_deref(),
-        http_proxy: x.http_proxy.as_deref(),
-        https_proxy: x.https_proxy.as_deref(),
-        no_proxy: x.no_proxy.as_deref(),
-        registry_enabled: x.registry_enabled,
-        labels: map_ref(&x.labels),
-        tls_disabled: x.tls_disabled,
-        public: x.public,
-        server_type: x.server_type.as_deref(),
-        insecure_registry: x.insecure_registry.as_deref(),
-        master_lb_enabled: x.master_lb_enabled,
-        floating_ip_enabled: x.floating_ip_enabled,
-        hidden: x.hidden,
-        tags: x.tags.as_deref(),
-        driver: x.driver.as_deref(),
-        created_at: to_micros(x.created_at),
-        updated_at: x.updated_at.map(to_micros),
+impl<'a> LendAs<'a, &'a str> for String {
+    fn lend(&'a self) -> &'a str {
+        self
     }
 }
 
-/// `cluster`, borrowed.
-#[derive(ComponentType, Lower)]
-#[component(record)]
-pub(crate) struct ClusterRef<'a> {
-    id: i64,
-    uuid: &'a str,
-    name: &'a str,
-    #[component(name = "project-id")]
-    project_id: &'a str,
-    #[component(name = "user-id")]
-    user_id: &'a str,
-    #[component(name = "cluster-template-id")]
-    cluster_template_id: &'a str,
-    keypair: Option<&'a str>,
-    #[component(name = "docker-volume-size")]
-    docker_volume_size: Option<i32>,
-    labels: Option<Vec<(&'a str, &'a str)>>,
-    #[component(name = "master-flavor-id")]
-    master_flavor_id: Option<&'a str>,
-    #[component(name = "flavor-id")]
-    flavor_id: Option<&'a str>,
-    #[component(name = "stack-id")]
-    stack_id: Option<&'a str>,
-    #[component(name = "api-address")]
-    api_address: Option<&'a str>,
-    status: Option<w::Status>,
-    #[component(name = "status-reason")]
-    status_reason: Option<&'a str>,
-    #[component(name = "health-status")]
-    health_status: Option<&'a str>,
-    #[component(name = "health-status-reason")]
-    health_status_reason: Option<Vec<(&'a str, &'a str)>>,
-    #[component(name = "create-timeout")]
-    create_timeout: Option<i32>,
-    #[component(name = "discovery-url")]
-    discovery_url: Option<&'a str>,
-    #[component(name = "coe-version")]
-    coe_version: Option<&'a str>,
-    #[component(name = "container-version")]
-    container_version: Option<&'a str>,
-    #[component(name = "ca-cert-ref")]
-    ca_cert_ref: Option<&'a str>,
-    #[component(name = "magnum-cert-ref")]
-    magnum_cert_ref: Option<&'a str>,
-    #[component(name = "etcd-ca-cert-ref")]
-    etcd_ca_cert_ref: Option<&'a str>,
-    #[component(name = "front-proxy-ca-cert-ref")]
-    front_proxy_ca_cert_ref: Option<&'a str>,
-    #[component(name = "fixed-network")]
-    fixed_network: Option<&'a str>,
-    #[component(name = "fixed-subnet")]
-    fixed_subnet: Option<&'a str>,
-    #[component(name = "floating-ip-enabled")]
-    floating_ip_enabled: Option<bool>,
-    #[component(name = "master-lb-enabled")]
-    master_lb_enabled: Option<bool>,
-    #[component(name = "created-at")]
-    created_at: i64,
-    #[component(name = "updated-at")]
-    updated_at: Option<i64>,
-}
-
-pub(crate) fn cluster_ref(x: &Cluster) -> ClusterRef<'_> {
-    ClusterRef {
-        id: x.id,
-        uuid: &x.uuid,
-        name: &x.name,
-        project_id: &x.project_id,
-        user_id: &x.user_id,
-        cluster_template_id: &x.cluster_template_id,
-        keypair: x.keypair.as_deref(),
-        docker_volume_size: x.docker_volume_size,
-        labels: map_ref(&x.labels),
-        master_flavor_id: x.master_flavor_id.as_deref(),
-        flavor_id: x.flavor_id.as_deref(),
-        stack_id: x.stack_id.as_deref(),
-        api_address: x.api_address.as_deref(),
-        status: x.status.map(status_to),
-        status_reason: x.status_reason.as_deref(),
-        health_status: x.health_status.as_deref(),
-        health_status_reason: map_ref(&x.health_status_reason),
-        create_timeout: x.create_timeout,
-        discovery_url: x.discovery_url.as_deref(),
-        coe_version: x.coe_version.as_deref(),
-        container_version: x.container_version.as_deref(),
-        ca_cert_ref: x.ca_cert_ref.as_deref(),
-        magnum_cert_ref: x.magnum_cert_ref.as_deref(),
-        etcd_ca_cert_ref: x.etcd_ca_cert_ref.as_deref(),
-        front_proxy_ca_cert_ref: x.front_proxy_ca_cert_ref.as_deref(),
-        fixed_network: x.fixed_network.as_deref(),
-        fixed_subnet: x.fixed_subnet.as_deref(),
-        floating_ip_enabled: x.floating_ip_enabled,
-        master_lb_enabled: x.master_lb_enabled,
-        created_at: to_micros(x.created_at),
-        updated_at: x.updated_at.map(to_micros),
+impl<'a> LendAs<'a, &'a [String]> for Vec<String> {
+    fn lend(&'a self) -> &'a [String] {
+        self
     }
 }
 
-/// `nodegroup`, borrowed.
-#[derive(ComponentType, Lower)]
-#[component(record)]
-pub(crate) struct NodegroupRef<'a> {
-    id: i64,
-    uuid: &'a str,
-    name: &'a str,
-    #[component(name = "cluster-id")]
-    cluster_id: &'a str,
-    #[component(name = "project-id")]
-    project_id: &'a str,
-    #[component(name = "docker-volume-size")]
-    docker_volume_size: Option<i32>,
-    labels: Option<Vec<(&'a str, &'a str)>>,
-    #[component(name = "flavor-id")]
-    flavor_id: Option<&'a str>,
-    #[component(name = "image-id")]
-    image_id: Option<&'a str>,
-    #[component(name = "node-addresses")]
-    node_addresses: Option<&'a [String]>,
-    #[component(name = "node-count")]
-    node_count: Option<i32>,
-    #[component(name = "max-node-count")]
-    max_node_count: Option<i32>,
-    #[component(name = "min-node-count")]
-    min_node_count: Option<i32>,
-    role: Option<&'a str>,
-    #[component(name = "is-default")]
-    is_default: Option<bool>,
-    #[component(name = "stack-id")]
-    stack_id: Option<&'a str>,
-    status: Option<w::Status>,
-    #[component(name = "status-reason")]
-    status_reason: Option<&'a str>,
-    version: Option<&'a str>,
-    #[component(name = "node-labels")]
-    node_labels: Option<Vec<(&'a str, &'a str)>>,
-    #[component(name = "node-taints")]
-    node_taints: Option<Vec<Vec<(&'a str, &'a str)>>>,
-    #[component(name = "created-at")]
-    created_at: i64,
-    #[component(name = "updated-at")]
-    updated_at: Option<i64>,
+impl<'a> LendAs<'a, Vec<(&'a str, &'a str)>> for StringMap {
+    fn lend(&'a self) -> Vec<(&'a str, &'a str)> {
+        self.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+    }
 }
 
-pub(crate) fn nodegroup_ref(x: &NodeGroup) -> NodegroupRef<'_> {
-    NodegroupRef {
-        id: x.id,
-        uuid: &x.uuid,
-        name: &x.name,
-        cluster_id: &x.cluster_id,
-        project_id: &x.project_id,
-        docker_volume_size: x.docker_volume_size,
-        labels: map_ref(&x.labels),
-        flavor_id: x.flavor_id.as_deref(),
-        image_id: x.image_id.as_deref(),
-        node_addresses: x.node_addresses.as_deref(),
-        node_count: x.node_count,
-        max_node_count: x.max_node_count,
-        min_node_count: x.min_node_count,
-        role: x.role.as_deref(),
-        is_default: x.is_default,
-        stack_id: x.stack_id.as_deref(),
-        status: x.status.map(status_to),
-        status_reason: x.status_reason.as_deref(),
-        version: x.version.as_deref(),
-        node_labels: map_ref(&x.node_labels),
-        node_taints: x
-            .node_taints
-            .as_ref()
-            .map(|ts| ts.iter().map(pairs).collect()),
-        created_at: to_micros(x.created_at),
-        updated_at: x.updated_at.map(to_micros),
+impl LendAs<'_, w::Status> for Status {
+    fn lend(&self) -> w::Status {
+        status_to(*self)
+    }
+}
+
+impl LendAs<'_, i64> for NaiveDateTime {
+    fn lend(&self) -> i64 {
+        to_micros(*self)
+    }
+}
+
+impl<'a, T: LendAs<'a, U>, U> LendAs<'a, Option<U>> for Option<T> {
+    fn lend(&'a self) -> Option<U> {
+        self.as_ref().map(T::lend)
+    }
+}
+
+impl<'a, T: LendAs<'a, U>, U> LendAs<'a, Vec<U>> for Vec<T> {
+    fn lend(&'a self) -> Vec<U> {
+        self.iter().map(T::lend).collect()
+    }
+}
+
+/// Declares a borrowed record and the function that lends a row to it:
+/// each field is `"wit-name" field: Type` (the WIT name where it is not
+/// the field's), filled from the row's column of the same name.
+macro_rules! borrowed_record {
+    (
+        $(#[$doc:meta])*
+        $name:ident of $row:ty, by $lend:ident {
+            $($($wit:literal)? $field:ident: $ty:ty,)+
+        }
+    ) => {
+        $(#[$doc])*
+        #[derive(ComponentType, Lower)]
+        #[component(record)]
+        pub(crate) struct $name<'a> {
+            $($(#[component(name = $wit)])? $field: $ty,)+
+        }
+
+        pub(crate) fn $lend(x: &$row) -> $name<'_> {
+            $name {
+                $($field: LendAs::lend(&x.$field),)+
+            }
+        }
+    };
+}
+
+borrowed_record! {
+    /// `cluster-template`, borrowed.
+    TemplateRef of ClusterTemplate, by template_ref {
+        id: i64,
+        uuid: &'a str,
+        name: &'a str,
+        "project-id" project_id: &'a str,
+        "user-id" user_id: &'a str,
+        "flavor-id" flavor_id: Option<&'a str>,
+        "master-flavor-id" master_flavor_id: Option<&'a str>,
+        "keypair-id" keypair_id: Option<&'a str>,
+        "image-id" image_id: Option<&'a str>,
+        "external-network-id" external_network_id: Option<&'a str>,
+        "fixed-network" fixed_network: Option<&'a str>,
+        "fixed-subnet" fixed_subnet: Option<&'a str>,
+        "network-driver" network_driver: Option<&'a str>,
+        "volume-driver" volume_driver: Option<&'a str>,
+        "dns-nameserver" dns_nameserver: Option<&'a str>,
+        "apiserver-port" apiserver_port: Option<i32>,
+        "docker-volume-size" docker_volume_size: Option<i32>,
+        "docker-storage-driver" docker_storage_driver: Option<&'a str>,
+        "cluster-distro" cluster_distro: Option<&'a str>,
+        coe: Option<&'a str>,
+        "http-proxy" http_proxy: Option<&'a str>,
+        "https-proxy" https_proxy: Option<&'a str>,
+        "no-proxy" no_proxy: Option<&'a str>,
+        "registry-enabled" registry_enabled: Option<bool>,
+        labels: Option<Vec<(&'a str, &'a str)>>,
+        "tls-disabled" tls_disabled: Option<bool>,
+        public: Option<bool>,
+        "server-type" server_type: Option<&'a str>,
+        "insecure-registry" insecure_registry: Option<&'a str>,
+        "master-lb-enabled" master_lb_enabled: Option<bool>,
+        "floating-ip-enabled" floating_ip_enabled: Option<bool>,
+        hidden: Option<bool>,
+        tags: Option<&'a str>,
+        driver: Option<&'a str>,
+        "created-at" created_at: i64,
+        "updated-at" updated_at: Option<i64>,
+    }
+}
+
+borrowed_record! {
+    /// `cluster`, borrowed.
+    ClusterRef of Cluster, by cluster_ref {
+        id: i64,
+        uuid: &'a str,
+        name: &'a str,
+        "project-id" project_id: &'a str,
+        "user-id" user_id: &'a str,
+        "cluster-template-id" cluster_template_id: &'a str,
+        keypair: Option<&'a str>,
+        "docker-volume-size" docker_volume_size: Option<i32>,
+        labels: Option<Vec<(&'a str, &'a str)>>,
+        "master-flavor-id" master_flavor_id: Option<&'a str>,
+        "flavor-id" flavor_id: Option<&'a str>,
+        "stack-id" stack_id: Option<&'a str>,
+        "api-address" api_address: Option<&'a str>,
+        status: Option<w::Status>,
+        "status-reason" status_reason: Option<&'a str>,
+        "health-status" health_status: Option<&'a str>,
+        "health-status-reason" health_status_reason: Option<Vec<(&'a str, &'a str)>>,
+        "create-timeout" create_timeout: Option<i32>,
+        "discovery-url" discovery_url: Option<&'a str>,
+        "coe-version" coe_version: Option<&'a str>,
+        "container-version" container_version: Option<&'a str>,
+        "ca-cert-ref" ca_cert_ref: Option<&'a str>,
+        "magnum-cert-ref" magnum_cert_ref: Option<&'a str>,
+        "etcd-ca-cert-ref" etcd_ca_cert_ref: Option<&'a str>,
+        "front-proxy-ca-cert-ref" front_proxy_ca_cert_ref: Option<&'a str>,
+        "fixed-network" fixed_network: Option<&'a str>,
+        "fixed-subnet" fixed_subnet: Option<&'a str>,
+        "floating-ip-enabled" floating_ip_enabled: Option<bool>,
+        "master-lb-enabled" master_lb_enabled: Option<bool>,
+        "created-at" created_at: i64,
+        "updated-at" updated_at: Option<i64>,
+    }
+}
+
+borrowed_record! {
+    /// `nodegroup`, borrowed.
+    NodegroupRef of NodeGroup, by nodegroup_ref {
+        id: i64,
+        uuid: &'a str,
+        name: &'a str,
+        "cluster-id" cluster_id: &'a str,
+        "project-id" project_id: &'a str,
+        "docker-volume-size" docker_volume_size: Option<i32>,
+        labels: Option<Vec<(&'a str, &'a str)>>,
+        "flavor-id" flavor_id: Option<&'a str>,
+        "image-id" image_id: Option<&'a str>,
+        "node-addresses" node_addresses: Option<&'a [String]>,
+        "node-count" node_count: Option<i32>,
+        "max-node-count" max_node_count: Option<i32>,
+        "min-node-count" min_node_count: Option<i32>,
+        role: Option<&'a str>,
+        "is-default" is_default: Option<bool>,
+        "stack-id" stack_id: Option<&'a str>,
+        status: Option<w::Status>,
+        "status-reason" status_reason: Option<&'a str>,
+        version: Option<&'a str>,
+        "node-labels" node_labels: Option<Vec<(&'a str, &'a str)>>,
+        "node-taints" node_taints: Option<Vec<Vec<(&'a str, &'a str)>>>,
+        "created-at" created_at: i64,
+        "updated-at" updated_at: Option<i64>,
     }
 }
 

@@ -85,6 +85,22 @@ pub struct EntryPointInfo {
     pub description: String,
 }
 
+impl EntryPointInfo {
+    /// The entry points `manifest` declares.
+    pub(crate) fn declared(manifest: &Manifest) -> Vec<EntryPointInfo> {
+        manifest
+            .entry_points
+            .iter()
+            .map(|e| EntryPointInfo {
+                name: e.name.clone(),
+                beta: e.beta,
+                provides: e.provides.iter().map(Target::from).collect(),
+                description: e.description.clone(),
+            })
+            .collect()
+    }
+}
+
 /// The imports and exports of a component, by name.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct World {
@@ -197,6 +213,58 @@ pub(crate) enum Response {
     Update(Result<wt::Update, wt::DriverError>),
     Status(Result<ws::StatusAnswer, wt::DriverError>),
     Watches(Vec<wt::Selector>),
+}
+
+/// A response as [`FromResponse::read`] reads it: the value or its
+/// refusal, the driver's error, or `None` for a response of another
+/// function's kind.
+type Read<T> = Option<Result<Result<T, Refused>, wt::DriverError>>;
+
+/// What a call answers, read from the component's response with the call's
+/// output budget ([`Package::take`]).
+pub(crate) trait FromResponse: Sized {
+    fn read(response: Response, b: &mut Budget) -> Read<Self>;
+}
+
+/// The checks, which answer nothing.
+impl FromResponse for () {
+    fn read(response: Response, _: &mut Budget) -> Read<Self> {
+        match response {
+            Response::Unit(answer) => Some(answer.map(Ok)),
+            _ => None,
+        }
+    }
+}
+
+impl FromResponse for Update {
+    fn read(response: Response, b: &mut Budget) -> Read<Self> {
+        match response {
+            Response::Update(answer) => Some(answer.map(|u| convert::update_from(u, b))),
+            _ => None,
+        }
+    }
+}
+
+impl FromResponse for StatusAnswer {
+    fn read(response: Response, b: &mut Budget) -> Read<Self> {
+        match response {
+            Response::Status(answer) => Some(answer.map(|s| convert::status_answer_from(s, b))),
+            _ => None,
+        }
+    }
+}
+
+/// The selectors of `watches`.
+impl FromResponse for Vec<crate::access::Selector> {
+    fn read(response: Response, b: &mut Budget) -> Read<Self> {
+        let Response::Watches(l) = response else {
+            return None;
+        };
+        Some(Ok(l
+            .into_iter()
+            .map(|s| convert::selector_from(s, b))
+            .collect()))
+    }
 }
 
 /// The export indices of the contract's functions in one component, found
@@ -755,16 +823,7 @@ pub(crate) async fn load(
         denials: Default::default(),
         watch_refusal: Default::default(),
     });
-    let entry_points: Vec<EntryPointInfo> = manifest
-        .entry_points
-        .iter()
-        .map(|e| EntryPointInfo {
-            name: e.name.clone(),
-            beta: e.beta,
-            provides: e.provides.iter().map(Target::from).collect(),
-            description: e.description.clone(),
-        })
-        .collect();
+    let entry_points = EntryPointInfo::declared(&manifest);
     let pkg = Package {
         ctx,
         manifest,
@@ -823,97 +882,96 @@ impl Package {
         request_id: String,
         req: Request<'_>,
     ) -> Result<Answer, DriverFault> {
-        Box::pin(self.invoke_in_place(cluster, credentials, request_id, req)).await
+        Box::pin(async move {
+            let function = req.function();
+            let admission = self.admit(function)?;
+            let state =
+                CallState::new(self.ctx.clone(), cluster, credentials, request_id).pure(req.pure());
+            let mut store = Store::new(&self.engine, state);
+            store.limiter(|s| &mut s.limits);
+            let deadline = self.ctx.limits.call_timeout;
+            let started = Instant::now();
+            store.set_epoch_deadline(1);
+            store.epoch_deadline_callback(move |_| {
+                Ok(if started.elapsed() >= deadline {
+                    UpdateDeadline::Interrupt
+                } else {
+                    UpdateDeadline::Yield(1)
+                })
+            });
+            let (pre, exports, contract) = (&self.pre, &self.exports, self.contract);
+            let outcome = tokio::time::timeout(deadline, async {
+                let instance = pre
+                    .instantiate_async(&mut store)
+                    .await
+                    .map_err(|e| (true, e))?;
+                dispatch(exports, contract, &instance, &mut store, req)
+                    .await
+                    .map_err(|e| (false, e))
+            })
+            .await;
+            let elapsed = started.elapsed();
+            let stderr = store.data().stderr_summary();
+            store.data().flush_output(function);
+            let result = match outcome {
+                Ok(Ok(r)) => Ok(r),
+                Err(_) => Err(self.fault(
+                    function,
+                    FaultKind::Timeout,
+                    format!(
+                        "no answer within its deadline of {} s",
+                        deadline.as_secs_f64()
+                    ),
+                )),
+                Ok(Err((instantiating, e))) => {
+                    Err(self.classify(function, instantiating, &e, stderr))
+                }
+            };
+            if let Some(o) = self.ctx.services.observer.get() {
+                o.call(
+                    &self.ctx.name,
+                    function,
+                    store.data().request_id(),
+                    elapsed,
+                    result.as_ref().err().map(|f| f.kind),
+                );
+            }
+            drop(store);
+            match result {
+                Ok(response) => Ok(Answer {
+                    response,
+                    admission,
+                }),
+                Err(f) => {
+                    self.record_fault(&f, admission);
+                    Err(f)
+                }
+            }
+        })
+        .await
     }
 
-    async fn invoke_in_place(
-        &self,
-        cluster: Option<&Cluster>,
-        credentials: Credentials,
-        request_id: String,
-        req: Request<'_>,
-    ) -> Result<Answer, DriverFault> {
-        let function = req.function();
-        let clock = &self.ctx.services.clock;
-        let admission = match self.breaker.admit(clock.monotonic()) {
-            Ok(a) => a,
-            Err(left) => {
-                // Not logged: the opening was, once.
-                if let Some(o) = self.ctx.services.observer.get() {
-                    o.fault(&self.ctx.name, function, FaultKind::BreakerOpen);
-                }
-                let h = self.health();
-                return Err(self.fault(
-                    function,
-                    FaultKind::BreakerOpen,
-                    format!(
-                        "the driver is shut off for {} s more after repeated faults (last: {})",
-                        left.as_secs().max(1),
-                        h.last_fault.unwrap_or_default()
-                    ),
-                ));
-            }
+    /// Lets a call of `function` through the breaker, or refuses it while
+    /// the breaker is open.
+    fn admit(&self, function: &'static str) -> Result<Admission, DriverFault> {
+        let left = match self.breaker.admit(self.ctx.services.clock.monotonic()) {
+            Ok(a) => return Ok(a),
+            Err(left) => left,
         };
-        let state =
-            CallState::new(self.ctx.clone(), cluster, credentials, request_id).pure(req.pure());
-        let mut store = Store::new(&self.engine, state);
-        store.limiter(|s| &mut s.limits);
-        let deadline = self.ctx.limits.call_timeout;
-        let started = Instant::now();
-        store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(move |_| {
-            Ok(if started.elapsed() >= deadline {
-                UpdateDeadline::Interrupt
-            } else {
-                UpdateDeadline::Yield(1)
-            })
-        });
-        let (pre, exports, contract) = (&self.pre, &self.exports, self.contract);
-        let outcome = tokio::time::timeout(deadline, async {
-            let instance = pre
-                .instantiate_async(&mut store)
-                .await
-                .map_err(|e| (true, e))?;
-            dispatch(exports, contract, &instance, &mut store, req)
-                .await
-                .map_err(|e| (false, e))
-        })
-        .await;
-        let elapsed = started.elapsed();
-        let stderr = store.data().stderr_summary();
-        store.data().flush_output(function);
-        let result = match outcome {
-            Ok(Ok(r)) => Ok(r),
-            Err(_) => Err(self.fault(
-                function,
-                FaultKind::Timeout,
-                format!(
-                    "no answer within its deadline of {} s",
-                    deadline.as_secs_f64()
-                ),
-            )),
-            Ok(Err((instantiating, e))) => Err(self.classify(function, instantiating, &e, stderr)),
-        };
+        // Not logged: the opening was, once.
         if let Some(o) = self.ctx.services.observer.get() {
-            o.call(
-                &self.ctx.name,
-                function,
-                store.data().request_id(),
-                elapsed,
-                result.as_ref().err().map(|f| f.kind),
-            );
+            o.fault(&self.ctx.name, function, FaultKind::BreakerOpen);
         }
-        drop(store);
-        match result {
-            Ok(response) => Ok(Answer {
-                response,
-                admission,
-            }),
-            Err(f) => {
-                self.record_fault(&f, admission);
-                Err(f)
-            }
-        }
+        let h = self.health();
+        Err(self.fault(
+            function,
+            FaultKind::BreakerOpen,
+            format!(
+                "the driver is shut off for {} s more after repeated faults (last: {})",
+                left.as_secs().max(1),
+                h.last_fault.unwrap_or_default()
+            ),
+        ))
     }
 
     /// Settles a call the component answered once its answer is taken (or
@@ -1037,81 +1095,26 @@ impl Package {
         }
     }
 
-    pub(crate) fn unit(
+    /// Takes the answer of `function` as `T`, read with the output budget.
+    pub(crate) fn take<T: FromResponse>(
         &self,
         function: &'static str,
         r: Result<Answer, DriverFault>,
-    ) -> Result<(), CallError> {
+    ) -> Result<T, CallError> {
         let a = r.map_err(CallError::Fault)?;
         let mut b = Budget::new(self.ctx.limits.max_output_bytes);
-        let out = match a.response {
-            Response::Unit(Ok(())) => Ok(()),
-            Response::Unit(Err(e)) => Err(self.driver_error(function, e, &mut b)),
-            _ => Err(CallError::Fault(self.refused(
-                function,
-                Refused::Malformed("unexpected answer".into()),
-            ))),
+        let out = match T::read(a.response, &mut b) {
+            Some(Ok(Ok(v))) => Ok(v),
+            Some(Ok(Err(refused))) => Err(CallError::Fault(self.refused(function, refused))),
+            Some(Err(e)) => Err(self.driver_error(function, e, &mut b)),
+            None => Err(self.unexpected(function)),
         };
         self.settle(a.admission, out)
     }
 
-    pub(crate) fn update(
-        &self,
-        function: &'static str,
-        r: Result<Answer, DriverFault>,
-    ) -> Result<Update, CallError> {
-        let a = r.map_err(CallError::Fault)?;
-        let mut b = Budget::new(self.ctx.limits.max_output_bytes);
-        let out = match a.response {
-            Response::Update(Ok(u)) => convert::update_from(u, &mut b)
-                .map_err(|e| CallError::Fault(self.refused(function, e))),
-            Response::Update(Err(e)) => Err(self.driver_error(function, e, &mut b)),
-            _ => Err(CallError::Fault(self.refused(
-                function,
-                Refused::Malformed("unexpected answer".into()),
-            ))),
-        };
-        self.settle(a.admission, out)
-    }
-
-    pub(crate) fn status(
-        &self,
-        function: &'static str,
-        r: Result<Answer, DriverFault>,
-    ) -> Result<StatusAnswer, CallError> {
-        let a = r.map_err(CallError::Fault)?;
-        let mut b = Budget::new(self.ctx.limits.max_output_bytes);
-        let out = match a.response {
-            Response::Status(Ok(s)) => convert::status_answer_from(s, &mut b)
-                .map_err(|e| CallError::Fault(self.refused(function, e))),
-            Response::Status(Err(e)) => Err(self.driver_error(function, e, &mut b)),
-            _ => Err(CallError::Fault(self.refused(
-                function,
-                Refused::Malformed("unexpected answer".into()),
-            ))),
-        };
-        self.settle(a.admission, out)
-    }
-
-    pub(crate) fn watches(
-        &self,
-        function: &'static str,
-        r: Result<Answer, DriverFault>,
-    ) -> Result<Vec<crate::access::Selector>, CallError> {
-        let a = r.map_err(CallError::Fault)?;
-        let mut b = Budget::new(self.ctx.limits.max_output_bytes);
-        let out = match a.response {
-            Response::Watches(l) => l
-                .into_iter()
-                .map(|s| convert::selector_from(s, &mut b))
-                .collect::<Result<_, _>>()
-                .map_err(|e| CallError::Fault(self.refused(function, e))),
-            _ => Err(CallError::Fault(self.refused(
-                function,
-                Refused::Malformed("unexpected answer".into()),
-            ))),
-        };
-        self.settle(a.admission, out)
+    /// The fault of an answer of another function's kind.
+    fn unexpected(&self, function: &'static str) -> CallError {
+        CallError::Fault(self.refused(function, Refused::Malformed("unexpected answer".into())))
     }
 
     /// A driver's answer the host refused after taking it (the conductor's
@@ -1136,10 +1139,7 @@ impl Package {
     fn describe_answer(&self, r: Response) -> Result<Vec<EntryPointInfo>, CallError> {
         let mut b = Budget::new(self.ctx.limits.max_output_bytes);
         let Response::Describe(eps) = r else {
-            return Err(CallError::Fault(self.refused(
-                "describe",
-                Refused::Malformed("unexpected answer".into()),
-            )));
+            return Err(self.unexpected("describe"));
         };
         let mut out = Vec::new();
         for e in eps {

@@ -278,33 +278,29 @@ mod tests {
         Target::new("vm", os, "kubernetes")
     }
 
-    fn capi_ubuntu() -> Stub {
+    /// A driver `name` providing `os` on VMs.
+    fn stub(name: &'static str, beta: bool, os: &[&str]) -> Stub {
         Stub {
-            name: "k8s_cluster_api_ubuntu",
-            beta: false,
-            provides: vec![vm("ubuntu")],
+            name,
+            beta,
+            provides: os.iter().map(|os| vm(os)).collect(),
         }
+    }
+
+    fn capi_ubuntu() -> Stub {
+        stub("k8s_cluster_api_ubuntu", false, &["ubuntu"])
     }
     fn capi_flat() -> Stub {
-        Stub {
-            name: "k8s_cluster_api_flatcar",
-            beta: false,
-            provides: vec![vm("flatcar")],
-        }
+        stub("k8s_cluster_api_flatcar", false, &["flatcar"])
     }
     fn helm() -> Stub {
-        Stub {
-            name: "k8s_capi_helm_v1",
-            beta: false,
-            provides: vec![vm("ubuntu"), vm("flatcar")],
-        }
+        stub("k8s_capi_helm_v1", false, &["ubuntu", "flatcar"])
     }
     fn beta_drv() -> Stub {
-        Stub {
-            name: "k8s_beta",
-            beta: true,
-            provides: vec![vm("rockylinux")],
-        }
+        stub("k8s_beta", true, &["rockylinux"])
+    }
+    fn rocky() -> Stub {
+        stub("k8s_rocky", false, &["rockylinux"])
     }
 
     fn sel(disabled: &[&str], beta: &[&str], default: Option<&str>) -> Selection {
@@ -455,14 +451,7 @@ mod tests {
                 // k8s_beta comes first alphabetically, but may not be used.
                 name: "a beta driver not enabled does not hide another",
                 sel: none.clone(),
-                drivers: vec![
-                    beta_drv(),
-                    Stub {
-                        name: "k8s_rocky",
-                        beta: false,
-                        provides: vec![vm("rockylinux")],
-                    },
-                ],
+                drivers: vec![beta_drv(), rocky()],
                 target: vm("rockylinux"),
                 want: Some("k8s_rocky"),
                 msg: "",
@@ -470,14 +459,7 @@ mod tests {
             Case {
                 name: "an enabled beta driver first alphabetically wins",
                 sel: sel(&[], &["k8s_beta"], None),
-                drivers: vec![
-                    beta_drv(),
-                    Stub {
-                        name: "k8s_rocky",
-                        beta: false,
-                        provides: vec![vm("rockylinux")],
-                    },
-                ],
+                drivers: vec![beta_drv(), rocky()],
                 target: vm("rockylinux"),
                 want: Some("k8s_beta"),
                 msg: "",

@@ -254,17 +254,7 @@ impl DriverHost {
                     report.wit_version = ex.wit_version;
                     report.sha256 = Some(ex.sha256);
                     report.world = ex.world;
-                    report.entry_points = ex
-                        .manifest
-                        .entry_points
-                        .iter()
-                        .map(|e| EntryPointInfo {
-                            name: e.name.clone(),
-                            beta: e.beta,
-                            provides: e.provides.iter().map(Target::from).collect(),
-                            description: e.description.clone(),
-                        })
-                        .collect();
+                    report.entry_points = EntryPointInfo::declared(&ex.manifest);
                     report.requested = Some(ex.requested);
                     report.granted = Some(ex.granted);
                     report.limits = ex.limits;

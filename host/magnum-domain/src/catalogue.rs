@@ -195,6 +195,184 @@ fn int_or_none(n: Option<i64>) -> String {
     n.map_or_else(|| "None".to_string(), |n| n.to_string())
 }
 
+/// Constructors that raise a class with their `&str` arguments as the
+/// template's keyword arguments: `name(arg = "key", …) => CLASS;` is
+/// `pub fn name(arg: &str, …) -> Self`, which raises `CLASS` with
+/// `("key", arg)`.
+macro_rules! raisers {
+    ($($(#[$doc:meta])* $name:ident($($arg:ident = $key:literal),*) => $class:ident;)+) => {$(
+        $(#[$doc])*
+        pub fn $name($($arg: &str),*) -> Self {
+            $class.raise(&[$(($key, $arg)),*])
+        }
+    )+};
+}
+
+/// Exception classes raised with their templates, formatted with the
+/// constructors' arguments.
+impl MagnumError {
+    raisers! {
+        // Raised without arguments: the template as it is.
+        /// `exception.Invalid` with its default message: `Unacceptable
+        /// parameters.` (400).
+        invalid_unacceptable() => INVALID;
+        /// `exception.NotAuthorized`: `Not authorized.` (403).
+        not_authorized_default() => NOT_AUTHORIZED;
+        /// The 500 of the base class, `An unknown exception occurred.`; also the
+        /// body of every unexpected error.
+        magnum_exception() => MAGNUM_EXCEPTION;
+        /// The 404 Magnum answers for `/<uuid>/detail`: `HTTPNotFound` raised
+        /// without arguments, so the template stays unformatted.
+        http_not_found_unformatted() => HTTP_NOT_FOUND;
+        /// The 403 of setting `public` or `hidden` without the publish rule.
+        cluster_template_publish_denied() => CLUSTER_TEMPLATE_PUBLISH_DENIED;
+        /// `Valid volume type could not be found.` (400).
+        volume_type_not_found() => VOLUME_TYPE_NOT_FOUND;
+        /// The 400 of a bad Kubernetes quantity.
+        unsupported_k8s_quantity_format() => UNSUPPORTED_K8S_QUANTITY_FORMAT;
+        /// `Failed to list regions.` (500).
+        regions_list_failed() => REGIONS_LIST_FAILED;
+        /// `Failed to list services.` (500).
+        services_list_failed() => SERVICES_LIST_FAILED;
+        /// The 400 of a master nodegroup resize.
+        master_ng_resize_not_supported() => MASTER_NG_RESIZE_NOT_SUPPORTED;
+        /// The 400 of a zero node count below microversion 1.10.
+        zero_node_count_not_supported() => ZERO_NODE_COUNT_NOT_SUPPORTED;
+        /// The 400 of the root-disk check.
+        flavor_zero_root_volume_not_supported() => FLAVOR_ZERO_ROOT_VOLUME_NOT_SUPPORTED;
+        /// The 400 of an upgrade at microversion 1.7.
+        cluster_upgrade_not_supported() => CLUSTER_UPGRADE_NOT_SUPPORTED;
+        /// The 400 of a default nodegroup DELETE.
+        deleting_default_ng_not_supported() => DELETING_DEFAULT_NG_NOT_SUPPORTED;
+        /// The 400 of a master nodegroup POST.
+        create_master_node_group() => CREATE_MASTER_NODE_GROUP;
+        /// The 409 of a nodegroup POST on a cluster without API address.
+        cluster_api_address_unavailable() => CLUSTER_API_ADDRESS_UNAVAILABLE;
+        /// `ObjectError` (500); its template never formats.
+        object_error() => OBJECT_ERROR;
+
+        // Raised with one argument.
+        /// `InvalidParameterValue` (400), whose message is the given text.
+        invalid_parameter_value(message = "err") => INVALID_PARAMETER_VALUE;
+        /// `NotSupported`: `<operation> is not supported.` (400).
+        not_supported(operation = "operation") => NOT_SUPPORTED;
+        /// `Expected a uuid but received <v>.` (400).
+        invalid_uuid(value = "uuid") => INVALID_UUID;
+        /// `Expected a name but received <v>.` (400).
+        invalid_name(value = "name") => INVALID_NAME;
+        /// The 500 of a failing discovery endpoint.
+        get_discovery_url_failed(endpoint = "discovery_endpoint") => GET_DISCOVERY_URL_FAILED;
+        /// `Invalid discovery URL '<u>'.` (400).
+        invalid_cluster_discovery_url(url = "discovery_url") => INVALID_CLUSTER_DISCOVERY_URL;
+        /// The 500 when the discovery size cannot be read.
+        get_cluster_size_failed(url = "discovery_url") => GET_CLUSTER_SIZE_FAILED;
+        /// `Expected an uuid or int but received <v>.` (400).
+        invalid_identity(value = "identity") => INVALID_IDENTITY;
+        /// `Received invalid csr <csr>.` (400).
+        invalid_csr(csr = "csr") => INVALID_CSR;
+        /// `Received invalid subnet <s>.` (400).
+        invalid_subnet(subnet = "subnet") => INVALID_SUBNET;
+        /// `Received invalid tag for <tag>.` (400).
+        invalid_version(tag = "tag") => INVALID_VERSION;
+        /// `Policy doesn't allow <rule> to be performed.` (403).
+        policy_not_authorized(action = "action") => POLICY_NOT_AUTHORIZED;
+        /// `Expected a MAC address but received <v>.` (400).
+        invalid_mac(mac = "mac") => INVALID_MAC;
+        /// The 400 of a bad `dns_nameserver` list.
+        invalid_dns(dns = "dns") => INVALID_DNS;
+        /// `Invalid configuration file. <msg>` (400).
+        config_invalid(message = "error_msg") => CONFIG_INVALID;
+        /// `ClusterTemplate <ident> could not be found.` (404; the cluster POST
+        /// below 1.10 answers 400: use [`MagnumError::with_status`]).
+        cluster_template_not_found(ident = "clustertemplate") => CLUSTER_TEMPLATE_NOT_FOUND;
+        /// The 409 of a template POST with a used uuid.
+        cluster_template_already_exists(uuid = "uuid") => CLUSTER_TEMPLATE_ALREADY_EXISTS;
+        /// The 400 of a template PATCH or DELETE while clusters use it.
+        cluster_template_referenced(ident = "clustertemplate") => CLUSTER_TEMPLATE_REFERENCED;
+        /// `Cluster <ident> could not be found.` (404; 400 in a certificate
+        /// POST: use [`MagnumError::with_status`]).
+        cluster_not_found(ident = "cluster") => CLUSTER_NOT_FOUND;
+        /// The 409 of a duplicate cluster uuid.
+        cluster_already_exists(uuid = "uuid") => CLUSTER_ALREADY_EXISTS;
+        /// `Cluster driver (<d>) not supported.` (400).
+        cluster_driver_not_supported(driver = "driver_name") => CLUSTER_DRIVER_NOT_SUPPORTED;
+        /// The 400 of a missing driver parameter.
+        required_parameter_not_provided(param = "heat_param") => REQUIRED_PARAMETER_NOT_PROVIDED;
+        /// The 400 of a busy cluster.
+        operation_in_progress(cluster_name = "cluster_name") => OPERATION_IN_PROGRESS;
+        /// `Image <id> could not be found.` (400).
+        image_not_found(image = "image_id") => IMAGE_NOT_FOUND;
+        /// `Not authorized for image <id>.` (403).
+        image_not_authorized(image = "image_id") => IMAGE_NOT_AUTHORIZED;
+        /// The 400 of an image without `os_distro`.
+        os_distro_field_not_found(image = "image_id") => OS_DISTRO_FIELD_NOT_FOUND;
+        /// `A key pair <k> could not be found.` (404).
+        x509_key_pair_not_found(key_pair = "x509keypair") => X509_KEY_PAIR_NOT_FOUND;
+        /// The 409 of a duplicate x509 key pair.
+        x509_key_pair_already_exists(uuid = "uuid") => X509_KEY_PAIR_ALREADY_EXISTS;
+        /// `Could not store certificate: <msg>` (500).
+        certificate_storage_exception(message = "msg") => CERTIFICATE_STORAGE_EXCEPTION;
+        /// `Extension '<ext>' not allowed` (400); `extension` is the Python repr
+        /// of the refused extension.
+        certificate_validation_error(extension = "extension") => CERTIFICATE_VALIDATION_ERROR;
+        /// `Unable to find keypair <k>.` (404).
+        key_pair_not_found(keypair = "keypair") => KEY_PAIR_NOT_FOUND;
+        /// The 404 of an unknown service row.
+        magnum_service_not_found(id = "magnum_service_id") => MAGNUM_SERVICE_NOT_FOUND;
+        /// The 409 of a duplicate service row.
+        magnum_service_already_exists(id = "id") => MAGNUM_SERVICE_ALREADY_EXISTS;
+        /// `Unable to find flavor <f>.` (400).
+        flavor_not_found(flavor = "flavor") => FLAVOR_NOT_FOUND;
+        /// `Unable to find fixed network <n>.` (400).
+        fixed_network_not_found(network = "network") => FIXED_NETWORK_NOT_FOUND;
+        /// `Unable to find fixed subnet <s>.` (400).
+        fixed_subnet_not_found(subnet = "subnet") => FIXED_SUBNET_NOT_FOUND;
+        /// `Unable to find external network <n>.` (400).
+        external_network_not_found(network = "network") => EXTERNAL_NETWORK_NOT_FOUND;
+        /// The 500 of a failed CA rotation.
+        certificates_to_cluster_failed(cluster_uuid = "cluster_uuid") => CERTIFICATES_TO_CLUSTER_FAILED;
+        /// `Federation <ident> could not be found.` (404).
+        federation_not_found(ident = "federation") => FEDERATION_NOT_FOUND;
+        /// The 409 of a duplicate federation uuid.
+        federation_already_exists(uuid = "uuid") => FEDERATION_ALREADY_EXISTS;
+        /// `Nodegroup <ident> could not be found.` (404).
+        node_group_not_found(ident = "nodegroup") => NODE_GROUP_NOT_FOUND;
+        /// The 400 of a busy nodegroup.
+        ng_operation_in_progress(nodegroup = "nodegroup") => NG_OPERATION_IN_PROGRESS;
+        /// `Cluster Template is not valid for upgrade: <reason>` (409).
+        invalid_cluster_template_for_upgrade(reason = "reason") => INVALID_CLUSTER_TEMPLATE_FOR_UPGRADE;
+
+        // Raised with several arguments.
+        /// `The <name> <id> could not be found.` (404).
+        object_not_found(name = "name", id = "id") => OBJECT_NOT_FOUND;
+        /// `The <name> resource <id> could not be found.` (404).
+        resource_not_found(name = "name", id = "id") => RESOURCE_NOT_FOUND;
+        /// `<client> connection failed. <message>` (403), when an OpenStack
+        /// client cannot be built or used.
+        authorization_failure(client = "client", message = "message") => AUTHORIZATION_FAILURE;
+        /// The 400 of a discovery URL refused by its endpoint.
+        invalid_discovery_url(url = "discovery_url", endpoint = "discovery_endpoint") => INVALID_DISCOVERY_URL;
+        /// `Couldn't apply patch '<patch>'. Reason: <reason>` (400); `patch` is
+        /// the Python repr of the operation list.
+        patch_error(patch = "patch", reason = "reason") => PATCH_ERROR;
+        /// The 409 of a duplicate quota.
+        quota_already_exists(project_id = "project_id", resource = "resource") => QUOTA_ALREADY_EXISTS;
+        /// The 409 of a federation join of a member.
+        member_already_exists(uuid = "uuid", federation_name = "federation_name") => MEMBER_ALREADY_EXISTS;
+        /// The 409 of a failed pre-delete.
+        pre_deletion_failed(cluster_uuid = "cluster_uuid", message = "msg") => PRE_DELETION_FAILED;
+        /// The 409 of a duplicate nodegroup name; Magnum fills the cluster
+        /// placeholder with the cluster's name.
+        node_group_already_exists(name = "name", cluster_name = "cluster_id") => NODE_GROUP_ALREADY_EXISTS;
+        /// Raised at start-up only: two handler versions overlap (400).
+        api_versions_intersect(name = "name", min_ver = "min_ver", max_ver = "max_ver") => API_VERSIONS_INTERSECT;
+        /// `<attr> for <ng> is invalid (<expl>).` (409).
+        node_group_invalid_input(attr = "attr", nodegroup = "nodegroup", explanation = "expl") => NODE_GROUP_INVALID_INPUT;
+        /// The 400 when a beta driver serves the tuple but is not enabled.
+        cluster_type_beta_not_enabled(server_type = "server_type", os = "os", coe = "coe", driver = "driver_name") => CLUSTER_TYPE_BETA_NOT_ENABLED;
+    }
+}
+
 /// Generic classes, raised with a literal message.
 impl MagnumError {
     /// `exception.Invalid` with a literal message (400).
@@ -202,26 +380,9 @@ impl MagnumError {
         INVALID.with_message(message)
     }
 
-    /// `exception.Invalid` with its default message: `Unacceptable
-    /// parameters.` (400).
-    pub fn invalid_unacceptable() -> Self {
-        INVALID.raise(&[])
-    }
-
     /// `exception.NotAuthorized` with a literal message (403).
     pub fn not_authorized(message: impl Into<String>) -> Self {
         NOT_AUTHORIZED.with_message(message)
-    }
-
-    /// `exception.NotAuthorized`: `Not authorized.` (403).
-    pub fn not_authorized_default() -> Self {
-        NOT_AUTHORIZED.raise(&[])
-    }
-
-    /// The 500 of the base class, `An unknown exception occurred.`; also the
-    /// body of every unexpected error.
-    pub fn magnum_exception() -> Self {
-        MAGNUM_EXCEPTION.raise(&[])
     }
 
     /// `exception.Conflict` with a literal message (409); an empty message
@@ -232,16 +393,6 @@ impl MagnumError {
         } else {
             CONFLICT.with_message(message)
         }
-    }
-
-    /// `InvalidParameterValue` (400), whose message is the given text.
-    pub fn invalid_parameter_value(message: &str) -> Self {
-        INVALID_PARAMETER_VALUE.raise(&[("err", message)])
-    }
-
-    /// `NotSupported`: `<operation> is not supported.` (400).
-    pub fn not_supported(operation: &str) -> Self {
-        NOT_SUPPORTED.raise(&[("operation", operation)])
     }
 
     /// `NotSupported` raised with a literal message (400).
@@ -258,59 +409,12 @@ impl MagnumError {
     }
 }
 
-/// Exception classes raised with their templates.
+/// Exception classes raised with arguments the constructors compute.
 impl MagnumError {
-    /// `The <name> <id> could not be found.` (404).
-    pub fn object_not_found(name: &str, id: &str) -> Self {
-        OBJECT_NOT_FOUND.raise(&[("name", name), ("id", id)])
-    }
-
     /// The 404 of a quota POST for an unknown project: `The project_id <id>
     /// could not be found.`
     pub fn project_not_found(project_id: &str) -> Self {
         PROJECT_NOT_FOUND.raise(&[("name", "project_id"), ("id", project_id)])
-    }
-
-    /// `The <name> resource <id> could not be found.` (404).
-    pub fn resource_not_found(name: &str, id: &str) -> Self {
-        RESOURCE_NOT_FOUND.raise(&[("name", name), ("id", id)])
-    }
-
-    /// The 404 Magnum answers for `/<uuid>/detail`: `HTTPNotFound` raised
-    /// without arguments, so the template stays unformatted.
-    pub fn http_not_found_unformatted() -> Self {
-        HTTP_NOT_FOUND.raise(&[])
-    }
-
-    /// `<client> connection failed. <message>` (403), when an OpenStack
-    /// client cannot be built or used.
-    pub fn authorization_failure(client: &str, message: &str) -> Self {
-        AUTHORIZATION_FAILURE.raise(&[("client", client), ("message", message)])
-    }
-
-    /// `Expected a uuid but received <v>.` (400).
-    pub fn invalid_uuid(value: &str) -> Self {
-        INVALID_UUID.raise(&[("uuid", value)])
-    }
-
-    /// `Expected a name but received <v>.` (400).
-    pub fn invalid_name(value: &str) -> Self {
-        INVALID_NAME.raise(&[("name", value)])
-    }
-
-    /// The 400 of a discovery URL refused by its endpoint.
-    pub fn invalid_discovery_url(url: &str, endpoint: &str) -> Self {
-        INVALID_DISCOVERY_URL.raise(&[("discovery_url", url), ("discovery_endpoint", endpoint)])
-    }
-
-    /// The 500 of a failing discovery endpoint.
-    pub fn get_discovery_url_failed(endpoint: &str) -> Self {
-        GET_DISCOVERY_URL_FAILED.raise(&[("discovery_endpoint", endpoint)])
-    }
-
-    /// `Invalid discovery URL '<u>'.` (400).
-    pub fn invalid_cluster_discovery_url(url: &str) -> Self {
-        INVALID_CLUSTER_DISCOVERY_URL.raise(&[("discovery_url", url)])
     }
 
     /// The 400 of a discovery size mismatch.
@@ -320,94 +424,6 @@ impl MagnumError {
             ("size", &size.to_string()),
             ("discovery_url", url),
         ])
-    }
-
-    /// The 500 when the discovery size cannot be read.
-    pub fn get_cluster_size_failed(url: &str) -> Self {
-        GET_CLUSTER_SIZE_FAILED.raise(&[("discovery_url", url)])
-    }
-
-    /// `Expected an uuid or int but received <v>.` (400).
-    pub fn invalid_identity(value: &str) -> Self {
-        INVALID_IDENTITY.raise(&[("identity", value)])
-    }
-
-    /// `Received invalid csr <csr>.` (400).
-    pub fn invalid_csr(csr: &str) -> Self {
-        INVALID_CSR.raise(&[("csr", csr)])
-    }
-
-    /// `Received invalid subnet <s>.` (400).
-    pub fn invalid_subnet(subnet: &str) -> Self {
-        INVALID_SUBNET.raise(&[("subnet", subnet)])
-    }
-
-    /// `Received invalid tag for <tag>.` (400).
-    pub fn invalid_version(tag: &str) -> Self {
-        INVALID_VERSION.raise(&[("tag", tag)])
-    }
-
-    /// Raised at start-up only: two handler versions overlap (400).
-    pub fn api_versions_intersect(name: &str, min_ver: &str, max_ver: &str) -> Self {
-        API_VERSIONS_INTERSECT.raise(&[("name", name), ("min_ver", min_ver), ("max_ver", max_ver)])
-    }
-
-    /// `Couldn't apply patch '<patch>'. Reason: <reason>` (400); `patch` is
-    /// the Python repr of the operation list.
-    pub fn patch_error(patch: &str, reason: &str) -> Self {
-        PATCH_ERROR.raise(&[("patch", patch), ("reason", reason)])
-    }
-
-    /// `Policy doesn't allow <rule> to be performed.` (403).
-    pub fn policy_not_authorized(action: &str) -> Self {
-        POLICY_NOT_AUTHORIZED.raise(&[("action", action)])
-    }
-
-    /// `Expected a MAC address but received <v>.` (400).
-    pub fn invalid_mac(mac: &str) -> Self {
-        INVALID_MAC.raise(&[("mac", mac)])
-    }
-
-    /// The 400 of a bad `dns_nameserver` list.
-    pub fn invalid_dns(dns: &str) -> Self {
-        INVALID_DNS.raise(&[("dns", dns)])
-    }
-
-    /// `Invalid configuration file. <msg>` (400).
-    pub fn config_invalid(message: &str) -> Self {
-        CONFIG_INVALID.raise(&[("error_msg", message)])
-    }
-
-    /// `ClusterTemplate <ident> could not be found.` (404; the cluster POST
-    /// below 1.10 answers 400: use [`MagnumError::with_status`]).
-    pub fn cluster_template_not_found(ident: &str) -> Self {
-        CLUSTER_TEMPLATE_NOT_FOUND.raise(&[("clustertemplate", ident)])
-    }
-
-    /// The 409 of a template POST with a used uuid.
-    pub fn cluster_template_already_exists(uuid: &str) -> Self {
-        CLUSTER_TEMPLATE_ALREADY_EXISTS.raise(&[("uuid", uuid)])
-    }
-
-    /// The 400 of a template PATCH or DELETE while clusters use it.
-    pub fn cluster_template_referenced(ident: &str) -> Self {
-        CLUSTER_TEMPLATE_REFERENCED.raise(&[("clustertemplate", ident)])
-    }
-
-    /// The 403 of setting `public` or `hidden` without the publish rule.
-    pub fn cluster_template_publish_denied() -> Self {
-        CLUSTER_TEMPLATE_PUBLISH_DENIED.raise(&[])
-    }
-
-    /// `Cluster <ident> could not be found.` (404; 400 in a certificate
-    /// POST: use [`MagnumError::with_status`]).
-    pub fn cluster_not_found(ident: &str) -> Self {
-        CLUSTER_NOT_FOUND.raise(&[("cluster", ident)])
-    }
-
-    /// The 409 of a duplicate cluster uuid.
-    pub fn cluster_already_exists(uuid: &str) -> Self {
-        CLUSTER_ALREADY_EXISTS.raise(&[("uuid", uuid)])
     }
 
     /// The 400 when no driver serves `(server_type, os, coe)`. `supported`
@@ -432,122 +448,6 @@ impl MagnumError {
             ("coe", coe),
             ("supported_cluster_types", &listed),
         ])
-    }
-
-    /// The 400 when a beta driver serves the tuple but is not enabled.
-    pub fn cluster_type_beta_not_enabled(
-        server_type: &str,
-        os: &str,
-        coe: &str,
-        driver: &str,
-    ) -> Self {
-        CLUSTER_TYPE_BETA_NOT_ENABLED.raise(&[
-            ("server_type", server_type),
-            ("os", os),
-            ("coe", coe),
-            ("driver_name", driver),
-        ])
-    }
-
-    /// `Cluster driver (<d>) not supported.` (400).
-    pub fn cluster_driver_not_supported(driver: &str) -> Self {
-        CLUSTER_DRIVER_NOT_SUPPORTED.raise(&[("driver_name", driver)])
-    }
-
-    /// The 400 of a missing driver parameter.
-    pub fn required_parameter_not_provided(param: &str) -> Self {
-        REQUIRED_PARAMETER_NOT_PROVIDED.raise(&[("heat_param", param)])
-    }
-
-    /// The 400 of a busy cluster.
-    pub fn operation_in_progress(cluster_name: &str) -> Self {
-        OPERATION_IN_PROGRESS.raise(&[("cluster_name", cluster_name)])
-    }
-
-    /// `Valid volume type could not be found.` (400).
-    pub fn volume_type_not_found() -> Self {
-        VOLUME_TYPE_NOT_FOUND.raise(&[])
-    }
-
-    /// `Image <id> could not be found.` (400).
-    pub fn image_not_found(image: &str) -> Self {
-        IMAGE_NOT_FOUND.raise(&[("image_id", image)])
-    }
-
-    /// `Not authorized for image <id>.` (403).
-    pub fn image_not_authorized(image: &str) -> Self {
-        IMAGE_NOT_AUTHORIZED.raise(&[("image_id", image)])
-    }
-
-    /// The 400 of an image without `os_distro`.
-    pub fn os_distro_field_not_found(image: &str) -> Self {
-        OS_DISTRO_FIELD_NOT_FOUND.raise(&[("image_id", image)])
-    }
-
-    /// `A key pair <k> could not be found.` (404).
-    pub fn x509_key_pair_not_found(key_pair: &str) -> Self {
-        X509_KEY_PAIR_NOT_FOUND.raise(&[("x509keypair", key_pair)])
-    }
-
-    /// The 409 of a duplicate x509 key pair.
-    pub fn x509_key_pair_already_exists(uuid: &str) -> Self {
-        X509_KEY_PAIR_ALREADY_EXISTS.raise(&[("uuid", uuid)])
-    }
-
-    /// `Could not store certificate: <msg>` (500).
-    pub fn certificate_storage_exception(message: &str) -> Self {
-        CERTIFICATE_STORAGE_EXCEPTION.raise(&[("msg", message)])
-    }
-
-    /// `Extension '<ext>' not allowed` (400); `extension` is the Python repr
-    /// of the refused extension.
-    pub fn certificate_validation_error(extension: &str) -> Self {
-        CERTIFICATE_VALIDATION_ERROR.raise(&[("extension", extension)])
-    }
-
-    /// `Unable to find keypair <k>.` (404).
-    pub fn key_pair_not_found(keypair: &str) -> Self {
-        KEY_PAIR_NOT_FOUND.raise(&[("keypair", keypair)])
-    }
-
-    /// The 404 of an unknown service row.
-    pub fn magnum_service_not_found(id: &str) -> Self {
-        MAGNUM_SERVICE_NOT_FOUND.raise(&[("magnum_service_id", id)])
-    }
-
-    /// The 409 of a duplicate service row.
-    pub fn magnum_service_already_exists(id: &str) -> Self {
-        MAGNUM_SERVICE_ALREADY_EXISTS.raise(&[("id", id)])
-    }
-
-    /// The 400 of a bad Kubernetes quantity.
-    pub fn unsupported_k8s_quantity_format() -> Self {
-        UNSUPPORTED_K8S_QUANTITY_FORMAT.raise(&[])
-    }
-
-    /// `Unable to find flavor <f>.` (400).
-    pub fn flavor_not_found(flavor: &str) -> Self {
-        FLAVOR_NOT_FOUND.raise(&[("flavor", flavor)])
-    }
-
-    /// `Unable to find fixed network <n>.` (400).
-    pub fn fixed_network_not_found(network: &str) -> Self {
-        FIXED_NETWORK_NOT_FOUND.raise(&[("network", network)])
-    }
-
-    /// `Unable to find fixed subnet <s>.` (400).
-    pub fn fixed_subnet_not_found(subnet: &str) -> Self {
-        FIXED_SUBNET_NOT_FOUND.raise(&[("subnet", subnet)])
-    }
-
-    /// `Unable to find external network <n>.` (400).
-    pub fn external_network_not_found(network: &str) -> Self {
-        EXTERNAL_NETWORK_NOT_FOUND.raise(&[("network", network)])
-    }
-
-    /// The 409 of a duplicate quota.
-    pub fn quota_already_exists(project_id: &str, resource: &str) -> Self {
-        QUOTA_ALREADY_EXISTS.raise(&[("project_id", project_id), ("resource", resource)])
     }
 
     /// `Quota could not be found: project_id <p> resource <r>.` (404).
@@ -575,36 +475,6 @@ impl MagnumError {
         )])
     }
 
-    /// `Failed to list regions.` (500).
-    pub fn regions_list_failed() -> Self {
-        REGIONS_LIST_FAILED.raise(&[])
-    }
-
-    /// `Failed to list services.` (500).
-    pub fn services_list_failed() -> Self {
-        SERVICES_LIST_FAILED.raise(&[])
-    }
-
-    /// The 500 of a failed CA rotation.
-    pub fn certificates_to_cluster_failed(cluster_uuid: &str) -> Self {
-        CERTIFICATES_TO_CLUSTER_FAILED.raise(&[("cluster_uuid", cluster_uuid)])
-    }
-
-    /// `Federation <ident> could not be found.` (404).
-    pub fn federation_not_found(ident: &str) -> Self {
-        FEDERATION_NOT_FOUND.raise(&[("federation", ident)])
-    }
-
-    /// The 409 of a duplicate federation uuid.
-    pub fn federation_already_exists(uuid: &str) -> Self {
-        FEDERATION_ALREADY_EXISTS.raise(&[("uuid", uuid)])
-    }
-
-    /// The 409 of a federation join of a member.
-    pub fn member_already_exists(uuid: &str, federation_name: &str) -> Self {
-        MEMBER_ALREADY_EXISTS.raise(&[("uuid", uuid), ("federation_name", federation_name)])
-    }
-
     /// The 404 of a federation unjoin of a non-member (Magnum raises
     /// `HTTPNotFound` with a literal message).
     pub fn federation_member_not_found(uuid: &str, federation_name: &str) -> Self {
@@ -613,45 +483,9 @@ impl MagnumError {
         ))
     }
 
-    /// The 409 of a failed pre-delete.
-    pub fn pre_deletion_failed(cluster_uuid: &str, message: &str) -> Self {
-        PRE_DELETION_FAILED.raise(&[("cluster_uuid", cluster_uuid), ("msg", message)])
-    }
-
-    /// The 409 of a duplicate nodegroup name; Magnum fills the cluster
-    /// placeholder with the cluster's name.
-    pub fn node_group_already_exists(name: &str, cluster_name: &str) -> Self {
-        NODE_GROUP_ALREADY_EXISTS.raise(&[("name", name), ("cluster_id", cluster_name)])
-    }
-
-    /// `Nodegroup <ident> could not be found.` (404).
-    pub fn node_group_not_found(ident: &str) -> Self {
-        NODE_GROUP_NOT_FOUND.raise(&[("nodegroup", ident)])
-    }
-
     /// The 400 of an even (or < 1) master count.
     pub fn master_ng_size_invalid(size: i64) -> Self {
         MASTER_NG_SIZE_INVALID.raise(&[("requested_size", &size.to_string())])
-    }
-
-    /// The 400 of a master nodegroup resize.
-    pub fn master_ng_resize_not_supported() -> Self {
-        MASTER_NG_RESIZE_NOT_SUPPORTED.raise(&[])
-    }
-
-    /// The 400 of a zero node count below microversion 1.10.
-    pub fn zero_node_count_not_supported() -> Self {
-        ZERO_NODE_COUNT_NOT_SUPPORTED.raise(&[])
-    }
-
-    /// The 400 of the root-disk check.
-    pub fn flavor_zero_root_volume_not_supported() -> Self {
-        FLAVOR_ZERO_ROOT_VOLUME_NOT_SUPPORTED.raise(&[])
-    }
-
-    /// The 400 of an upgrade at microversion 1.7.
-    pub fn cluster_upgrade_not_supported() -> Self {
-        CLUSTER_UPGRADE_NOT_SUPPORTED.raise(&[])
     }
 
     /// The 400 of a resize outside min/max; no maximum renders as `None`.
@@ -663,35 +497,6 @@ impl MagnumError {
         ])
     }
 
-    /// The 400 of a default nodegroup DELETE.
-    pub fn deleting_default_ng_not_supported() -> Self {
-        DELETING_DEFAULT_NG_NOT_SUPPORTED.raise(&[])
-    }
-
-    /// `<attr> for <ng> is invalid (<expl>).` (409).
-    pub fn node_group_invalid_input(attr: &str, nodegroup: &str, explanation: &str) -> Self {
-        NODE_GROUP_INVALID_INPUT.raise(&[
-            ("attr", attr),
-            ("nodegroup", nodegroup),
-            ("expl", explanation),
-        ])
-    }
-
-    /// The 400 of a master nodegroup POST.
-    pub fn create_master_node_group() -> Self {
-        CREATE_MASTER_NODE_GROUP.raise(&[])
-    }
-
-    /// The 400 of a busy nodegroup.
-    pub fn ng_operation_in_progress(nodegroup: &str) -> Self {
-        NG_OPERATION_IN_PROGRESS.raise(&[("nodegroup", nodegroup)])
-    }
-
-    /// `Cluster Template is not valid for upgrade: <reason>` (409).
-    pub fn invalid_cluster_template_for_upgrade(reason: &str) -> Self {
-        INVALID_CLUSTER_TEMPLATE_FOR_UPGRADE.raise(&[("reason", reason)])
-    }
-
     /// [`MagnumError::invalid_cluster_template_for_upgrade`] for a
     /// non-default nodegroup asked to move to another template.
     pub fn node_group_upgrade_template_mismatch(nodegroup: &str, template_name: &str) -> Self {
@@ -699,16 +504,6 @@ impl MagnumError {
             "Nodegroup {nodegroup} can be upgraded only to match cluster's template \
              ({template_name})."
         ))
-    }
-
-    /// The 409 of a nodegroup POST on a cluster without API address.
-    pub fn cluster_api_address_unavailable() -> Self {
-        CLUSTER_API_ADDRESS_UNAVAILABLE.raise(&[])
-    }
-
-    /// `ObjectError` (500); its template never formats.
-    pub fn object_error() -> Self {
-        OBJECT_ERROR.raise(&[])
     }
 }
 
@@ -768,37 +563,50 @@ impl MagnumError {
         Self::invalid_parameter_value(&format!("Requested COE type {coe} is not supported."))
     }
 
-    /// The 400 of a network driver outside the supported list.
-    pub fn network_driver_not_supported(driver: &str, supported: &[&str]) -> Self {
+    /// `<subject>, expecting a <a/b/unspecified> <expected>` (400), where
+    /// `supported` lists the values that would do.
+    fn expecting(subject: &str, supported: &[&str], expected: &str) -> Self {
         Self::invalid_parameter_value(&format!(
-            "Network driver type {driver} is not supported, expecting a {} network driver.",
+            "{subject}, expecting a {} {expected}",
             or_unspecified(supported)
         ))
+    }
+
+    /// The 400 of a network driver outside the supported list.
+    pub fn network_driver_not_supported(driver: &str, supported: &[&str]) -> Self {
+        Self::expecting(
+            &format!("Network driver type {driver} is not supported"),
+            supported,
+            "network driver.",
+        )
     }
 
     /// The 400 of a network driver outside the allowed list (with Magnum's
     /// trailing space).
     pub fn network_driver_not_allowed(driver: &str, allowed: &[&str]) -> Self {
-        Self::invalid_parameter_value(&format!(
-            "Network driver type {driver} is not allowed, expecting a {} network driver. ",
-            or_unspecified(allowed)
-        ))
+        Self::expecting(
+            &format!("Network driver type {driver} is not allowed"),
+            allowed,
+            "network driver. ",
+        )
     }
 
     /// The 400 of an unsupported volume driver.
     pub fn volume_driver_not_supported(driver: &str, supported: &[&str]) -> Self {
-        Self::invalid_parameter_value(&format!(
-            "Volume driver type {driver} is not supported, expecting a {} volume driver.",
-            or_unspecified(supported)
-        ))
+        Self::expecting(
+            &format!("Volume driver type {driver} is not supported"),
+            supported,
+            "volume driver.",
+        )
     }
 
     /// The 400 of an unsupported server type.
     pub fn server_type_not_supported(server_type: &str, supported: &[&str]) -> Self {
-        Self::invalid_parameter_value(&format!(
-            "Server type {server_type} is not supported, expecting a {} server type.",
-            or_unspecified(supported)
-        ))
+        Self::expecting(
+            &format!("Server type {server_type} is not supported"),
+            supported,
+            "server type.",
+        )
     }
 
     /// The 400 of a too small devicemapper volume; no size renders as
@@ -903,6 +711,40 @@ impl MagnumError {
     }
 }
 
+/// WSME's `Value not a valid <kind>: <value>` (400) for each container
+/// kind: `$plain` of a value on its own, `$inside` of a value inside a body
+/// (WSME names the body argument and shows the whole body).
+macro_rules! not_a_valid {
+    ($($kind:literal: $plain:ident, $inside:ident;)+) => {$(
+        #[doc = concat!("The 400 of a non-", $kind, " where a ", $kind, " is required.")]
+        pub fn $plain(field: &str, value: &(impl PyRepr + ?Sized)) -> Self {
+            Self::$inside(field, value, value)
+        }
+
+        #[doc = concat!("[`MagnumError::", stringify!($plain), "`] of a value inside a body: ")]
+        #[doc = "WSME names the body argument and shows the whole body."]
+        pub fn $inside(
+            arg: &str,
+            body: &(impl PyRepr + ?Sized),
+            value: &(impl PyRepr + ?Sized),
+        ) -> Self {
+            let reason = format!(concat!("Value not a valid ", $kind, ": {}"), python::str_of(value));
+            Self::invalid_input(arg, body, &reason)
+        }
+    )+};
+}
+
+/// WSME's `ClientSideError`s (400), whose messages name the constructors'
+/// `&str` arguments: `name(arg, …) => "… {arg} …";`.
+macro_rules! client_side_errors {
+    ($($(#[$doc:meta])* $name:ident($($arg:ident),*) => $message:literal;)+) => {$(
+        $(#[$doc])*
+        pub fn $name($($arg: &str),*) -> Self {
+            Self::client_side(format!($message))
+        }
+    )+};
+}
+
 /// WSME's and the API layer's own messages (pagination, bodies, arguments,
 /// attribute types, JSON patch).
 impl MagnumError {
@@ -910,16 +752,23 @@ impl MagnumError {
         MagnumError::new(400, "ClientSideError", message)
     }
 
-    /// `Limit must be positive` (400).
-    pub fn limit_not_positive() -> Self {
-        Self::client_side("Limit must be positive")
-    }
-
-    /// The 400 of a bad `sort_dir`.
-    pub fn invalid_sort_dir(dir: &str) -> Self {
-        Self::client_side(format!(
-            "Invalid sort direction: {dir}. Acceptable values are 'asc' or 'desc'"
-        ))
+    client_side_errors! {
+        /// `Limit must be positive` (400).
+        limit_not_positive() => "Limit must be positive";
+        /// The 400 of a bad `sort_dir`.
+        invalid_sort_dir(dir) => "Invalid sort direction: {dir}. Acceptable values are 'asc' or 'desc'";
+        /// `Request is not in valid JSON format` (400).
+        invalid_json_body() => "Request is not in valid JSON format";
+        /// The 400 of patching an internal attribute.
+        patch_internal_attribute(path) => "'{path}' is an internal attribute and can not be updated";
+        /// The 400 of removing a mandatory attribute.
+        patch_mandatory_attribute(path) => "'{path}' is a mandatory attribute and can not be removed";
+        /// The 400 of `add`/`replace` without a value.
+        patch_value_missing() => "'add' and 'replace' operations needs value";
+        /// The 400 of adding an unknown top-level attribute.
+        patch_add_new_attribute(path) => "Adding a new attribute {path} to the root of the resource is not allowed.";
+        /// The 400 of adding an attribute that is set.
+        patch_attribute_exists(path) => "The attribute {path} has existed, please use 'replace' operation instead.";
     }
 
     /// The 400 of a bad `sort_key`.
@@ -1044,42 +893,9 @@ impl MagnumError {
         )
     }
 
-    /// The 400 of a non-list where a list is required.
-    pub fn not_a_valid_list(field: &str, value: &(impl PyRepr + ?Sized)) -> Self {
-        Self::not_a_valid_list_in(field, value, value)
-    }
-
-    /// [`MagnumError::not_a_valid_list`] of a value inside a body: WSME names
-    /// the body argument and shows the whole body.
-    pub fn not_a_valid_list_in(
-        arg: &str,
-        body: &(impl PyRepr + ?Sized),
-        value: &(impl PyRepr + ?Sized),
-    ) -> Self {
-        Self::invalid_input(
-            arg,
-            body,
-            &format!("Value not a valid list: {}", python::str_of(value)),
-        )
-    }
-
-    /// The 400 of a non-dict where a dict is required.
-    pub fn not_a_valid_dict(field: &str, value: &(impl PyRepr + ?Sized)) -> Self {
-        Self::not_a_valid_dict_in(field, value, value)
-    }
-
-    /// [`MagnumError::not_a_valid_dict`] of a value inside a body: WSME names
-    /// the body argument and shows the whole body.
-    pub fn not_a_valid_dict_in(
-        arg: &str,
-        body: &(impl PyRepr + ?Sized),
-        value: &(impl PyRepr + ?Sized),
-    ) -> Self {
-        Self::invalid_input(
-            arg,
-            body,
-            &format!("Value not a valid dict: {}", python::str_of(value)),
-        )
+    not_a_valid! {
+        "list": not_a_valid_list, not_a_valid_list_in;
+        "dict": not_a_valid_dict, not_a_valid_dict_in;
     }
 
     /// The 400 of `int()` of a body value beyond 64 bits (CPython's text
@@ -1095,15 +911,11 @@ impl MagnumError {
         body: &(impl PyRepr + ?Sized),
         value: &(impl PyRepr + ?Sized),
     ) -> Self {
-        Self::invalid_input(
-            arg,
-            body,
-            &format!(
-                "int() argument must be a string, a bytes-like object or a real number, not \
-                 '{}'",
-                value.class_name()
-            ),
-        )
+        let reason = format!(
+            "int() argument must be a string, a bytes-like object or a real number, not '{}'",
+            value.class_name()
+        );
+        Self::invalid_input(arg, body, &reason)
     }
 
     /// A `null` label value: Magnum's unhandled `TypeError`, with its text.
@@ -1171,11 +983,6 @@ impl MagnumError {
         )
     }
 
-    /// `Request is not in valid JSON format` (400).
-    pub fn invalid_json_body() -> Self {
-        Self::client_side("Request is not in valid JSON format")
-    }
-
     /// `Request must be a JSON dict` (400).
     pub fn request_not_a_dict() -> Self {
         Self::invalid("Request must be a JSON dict")
@@ -1205,39 +1012,6 @@ impl MagnumError {
             "ClientSideError",
             format!("Unknown mimetype: {mimetype}"),
         )
-    }
-
-    /// The 400 of patching an internal attribute.
-    pub fn patch_internal_attribute(path: &str) -> Self {
-        Self::client_side(format!(
-            "'{path}' is an internal attribute and can not be updated"
-        ))
-    }
-
-    /// The 400 of removing a mandatory attribute.
-    pub fn patch_mandatory_attribute(path: &str) -> Self {
-        Self::client_side(format!(
-            "'{path}' is a mandatory attribute and can not be removed"
-        ))
-    }
-
-    /// The 400 of `add`/`replace` without a value.
-    pub fn patch_value_missing() -> Self {
-        Self::client_side("'add' and 'replace' operations needs value")
-    }
-
-    /// The 400 of adding an unknown top-level attribute.
-    pub fn patch_add_new_attribute(path: &str) -> Self {
-        Self::client_side(format!(
-            "Adding a new attribute {path} to the root of the resource is not allowed."
-        ))
-    }
-
-    /// The 400 of adding an attribute that is set.
-    pub fn patch_attribute_exists(path: &str) -> Self {
-        Self::client_side(format!(
-            "The attribute {path} has existed, please use 'replace' operation instead."
-        ))
     }
 
     /// Bad input that Magnum does not validate: a Python exception escapes

@@ -29,6 +29,12 @@ impl MagnumError {
         }
     }
 
+    /// Whether the error was raised as the catalogue's `class`: how callers
+    /// tell one error from another (never by comparing the kind's text).
+    pub fn is(&self, class: &crate::catalogue::ExceptionClass) -> bool {
+        self.kind == class.name
+    }
+
     /// The title Magnum derives from the message: everything up to its first
     /// period (WSME's `faultstring` cut at `.`), or the whole message.
     pub fn title(&self) -> &str {

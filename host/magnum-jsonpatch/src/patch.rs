@@ -207,17 +207,26 @@ impl PyRepr for PatchList<'_> {
     }
 }
 
+/// The internal paths of a resource: those of every resource
+/// (`types.py` `JsonPatchType.internal_attrs`), then the resource's own.
+macro_rules! internal_paths {
+    ($($own:literal),* $(,)?) => {
+        &[
+            "/created_at",
+            "/id",
+            "/links",
+            "/updated_at",
+            "/uuid",
+            "/project_id",
+            "/user_id",
+            $($own),*
+        ]
+    };
+}
+
 /// The internal attributes of every resource
 /// (`types.py` `JsonPatchType.internal_attrs`).
-pub const BASE_INTERNAL: &[&str] = &[
-    "/created_at",
-    "/id",
-    "/links",
-    "/updated_at",
-    "/uuid",
-    "/project_id",
-    "/user_id",
-];
+pub const BASE_INTERNAL: &[&str] = internal_paths![];
 
 /// The paths whose `replace` value Magnum parses with `ast.literal_eval`
 /// (`utils.py` `apply_jsonpatch`).
@@ -242,14 +251,7 @@ pub struct Rules {
 
 /// Clusters (`cluster.py:278-287`).
 pub const CLUSTER: Rules = Rules {
-    internal: &[
-        "/created_at",
-        "/id",
-        "/links",
-        "/updated_at",
-        "/uuid",
-        "/project_id",
-        "/user_id",
+    internal: internal_paths![
         "/api_address",
         "/node_addresses",
         "/master_addresses",
@@ -284,14 +286,7 @@ pub const CLUSTER_TEMPLATE: Rules = Rules {
 
 /// Nodegroups (`nodegroup.py:322-333`).
 pub const NODE_GROUP: Rules = Rules {
-    internal: &[
-        "/created_at",
-        "/id",
-        "/links",
-        "/updated_at",
-        "/uuid",
-        "/project_id",
-        "/user_id",
+    internal: internal_paths![
         "/name",
         "/cluster_id",
         "/docker_volume_size",

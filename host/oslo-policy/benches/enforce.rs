@@ -9,14 +9,7 @@ use oslo_policy::{Credentials, DeprecatedRule, Enforcer, Options, Rule, Target, 
 use serde_json::{Value, json};
 
 fn deprecated(name: &str, check: &str, old: &str, old_check: &str) -> Rule {
-    let mut r = Rule::new(name, check);
-    r.deprecated = Some(DeprecatedRule {
-        name: old.into(),
-        check_string: old_check.into(),
-        reason: String::new(),
-        since: String::new(),
-    });
-    r
+    Rule::new(name, check).replacing(DeprecatedRule::new(old, old_check))
 }
 
 fn scoped(name: &str, check: &str) -> Rule {

@@ -36,6 +36,18 @@ pub struct DeprecatedRule {
     pub since: String,
 }
 
+impl DeprecatedRule {
+    /// The rule `name` with `check_string`, without a reason or a release.
+    pub fn new(name: impl Into<String>, check_string: impl Into<String>) -> Self {
+        DeprecatedRule {
+            name: name.into(),
+            check_string: check_string.into(),
+            reason: String::new(),
+            since: String::new(),
+        }
+    }
+}
+
 /// A registered default: a name and a check string, with the metadata of an
 /// oslo.policy `RuleDefault`/`DocumentedRuleDefault`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,6 +73,12 @@ impl Rule {
             scope_types: Vec::new(),
             deprecated: None,
         }
+    }
+
+    /// The rule as the replacement of `old`.
+    pub fn replacing(mut self, old: DeprecatedRule) -> Self {
+        self.deprecated = Some(old);
+        self
     }
 }
 
@@ -1160,14 +1178,7 @@ mod tests {
     }
 
     fn deprecating(name: &str, check: &str, old: &str, old_check: &str) -> Rule {
-        let mut r = Rule::new(name, check);
-        r.deprecated = Some(DeprecatedRule {
-            name: old.into(),
-            check_string: old_check.into(),
-            reason: String::new(),
-            since: String::new(),
-        });
-        r
+        Rule::new(name, check).replacing(DeprecatedRule::new(old, old_check))
     }
 
     #[test]

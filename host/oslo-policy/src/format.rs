@@ -136,27 +136,15 @@ impl MatchFormat {
                 i += 1;
             }
             let mut star = false;
-            if i < b.len() && b[i] == b'*' {
-                star = true;
-                i += 1;
-            } else {
-                let start = i;
-                while i < b.len() && b[i].is_ascii_digit() {
-                    i += 1;
-                }
-                spec.width = digits_capped(&s[start..i]);
+            match star_or_number(s, &mut i) {
+                Some(width) => spec.width = width,
+                None => star = true,
             }
             if i < b.len() && b[i] == b'.' {
                 i += 1;
-                if i < b.len() && b[i] == b'*' {
-                    star = true;
-                    i += 1;
-                } else {
-                    let start = i;
-                    while i < b.len() && b[i].is_ascii_digit() {
-                        i += 1;
-                    }
-                    spec.prec = Some(digits_capped(&s[start..i]));
+                match star_or_number(s, &mut i) {
+                    Some(prec) => spec.prec = Some(prec),
+                    None => star = true,
                 }
             }
             // Python skips one length modifier.
@@ -376,6 +364,22 @@ fn pad(out: &mut String, s: &str, width: usize, left: bool) {
 }
 
 /// Parses digits, saturating above the width limit.
+/// The width or precision of a conversion at byte `*i` of `s`: `None` for
+/// `*` (a value taken from a tuple argument), else its digits (none is 0)
+/// as [`digits_capped`] reads them. `*i` moves past it.
+fn star_or_number(s: &str, i: &mut usize) -> Option<usize> {
+    let b = s.as_bytes();
+    if *i < b.len() && b[*i] == b'*' {
+        *i += 1;
+        return None;
+    }
+    let start = *i;
+    while *i < b.len() && b[*i].is_ascii_digit() {
+        *i += 1;
+    }
+    Some(digits_capped(&s[start..*i]))
+}
+
 fn digits_capped(d: &str) -> usize {
     let mut n: usize = 0;
     for c in d.bytes() {

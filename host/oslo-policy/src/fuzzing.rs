@@ -24,16 +24,14 @@ fn map(v: Value) -> serde_json::Map<String, Value> {
 
 impl Fixture {
     pub fn new() -> Option<Fixture> {
-        let mut deprecated = Rule::new(
+        let deprecated = Rule::new(
             "admin_or_project_member",
             "(rule:context_is_admin) or (rule:project_member)",
-        );
-        deprecated.deprecated = Some(DeprecatedRule {
-            name: "rule:admin_or_owner".into(),
-            check_string: "is_admin:True or project_id:%(project_id)s".into(),
-            reason: String::new(),
-            since: String::new(),
-        });
+        )
+        .replacing(DeprecatedRule::new(
+            "rule:admin_or_owner",
+            "is_admin:True or project_id:%(project_id)s",
+        ));
         let mut scoped = Rule::new("cluster:get", "rule:admin_or_project_member");
         scoped.scope_types = vec!["project".into()];
         let enforcer = Enforcer::new(Options {

@@ -10,5 +10,8 @@ pub mod pyjson;
 pub mod python;
 pub mod value;
 
+#[cfg(test)]
+mod testing;
+
 pub use literal::{LiteralError, parse_literal};
 pub use value::{Dict, PyValue};

@@ -22,7 +22,7 @@
 //! of the text by a fast path with the same result.
 
 use std::collections::BTreeMap;
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 /// A JSON value as read from a column. Numbers keep the text they were
 /// written with (Python's `str()` of the value Magnum's object layer makes
@@ -74,29 +74,42 @@ fn write_value(out: &mut String, v: &Value) {
         Value::Bool(false) => out.push_str("false"),
         Value::Number(n) => out.push_str(n),
         Value::String(s) => write_str(out, s),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_value(out, item);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (k, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_str(out, k);
-                out.push_str(": ");
-                write_value(out, item);
-            }
-            out.push('}');
-        }
+        Value::Array(items) => write_seq(out, '[', ']', items, write_value),
+        Value::Object(map) => write_seq(out, '{', '}', map, |out, (k, item)| {
+            write_member(out, k, item, write_value);
+        }),
     }
+}
+
+/// Writes `items` between `open` and `close`, separated by `", "` as
+/// `json.dumps` separates them, each with `write`.
+fn write_seq<I>(
+    out: &mut String,
+    open: char,
+    close: char,
+    items: impl IntoIterator<Item = I>,
+    mut write: impl FnMut(&mut String, I),
+) {
+    out.push(open);
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        write(out, item);
+    }
+    out.push(close);
+}
+
+/// Writes one `"key": value` member of an object, the value with `write`.
+fn write_member<V: ?Sized>(
+    out: &mut String,
+    key: &str,
+    value: &V,
+    write: impl FnOnce(&mut String, &V),
+) {
+    write_str(out, key);
+    out.push_str(": ");
+    write(out, value);
 }
 
 /// Encodes a `serde_json` value as `json.dumps(v)` does with Python's
@@ -112,32 +125,15 @@ pub fn dumps_json(v: &serde_json::Value) -> String {
 fn write_json(out: &mut String, v: &serde_json::Value) {
     use serde_json::Value as J;
     match v {
-        J::Null => out.push_str("null"),
-        J::Bool(true) => out.push_str("true"),
-        J::Bool(false) => out.push_str("false"),
-        J::Number(n) => out.push_str(&n.to_string()),
         J::String(s) => write_str(out, s),
-        J::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_json(out, item);
-            }
-            out.push(']');
-        }
-        J::Object(map) => {
-            out.push('{');
-            for (i, (k, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_str(out, k);
-                out.push_str(": ");
-                write_json(out, item);
-            }
-            out.push('}');
+        J::Array(items) => write_seq(out, '[', ']', items, write_json),
+        J::Object(map) => write_seq(out, '{', '}', map, |out, (k, item)| {
+            write_member(out, k, item, write_json);
+        }),
+        // `null`, `true`, `false` and numbers: serde_json writes them as
+        // Python does. Writing to a String cannot fail.
+        scalar => {
+            let _ = write!(out, "{scalar}");
         }
     }
 }
@@ -147,29 +143,19 @@ fn write_json(out: &mut String, v: &serde_json::Value) {
 pub fn dumps_str_map<K: AsRef<str>, V: AsRef<str>>(
     pairs: impl IntoIterator<Item = (K, V)>,
 ) -> String {
-    let mut out = String::from("{");
-    for (i, (k, v)) in pairs.into_iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        write_str(&mut out, k.as_ref());
-        out.push_str(": ");
-        write_str(&mut out, v.as_ref());
-    }
-    out.push('}');
+    let mut out = String::new();
+    write_seq(&mut out, '{', '}', pairs, |out, (k, v)| {
+        write_member(out, k.as_ref(), v.as_ref(), write_str);
+    });
     out
 }
 
 /// Encodes an array of strings.
 pub fn dumps_str_list<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> String {
-    let mut out = String::from("[");
-    for (i, s) in items.into_iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        write_str(&mut out, s.as_ref());
-    }
-    out.push(']');
+    let mut out = String::new();
+    write_seq(&mut out, '[', ']', items, |out, s| {
+        write_str(out, s.as_ref())
+    });
     out
 }
 
@@ -180,18 +166,14 @@ const TAINT_KEY_ORDER: [&str; 3] = ["key", "value", "effect"];
 /// Encodes `nodegroup.node_taints`: an array of string objects, each with
 /// `key`, `value`, `effect` first.
 pub fn dumps_taints(taints: &[BTreeMap<String, String>]) -> String {
-    let mut out = String::from("[");
-    for (i, t) in taints.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
+    let mut out = String::new();
+    write_seq(&mut out, '[', ']', taints, |out, t| {
         let first = TAINT_KEY_ORDER.iter().filter_map(|k| t.get_key_value(*k));
         let rest = t
             .iter()
             .filter(|(k, _)| !TAINT_KEY_ORDER.contains(&k.as_str()));
         out.push_str(&dumps_str_map(first.chain(rest)));
-    }
-    out.push(']');
+    });
     out
 }
 

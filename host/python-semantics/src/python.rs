@@ -75,29 +75,24 @@ impl PyRepr for PyNone {
     }
 }
 
-impl<T: PyRepr + ?Sized> PyRepr for &T {
-    fn write_repr(&self, out: &mut String) {
-        (**self).write_repr(out);
-    }
-    fn write_str(&self, out: &mut String) {
-        (**self).write_str(out);
-    }
-    fn class_name(&self) -> &'static str {
-        (**self).class_name()
-    }
+/// A reference or a box renders as the value it points to.
+macro_rules! pointer_repr {
+    ($($pointer:ty),+) => {$(
+        impl<T: PyRepr + ?Sized> PyRepr for $pointer {
+            fn write_repr(&self, out: &mut String) {
+                (**self).write_repr(out);
+            }
+            fn write_str(&self, out: &mut String) {
+                (**self).write_str(out);
+            }
+            fn class_name(&self) -> &'static str {
+                (**self).class_name()
+            }
+        }
+    )+};
 }
 
-impl<T: PyRepr + ?Sized> PyRepr for Box<T> {
-    fn write_repr(&self, out: &mut String) {
-        (**self).write_repr(out);
-    }
-    fn write_str(&self, out: &mut String) {
-        (**self).write_str(out);
-    }
-    fn class_name(&self) -> &'static str {
-        (**self).class_name()
-    }
-}
+pointer_repr!(&T, Box<T>);
 
 /// `None` renders as Python's `None`.
 impl<T: PyRepr> PyRepr for Option<T> {
@@ -133,15 +128,16 @@ impl PyRepr for str {
     }
 }
 
+/// An owned string renders as the `str` it holds.
 impl PyRepr for String {
     fn write_repr(&self, out: &mut String) {
-        write_string_repr(out, self);
+        self.as_str().write_repr(out);
     }
     fn write_str(&self, out: &mut String) {
-        out.push_str(self);
+        self.as_str().write_str(out);
     }
     fn class_name(&self) -> &'static str {
-        "str"
+        self.as_str().class_name()
     }
 }
 

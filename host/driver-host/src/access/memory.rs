@@ -9,7 +9,7 @@ use magnum_domain::models::Cluster;
 
 use super::{
     ApplicationCredential, CloudAccess, CloudInfo, ClusterCas, Credentials, Flavor, HostError,
-    HostFuture, Image, KubeAccess, KubeObject, LoadBalancer, ObjectRef, OpenStackAccess,
+    HostFuture, Image, KubeAccess, KubeObject, LoadBalancer, ObjectRef, OpenStackAccess, Reply,
     SecretsAccess, Selector, ShareType, VolumeType,
 };
 
@@ -48,11 +48,7 @@ impl MemoryKube {
 }
 
 impl KubeAccess for MemoryKube {
-    fn apply<'a>(
-        &'a self,
-        obj: KubeObject,
-        field_manager: &'a str,
-    ) -> HostFuture<'a, Result<KubeObject, HostError>> {
+    fn apply<'a>(&'a self, obj: KubeObject, field_manager: &'a str) -> Reply<'a, KubeObject> {
         Box::pin(async move {
             lock(&self.managers).push(field_manager.to_string());
             lock(&self.objects).insert(obj.reference(), obj.clone());
@@ -60,11 +56,11 @@ impl KubeAccess for MemoryKube {
         })
     }
 
-    fn get(&self, reference: ObjectRef) -> HostFuture<'_, Result<Option<KubeObject>, HostError>> {
+    fn get(&self, reference: ObjectRef) -> Reply<'_, Option<KubeObject>> {
         Box::pin(async move { Ok(lock(&self.objects).get(&reference).cloned()) })
     }
 
-    fn list(&self, selector: Selector) -> HostFuture<'_, Result<Vec<KubeObject>, HostError>> {
+    fn list(&self, selector: Selector) -> Reply<'_, Vec<KubeObject>> {
         Box::pin(async move {
             Ok(lock(&self.objects)
                 .values()
@@ -85,15 +81,11 @@ impl KubeAccess for MemoryKube {
         })
     }
 
-    fn delete(&self, reference: ObjectRef) -> HostFuture<'_, Result<bool, HostError>> {
+    fn delete(&self, reference: ObjectRef) -> Reply<'_, bool> {
         Box::pin(async move { Ok(lock(&self.objects).remove(&reference).is_some()) })
     }
 
-    fn served<'a>(
-        &'a self,
-        api_version: &'a str,
-        kind: &'a str,
-    ) -> HostFuture<'a, Result<bool, HostError>> {
+    fn served<'a>(&'a self, api_version: &'a str, kind: &'a str) -> Reply<'a, bool> {
         let key = format!("{api_version}/{kind}");
         Box::pin(async move { Ok(!self.unserved.contains(&key)) })
     }
@@ -161,57 +153,49 @@ fn resolve<T: Clone>(
         .ok_or_else(|| HostError::NotFound(format!("{what} {reference}")))
 }
 
+/// Calls of a [`MemoryOpenStack`] answered from its fields, each recorded:
+/// `resolve method -> T = map["what"];` finds a reference in a map (an
+/// unknown one is a `NotFound` of `what`), `list method -> T = field;`
+/// answers a list the cloud may not have.
+macro_rules! memory_answers {
+    (resolve $($method:ident -> $t:ty = $map:ident[$what:literal];)+) => {$(
+        fn $method<'a>(&'a self, cred: &'a Credentials, reference: &'a str) -> Reply<'a, $t> {
+            Box::pin(async move {
+                self.record(stringify!($method), Some(cred));
+                resolve(&self.$map, $what, reference)
+            })
+        }
+    )+};
+    (list $($method:ident -> $t:ty = $field:ident;)+) => {$(
+        fn $method<'a>(&'a self, cred: &'a Credentials) -> Reply<'a, Option<Vec<$t>>> {
+            Box::pin(async move {
+                self.record(stringify!($method), Some(cred));
+                Ok(self.$field.clone())
+            })
+        }
+    )+};
+}
+
 impl OpenStackAccess for MemoryOpenStack {
-    fn flavor_name<'a>(
-        &'a self,
-        cred: &'a Credentials,
-        reference: &'a str,
-    ) -> HostFuture<'a, Result<String, HostError>> {
-        Box::pin(async move {
-            self.record("flavor_name", Some(cred));
-            resolve(&self.flavors, "flavor", reference)
-        })
-    }
+    memory_answers!(resolve
+        flavor_name -> String = flavors["flavor"];
+        image -> Image = images["image"];
+        network_id -> String = networks["network"];
+        subnet_id -> String = subnets["subnet"];
+        flavor -> Flavor = flavor_details["flavor"];
+    );
 
-    fn image<'a>(
-        &'a self,
-        cred: &'a Credentials,
-        reference: &'a str,
-    ) -> HostFuture<'a, Result<Image, HostError>> {
-        Box::pin(async move {
-            self.record("image", Some(cred));
-            resolve(&self.images, "image", reference)
-        })
-    }
-
-    fn network_id<'a>(
-        &'a self,
-        cred: &'a Credentials,
-        reference: &'a str,
-    ) -> HostFuture<'a, Result<String, HostError>> {
-        Box::pin(async move {
-            self.record("network_id", Some(cred));
-            resolve(&self.networks, "network", reference)
-        })
-    }
-
-    fn subnet_id<'a>(
-        &'a self,
-        cred: &'a Credentials,
-        reference: &'a str,
-    ) -> HostFuture<'a, Result<String, HostError>> {
-        Box::pin(async move {
-            self.record("subnet_id", Some(cred));
-            resolve(&self.subnets, "subnet", reference)
-        })
-    }
+    memory_answers!(list
+        volume_types -> VolumeType = volume_types;
+        share_types -> ShareType = share_types;
+    );
 
     fn ensure_server_group<'a>(
         &'a self,
         cred: &'a Credentials,
         name: &'a str,
         policy: &'a str,
-    ) -> HostFuture<'a, Result<String, HostError>> {
+    ) -> Reply<'a, String> {
         Box::pin(async move {
             self.record("ensure_server_group", Some(cred));
             let mut groups = lock(&self.server_groups);
@@ -223,11 +207,7 @@ impl OpenStackAccess for MemoryOpenStack {
         })
     }
 
-    fn delete_server_group<'a>(
-        &'a self,
-        cred: &'a Credentials,
-        name: &'a str,
-    ) -> HostFuture<'a, Result<(), HostError>> {
+    fn delete_server_group<'a>(&'a self, cred: &'a Credentials, name: &'a str) -> Reply<'a, ()> {
         Box::pin(async move {
             self.record("delete_server_group", Some(cred));
             lock(&self.server_groups).remove(name);
@@ -240,7 +220,7 @@ impl OpenStackAccess for MemoryOpenStack {
         cred: &'a Credentials,
         name: &'a str,
         _description: &'a str,
-    ) -> HostFuture<'a, Result<ApplicationCredential, HostError>> {
+    ) -> Reply<'a, ApplicationCredential> {
         Box::pin(async move {
             self.record("create_application_credential", Some(cred));
             let mut creds = lock(&self.credentials);
@@ -259,7 +239,7 @@ impl OpenStackAccess for MemoryOpenStack {
         &'a self,
         _user_id: &'a str,
         id: &'a str,
-    ) -> HostFuture<'a, Result<(), HostError>> {
+    ) -> Reply<'a, ()> {
         Box::pin(async move {
             self.record("delete_application_credential", None);
             lock(&self.credentials).remove(id);
@@ -271,7 +251,7 @@ impl OpenStackAccess for MemoryOpenStack {
         &'a self,
         cred: &'a Credentials,
         project_id: &'a str,
-    ) -> HostFuture<'a, Result<Option<Vec<LoadBalancer>>, HostError>> {
+    ) -> Reply<'a, Option<Vec<LoadBalancer>>> {
         Box::pin(async move {
             self.record("load_balancers", Some(cred));
             Ok(self.load_balancers.as_ref().map(|lbs| {
@@ -287,41 +267,10 @@ impl OpenStackAccess for MemoryOpenStack {
         &'a self,
         cred: &'a Credentials,
         _lb: &'a LoadBalancer,
-    ) -> HostFuture<'a, Result<(), HostError>> {
+    ) -> Reply<'a, ()> {
         Box::pin(async move {
             self.record("delete_load_balancer", Some(cred));
             Ok(())
-        })
-    }
-
-    fn volume_types<'a>(
-        &'a self,
-        cred: &'a Credentials,
-    ) -> HostFuture<'a, Result<Option<Vec<VolumeType>>, HostError>> {
-        Box::pin(async move {
-            self.record("volume_types", Some(cred));
-            Ok(self.volume_types.clone())
-        })
-    }
-
-    fn flavor<'a>(
-        &'a self,
-        cred: &'a Credentials,
-        reference: &'a str,
-    ) -> HostFuture<'a, Result<Flavor, HostError>> {
-        Box::pin(async move {
-            self.record("flavor", Some(cred));
-            resolve(&self.flavor_details, "flavor", reference)
-        })
-    }
-
-    fn share_types<'a>(
-        &'a self,
-        cred: &'a Credentials,
-    ) -> HostFuture<'a, Result<Option<Vec<ShareType>>, HostError>> {
-        Box::pin(async move {
-            self.record("share_types", Some(cred));
-            Ok(self.share_types.clone())
         })
     }
 }
@@ -333,10 +282,7 @@ pub struct MemorySecrets {
 }
 
 impl SecretsAccess for MemorySecrets {
-    fn cluster_cas<'a>(
-        &'a self,
-        cluster: &'a Cluster,
-    ) -> HostFuture<'a, Result<ClusterCas, HostError>> {
+    fn cluster_cas<'a>(&'a self, cluster: &'a Cluster) -> Reply<'a, ClusterCas> {
         Box::pin(async move {
             self.cas.get(&cluster.uuid).cloned().ok_or_else(|| {
                 HostError::NotFound(format!("certificates of cluster {}", cluster.uuid))

@@ -18,6 +18,10 @@ pub mod memory;
 /// The future a host import returns.
 pub type HostFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// The future of a host call that can fail: its answer, or why the host
+/// refused or could not do it.
+pub type Reply<'a, T> = HostFuture<'a, Result<T, HostError>>;
+
 /// Why the host refused or could not do what a driver asked.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum HostError {
@@ -163,25 +167,17 @@ pub struct Selector {
 pub trait KubeAccess: Send + Sync {
     /// Server-side apply with `field_manager`, forcing ownership; the
     /// object as stored.
-    fn apply<'a>(
-        &'a self,
-        obj: KubeObject,
-        field_manager: &'a str,
-    ) -> HostFuture<'a, Result<KubeObject, HostError>>;
+    fn apply<'a>(&'a self, obj: KubeObject, field_manager: &'a str) -> Reply<'a, KubeObject>;
     /// The object, or `None`.
-    fn get(&self, reference: ObjectRef) -> HostFuture<'_, Result<Option<KubeObject>, HostError>>;
+    fn get(&self, reference: ObjectRef) -> Reply<'_, Option<KubeObject>>;
     /// The objects matching `selector`; a kind the server does not serve
     /// lists as empty.
-    fn list(&self, selector: Selector) -> HostFuture<'_, Result<Vec<KubeObject>, HostError>>;
+    fn list(&self, selector: Selector) -> Reply<'_, Vec<KubeObject>>;
     /// Deletes with background propagation; `false` when already gone or
     /// when the kind is not served.
-    fn delete(&self, reference: ObjectRef) -> HostFuture<'_, Result<bool, HostError>>;
+    fn delete(&self, reference: ObjectRef) -> Reply<'_, bool>;
     /// Whether the server serves `kind` of `api_version`.
-    fn served<'a>(
-        &'a self,
-        api_version: &'a str,
-        kind: &'a str,
-    ) -> HostFuture<'a, Result<bool, HostError>>;
+    fn served<'a>(&'a self, api_version: &'a str, kind: &'a str) -> Reply<'a, bool>;
 }
 
 /// A Glance image.
@@ -275,86 +271,52 @@ pub trait CloudAccess: Send + Sync {
 /// caller's token, or the service's credentials when `cred.admin`.
 pub trait OpenStackAccess: Send + Sync {
     /// The Nova flavor name of a flavor name or id.
-    fn flavor_name<'a>(
-        &'a self,
-        cred: &'a Credentials,
-        reference: &'a str,
-    ) -> HostFuture<'a, Result<String, HostError>>;
+    fn flavor_name<'a>(&'a self, cred: &'a Credentials, reference: &'a str) -> Reply<'a, String>;
     /// The Glance image of a name or id.
-    fn image<'a>(
-        &'a self,
-        cred: &'a Credentials,
-        reference: &'a str,
-    ) -> HostFuture<'a, Result<Image, HostError>>;
+    fn image<'a>(&'a self, cred: &'a Credentials, reference: &'a str) -> Reply<'a, Image>;
     /// The Neutron network id of a name or id.
-    fn network_id<'a>(
-        &'a self,
-        cred: &'a Credentials,
-        reference: &'a str,
-    ) -> HostFuture<'a, Result<String, HostError>>;
+    fn network_id<'a>(&'a self, cred: &'a Credentials, reference: &'a str) -> Reply<'a, String>;
     /// The Neutron subnet id of a name or id.
-    fn subnet_id<'a>(
-        &'a self,
-        cred: &'a Credentials,
-        reference: &'a str,
-    ) -> HostFuture<'a, Result<String, HostError>>;
+    fn subnet_id<'a>(&'a self, cred: &'a Credentials, reference: &'a str) -> Reply<'a, String>;
     /// The id of the server group `name`, created with `policy` if missing.
     fn ensure_server_group<'a>(
         &'a self,
         cred: &'a Credentials,
         name: &'a str,
         policy: &'a str,
-    ) -> HostFuture<'a, Result<String, HostError>>;
+    ) -> Reply<'a, String>;
     /// Deletes the server group `name`; a missing one is not an error.
-    fn delete_server_group<'a>(
-        &'a self,
-        cred: &'a Credentials,
-        name: &'a str,
-    ) -> HostFuture<'a, Result<(), HostError>>;
+    fn delete_server_group<'a>(&'a self, cred: &'a Credentials, name: &'a str) -> Reply<'a, ()>;
     /// A new application credential owned by the caller.
     fn create_application_credential<'a>(
         &'a self,
         cred: &'a Credentials,
         name: &'a str,
         description: &'a str,
-    ) -> HostFuture<'a, Result<ApplicationCredential, HostError>>;
+    ) -> Reply<'a, ApplicationCredential>;
     /// Deletes an application credential with the service's credentials;
     /// a missing one is not an error.
-    fn delete_application_credential<'a>(
-        &'a self,
-        user_id: &'a str,
-        id: &'a str,
-    ) -> HostFuture<'a, Result<(), HostError>>;
+    fn delete_application_credential<'a>(&'a self, user_id: &'a str, id: &'a str) -> Reply<'a, ()>;
     /// The load balancers of a project; `None` without Octavia.
     fn load_balancers<'a>(
         &'a self,
         cred: &'a Credentials,
         project_id: &'a str,
-    ) -> HostFuture<'a, Result<Option<Vec<LoadBalancer>>, HostError>>;
+    ) -> Reply<'a, Option<Vec<LoadBalancer>>>;
     /// Deletes the floating IPs of the VIP, then the load balancer
     /// (cascade).
     fn delete_load_balancer<'a>(
         &'a self,
         cred: &'a Credentials,
         lb: &'a LoadBalancer,
-    ) -> HostFuture<'a, Result<(), HostError>>;
+    ) -> Reply<'a, ()>;
     /// The volume types the caller sees; `None` without Cinder.
-    fn volume_types<'a>(
-        &'a self,
-        cred: &'a Credentials,
-    ) -> HostFuture<'a, Result<Option<Vec<VolumeType>>, HostError>>;
+    fn volume_types<'a>(&'a self, cred: &'a Credentials) -> Reply<'a, Option<Vec<VolumeType>>>;
     /// The Nova flavor of a name or id, with its extra specs.
-    fn flavor<'a>(
-        &'a self,
-        cred: &'a Credentials,
-        reference: &'a str,
-    ) -> HostFuture<'a, Result<Flavor, HostError>>;
+    fn flavor<'a>(&'a self, cred: &'a Credentials, reference: &'a str) -> Reply<'a, Flavor>;
     /// The Manila share types the caller sees; `None` without Manila in
     /// the catalog.
-    fn share_types<'a>(
-        &'a self,
-        cred: &'a Credentials,
-    ) -> HostFuture<'a, Result<Option<Vec<ShareType>>, HostError>>;
+    fn share_types<'a>(&'a self, cred: &'a Credentials) -> Reply<'a, Option<Vec<ShareType>>>;
 }
 
 /// A certificate and its encrypted private key.
@@ -389,10 +351,7 @@ pub struct ClusterCas {
 /// The certificates Magnum keeps for a cluster.
 pub trait SecretsAccess: Send + Sync {
     /// The CAs and admin certificate of `cluster`.
-    fn cluster_cas<'a>(
-        &'a self,
-        cluster: &'a Cluster,
-    ) -> HostFuture<'a, Result<ClusterCas, HostError>>;
+    fn cluster_cas<'a>(&'a self, cluster: &'a Cluster) -> Reply<'a, ClusterCas>;
 }
 
 #[cfg(test)]

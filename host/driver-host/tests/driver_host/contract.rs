@@ -98,6 +98,62 @@ fn the_table_of_functions_is_the_wit_files() {
     }
 }
 
+/// The `openstack` functions of the newest WIT with the grant group their
+/// doc comment names ("Grant `resolve`."), in the file's order.
+fn wit_openstack_grants() -> Vec<(String, String)> {
+    let v = SUPPORTED_WIT
+        .last()
+        .cloned()
+        .unwrap_or_else(|| panic!("no contract version"));
+    let text = read(&format!("wit/magnum-driver@{v}/openstack.wit"));
+    let mut grants = Vec::new();
+    let mut group: Option<String> = None;
+    for line in text.lines().map(str::trim) {
+        if let Some((_, rest)) = line.split_once("Grant `") {
+            group = rest.split_once('`').map(|(g, _)| g.to_owned());
+        } else if let Some((name, _)) = line.split_once(": func(") {
+            let g = group
+                .take()
+                .unwrap_or_else(|| panic!("{name} names no grant"));
+            grants.push((name.trim().to_owned(), g));
+        }
+    }
+    grants
+}
+
+/// Adding an `openstack` import is its WIT declaration (with its grant) and
+/// its handler: the handler checks the grant the WIT names, the group is
+/// one the host's grant table knows, and the Python SDK's test harness
+/// gates the function by the same group.
+#[test]
+fn every_openstack_import_checks_the_grant_its_wit_names() {
+    let declared = wit_openstack_grants();
+    assert!(declared.len() >= 13, "{declared:?}");
+    let imports = read("host/driver-host/src/imports.rs");
+    let python = read("sdk/python/openkeel_magnum_driver_testing/__init__.py");
+    let mut wrong = Vec::new();
+    for (name, group) in &declared {
+        if !driver_host::capabilities::OPENSTACK_CALLS.contains(&group.as_str()) {
+            wrong.push(format!("{name}: grant {group} is not in OPENSTACK_CALLS"));
+        }
+        let check = format!("check_openstack(\"{group}\", \"{name}\")");
+        if !imports.contains(&check) {
+            wrong.push(format!("{name}: imports.rs has no {check}"));
+        }
+        let python_group = format!("\"{name}\": \"{group}\"");
+        if !python.contains(&python_group) {
+            wrong.push(format!("{name}: _OPENSTACK_GROUPS has no {python_group}"));
+        }
+    }
+    let checks = imports.matches("self.check_openstack(").count();
+    assert_eq!(
+        checks,
+        declared.len(),
+        "imports.rs checks a function the WIT does not declare"
+    );
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 /// How a place spells a function of the contract.
 type Spelling = fn(&str) -> String;
 

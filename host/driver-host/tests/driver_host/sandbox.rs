@@ -30,19 +30,27 @@ openstack = ["resolve"]
 cluster-secrets = true
 "#;
 
-/// A package of the sandbox component in `mode`, named `sb-<mode>`.
-fn sandbox(mode: &str, limits: &str, capabilities: &str) -> PackageSource {
-    let name = format!("sb-{mode}");
-    let manifest = format!(
+/// The manifest of a driver `name` at `version`, one entry point of the
+/// same name serving Kubernetes on `os` VMs, with the sections of `rest`.
+fn manifest(name: &str, version: &str, os: &str, rest: &str) -> String {
+    format!(
         r#"manifest-version = 1
 [driver]
 name = "{name}"
-version = "0.1.0"
+version = "{version}"
 wit = "^1.0"
 [[entry-points]]
 name = "{name}"
-provides = [{{ server-type = "vm", os = "sandbox", coe = "kubernetes" }}]
-[options]
+provides = [{{ server-type = "vm", os = "{os}", coe = "kubernetes" }}]
+{rest}"#
+    )
+}
+
+/// A package of the sandbox component in `mode`, named `sb-<mode>`.
+fn sandbox(mode: &str, limits: &str, capabilities: &str) -> PackageSource {
+    let name = format!("sb-{mode}");
+    let rest = format!(
+        r#"[options]
 mode = "{mode}"
 entry_point = "{name}"
 [limits]
@@ -50,6 +58,7 @@ entry_point = "{name}"
 {capabilities}
 "#
     );
+    let manifest = manifest(&name, "0.1.0", "sandbox", &rest);
     PackageSource {
         manifest,
         component: sandbox_bytes(),
@@ -525,17 +534,9 @@ async fn unconfigured_services_are_unavailable() {
 #[tokio::test]
 async fn a_component_built_for_2_0_0_is_refused() {
     let bytes = std::fs::read(driver_host::test_components::V2).unwrap_or_default();
-    let manifest = r#"manifest-version = 1
-[driver]
-name = "v2"
-version = "2.0.0"
-wit = "^1.0"
-[[entry-points]]
-name = "v2"
-provides = [{ server-type = "vm", os = "ubuntu", coe = "kubernetes" }]
-"#;
+    let manifest = manifest("v2", "2.0.0", "ubuntu", "");
     let src = PackageSource {
-        manifest: manifest.into(),
+        manifest: manifest.clone(),
         component: Arc::from(bytes),
         origin: Origin::Path("v2".into()),
     };

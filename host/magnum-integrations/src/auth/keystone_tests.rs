@@ -710,30 +710,43 @@ fn settings_debug_redacts_the_password() {
     );
 }
 
+/// Authenticates the token `tok` from `callers` tasks at once: Keystone
+/// holds the first validation while the other callers arrive (on this
+/// single-threaded runtime they have all run by then), then answers.
+async fn authenticate_together(
+    f: &FakeKeystone,
+    k: &Keystone,
+    callers: usize,
+) -> Vec<Result<Result<RequestContext, AuthError>, tokio::task::JoinError>> {
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    f.state().gate = Some(gate.clone());
+    let mut tasks = Vec::new();
+    for _ in 0..callers {
+        let k = k.clone();
+        tasks.push(tokio::spawn(async move {
+            k.authenticate(&with_token("tok")).await
+        }));
+    }
+    f.entered().await;
+    for _ in 0..100 {
+        tokio::task::yield_now().await;
+    }
+    gate.add_permits(100);
+    let mut results = Vec::new();
+    for t in tasks {
+        results.push(t.await);
+    }
+    results
+}
+
 // Go: TestFlightSharesOneValidation — concurrent requests with one uncached
 // token share one Keystone call and all get the identity.
 #[tokio::test]
 async fn concurrent_validations_share_one_keystone_call() {
     let (clock, f, k) = setup(DEFAULT_TOKEN_CACHE_TIME).await;
     f.add_token("tok", project_token_body(clock.now() + HOUR, &["member"]));
-    let gate = Arc::new(tokio::sync::Semaphore::new(0));
-    f.state().gate = Some(gate.clone());
-    let mut tasks = Vec::new();
-    for _ in 0..5 {
-        let k = k.clone();
-        tasks.push(tokio::spawn(async move {
-            k.authenticate(&with_token("tok")).await
-        }));
-    }
-    // The first validation is held in Keystone while the other callers
-    // arrive (on this single-threaded runtime they have all run by now).
-    f.entered().await;
-    for _ in 0..100 {
-        tokio::task::yield_now().await;
-    }
-    gate.add_permits(100);
-    for t in tasks {
-        match t.await {
+    for r in authenticate_together(&f, &k, 5).await {
+        match r {
             Ok(Ok(c)) => assert_eq!(c.user_id, "a0e636a8193048bea3f51a47d9cee816"),
             other => panic!("caller got {other:?}"),
         }
@@ -747,22 +760,8 @@ async fn concurrent_callers_share_an_unavailable_keystone() {
     let (clock, f, k) = setup(DEFAULT_TOKEN_CACHE_TIME).await;
     f.add_token("tok", project_token_body(clock.now() + HOUR, &["member"]));
     f.set_force_status(Some(StatusCode::SERVICE_UNAVAILABLE));
-    let gate = Arc::new(tokio::sync::Semaphore::new(0));
-    f.state().gate = Some(gate.clone());
-    let mut tasks = Vec::new();
-    for _ in 0..4 {
-        let k = k.clone();
-        tasks.push(tokio::spawn(async move {
-            k.authenticate(&with_token("tok")).await
-        }));
-    }
-    f.entered().await;
-    for _ in 0..100 {
-        tokio::task::yield_now().await;
-    }
-    gate.add_permits(100);
-    for t in tasks {
-        match t.await {
+    for r in authenticate_together(&f, &k, 4).await {
+        match r {
             Ok(Err(e)) => assert_eq!(e.kind(), AuthErrorKind::KeystoneUnavailable),
             other => panic!("caller got {other:?}"),
         }

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use driver_host::{ClusterCas, HostError, HostFuture, KeyPair as DriverKeyPair, SecretsAccess};
+use driver_host::{ClusterCas, HostError, KeyPair as DriverKeyPair, Reply, SecretsAccess};
 use magnum_domain::models::Cluster;
 
 use super::{KeyPair, Store, StoreError};
@@ -58,10 +58,7 @@ impl DriverSecrets {
 }
 
 impl SecretsAccess for DriverSecrets {
-    fn cluster_cas<'a>(
-        &'a self,
-        cluster: &'a Cluster,
-    ) -> HostFuture<'a, Result<ClusterCas, HostError>> {
+    fn cluster_cas<'a>(&'a self, cluster: &'a Cluster) -> Reply<'a, ClusterCas> {
         Box::pin(async move {
             Ok(ClusterCas {
                 kubernetes: self
@@ -94,12 +91,11 @@ pub fn driver_key_pair(kp: KeyPair) -> DriverKeyPair {
 mod tests {
     use std::sync::Arc;
 
-    use futures::future::BoxFuture;
     use magnum_domain::RequestContext;
     use magnum_domain::models::Cluster;
 
     use super::*;
-    use crate::certs::{MemoryKeyPairRows, Owner, RowsError, X509KeyPairStore};
+    use crate::certs::{MemoryKeyPairRows, Owner, RowsError, Stored, X509KeyPairStore};
 
     fn owner() -> RequestContext {
         RequestContext {
@@ -199,15 +195,15 @@ mod tests {
             _owner: Owner<'a>,
             _kp: &'a KeyPair,
             _name: &'a str,
-        ) -> BoxFuture<'a, Result<String, StoreError>> {
+        ) -> Stored<'a, String> {
             Box::pin(async { Err(StoreError::Backend(Box::new(Refused) as RowsError)) })
         }
 
-        fn get<'a>(&'a self, _reference: &'a str) -> BoxFuture<'a, Result<KeyPair, StoreError>> {
+        fn get<'a>(&'a self, _reference: &'a str) -> Stored<'a, KeyPair> {
             Box::pin(async { Err(StoreError::Backend(Box::new(Refused) as RowsError)) })
         }
 
-        fn delete<'a>(&'a self, _reference: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        fn delete<'a>(&'a self, _reference: &'a str) -> Stored<'a, ()> {
             Box::pin(async { Err(StoreError::Backend(Box::new(Refused) as RowsError)) })
         }
     }

@@ -11,7 +11,6 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -19,7 +18,7 @@ use kube::api::{DeleteParams, PostParams, Preconditions};
 use kube::{Api, Client};
 
 use super::KeyPair;
-use super::store::{Owner, Store, StoreError};
+use super::store::{Owner, Store, StoreError, Stored};
 
 /// Prefixes the name of every certificate Secret; the rest is a random
 /// UUID.
@@ -154,12 +153,7 @@ fn is_api(e: &CallError, pred: fn(&kube::core::Status) -> bool) -> bool {
 }
 
 impl Store for KubernetesStore {
-    fn put<'a>(
-        &'a self,
-        owner: Owner<'a>,
-        kp: &'a KeyPair,
-        name: &'a str,
-    ) -> BoxFuture<'a, Result<String, StoreError>> {
+    fn put<'a>(&'a self, owner: Owner<'a>, kp: &'a KeyPair, name: &'a str) -> Stored<'a, String> {
         Box::pin(async move {
             let mut annotations = BTreeMap::from([(ANNOTATION_NAME.to_owned(), name.to_owned())]);
             if !owner.project_id.is_empty() {
@@ -196,7 +190,7 @@ impl Store for KubernetesStore {
         })
     }
 
-    fn get<'a>(&'a self, reference: &'a str) -> BoxFuture<'a, Result<KeyPair, StoreError>> {
+    fn get<'a>(&'a self, reference: &'a str) -> Stored<'a, KeyPair> {
         Box::pin(async move {
             let s = self.read(reference).await?;
             let data = s.data.unwrap_or_default();
@@ -208,7 +202,7 @@ impl Store for KubernetesStore {
         })
     }
 
-    fn delete<'a>(&'a self, reference: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+    fn delete<'a>(&'a self, reference: &'a str) -> Stored<'a, ()> {
         Box::pin(async move {
             let s = self.read(reference).await?;
             // Conditional on the UID read: a Secret that is not the one

@@ -31,5 +31,5 @@ pub use magnum_x509::{
 };
 pub use store::{
     CLIENT_CERT_NAME, KeyPairRows, MemoryKeyPairRows, Owner, RowsError, Store, StoreError,
-    StoreType, StoreTypeError, X509KeyPairStore,
+    StoreType, StoreTypeError, Stored, X509KeyPairStore,
 };

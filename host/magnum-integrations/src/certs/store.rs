@@ -118,24 +118,22 @@ pub enum StoreError {
     Backend(#[source] RowsError),
 }
 
+/// The future of a [`Store`] call: its answer, or why the store failed.
+pub type Stored<'a, T> = BoxFuture<'a, Result<T, StoreError>>;
+
 /// Keeps the certificates of clusters.
 pub trait Store: Send + Sync {
     /// Stores `kp` for `owner` and returns its reference. `name` is the
     /// name Magnum gives the certificate (the issuer name for a CA,
     /// [`CLIENT_CERT_NAME`] for the admin client certificate); stores that
     /// have no use for it ignore it.
-    fn put<'a>(
-        &'a self,
-        owner: Owner<'a>,
-        kp: &'a KeyPair,
-        name: &'a str,
-    ) -> BoxFuture<'a, Result<String, StoreError>>;
+    fn put<'a>(&'a self, owner: Owner<'a>, kp: &'a KeyPair, name: &'a str) -> Stored<'a, String>;
 
     /// The certificate stored under `reference`.
-    fn get<'a>(&'a self, reference: &'a str) -> BoxFuture<'a, Result<KeyPair, StoreError>>;
+    fn get<'a>(&'a self, reference: &'a str) -> Stored<'a, KeyPair>;
 
     /// Removes the certificate stored under `reference`.
-    fn delete<'a>(&'a self, reference: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
+    fn delete<'a>(&'a self, reference: &'a str) -> Stored<'a, ()>;
 }
 
 /// The `x509keypair` table as the x509keypair store needs it; the database
@@ -194,12 +192,7 @@ impl X509KeyPairStore {
 }
 
 impl Store for X509KeyPairStore {
-    fn put<'a>(
-        &'a self,
-        owner: Owner<'a>,
-        kp: &'a KeyPair,
-        _name: &'a str,
-    ) -> BoxFuture<'a, Result<String, StoreError>> {
+    fn put<'a>(&'a self, owner: Owner<'a>, kp: &'a KeyPair, _name: &'a str) -> Stored<'a, String> {
         Box::pin(async move {
             let uuid = (self.new_uuid)();
             let row = X509KeyPair {
@@ -222,7 +215,7 @@ impl Store for X509KeyPairStore {
         })
     }
 
-    fn get<'a>(&'a self, reference: &'a str) -> BoxFuture<'a, Result<KeyPair, StoreError>> {
+    fn get<'a>(&'a self, reference: &'a str) -> Stored<'a, KeyPair> {
         Box::pin(async move {
             let row = self
                 .rows
@@ -238,7 +231,7 @@ impl Store for X509KeyPairStore {
         })
     }
 
-    fn delete<'a>(&'a self, reference: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+    fn delete<'a>(&'a self, reference: &'a str) -> Stored<'a, ()> {
         Box::pin(async move {
             if self
                 .rows

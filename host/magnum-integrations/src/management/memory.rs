@@ -232,6 +232,12 @@ async fn handle(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
+    let write = Write {
+        m: &m,
+        t: &t,
+        query: &query,
+        body: &body,
+    };
     match (method, t.name.clone()) {
         (Method::GET, Some(name)) => match m.store.get(t.reference(&name)).await {
             Ok(Some(o)) => object_response(StatusCode::OK, &o),
@@ -241,15 +247,15 @@ async fn handle(
         (Method::GET, None) if is_true(query.get("watch")) => watch(&m, &t, &query),
         (Method::GET, None) => list(&m, &t, &query),
         (Method::PATCH, Some(name)) if content_type.starts_with("application/apply-patch") => {
-            apply(&m, &t, &name, &query, &body).await
+            apply(&write, &name).await
         }
         (Method::PATCH, Some(_)) => status(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "UnsupportedMediaType",
             "only server-side apply patches are served",
         ),
-        (Method::POST, None) => create(&m, &t, &query, &body),
-        (Method::PUT, Some(name)) => replace(&m, &t, &name, &query, &body),
+        (Method::POST, None) => create(&write),
+        (Method::PUT, Some(name)) => replace(&write, &name),
         (Method::DELETE, Some(name)) => delete(&m, &t, &name).await,
         _ => status(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -317,14 +323,18 @@ fn target(m: &MemoryCluster, method: &Method, uri: &Uri) -> Result<Target, Box<R
     })
 }
 
+/// A request that writes an object: the cluster, the collection or object
+/// its path names, its query and its body.
+struct Write<'a> {
+    m: &'a MemoryCluster,
+    t: &'a Target,
+    query: &'a HashMap<String, String>,
+    body: &'a [u8],
+}
+
 /// A server-side apply of `name` by the request's field manager.
-async fn apply(
-    m: &MemoryCluster,
-    t: &Target,
-    name: &str,
-    query: &HashMap<String, String>,
-    body: &[u8],
-) -> Response {
+async fn apply(w: &Write<'_>, name: &str) -> Response {
+    let Write { m, t, query, body } = w;
     let manager = query.get("fieldManager").map_or("", String::as_str);
     if manager.is_empty() {
         return status(
@@ -343,7 +353,8 @@ async fn apply(
 }
 
 /// A POST of a new object to the collection.
-fn create(m: &MemoryCluster, t: &Target, query: &HashMap<String, String>, body: &[u8]) -> Response {
+fn create(w: &Write<'_>) -> Response {
+    let Write { m, t, query, body } = w;
     match envelope(t, None, body) {
         Ok(obj) => match m.store.create(&obj, manager_or_writer(query)) {
             Ok(o) => object_response(StatusCode::CREATED, &o),
@@ -360,13 +371,8 @@ fn create(m: &MemoryCluster, t: &Target, query: &HashMap<String, String>, body: 
 
 /// A PUT of `name`, refused when its `resourceVersion` is not the stored
 /// one.
-fn replace(
-    m: &MemoryCluster,
-    t: &Target,
-    name: &str,
-    query: &HashMap<String, String>,
-    body: &[u8],
-) -> Response {
+fn replace(w: &Write<'_>, name: &str) -> Response {
+    let Write { m, t, query, body } = w;
     match envelope(t, Some(name), body) {
         Ok(obj) => {
             let precondition = serde_json::from_str::<Value>(&obj.json).ok().and_then(|v| {

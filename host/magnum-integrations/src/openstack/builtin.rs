@@ -1,13 +1,12 @@
 //! [`Static`]: lookups answered from built-in data, for the all-in-one mode
 //! where no OpenStack cloud exists.
 
-use futures::future::BoxFuture;
 use magnum_domain::{MagnumError, RequestContext};
 use sha1::{Digest, Sha1};
 
 use super::clients::is_canonical_uuid;
 use super::error::LookupError;
-use super::{Flavor, Image, Keypair, Lookup, Network, Subnet};
+use super::{Flavor, Found, Image, Keypair, Lookup, Network, Subnet};
 
 /// The built-in image's id. The ids are fixed so that templates created in
 /// one all-in-one run keep working in the next.
@@ -223,27 +222,15 @@ fn invented_id(kind: &str, ident: &str) -> String {
 // Deviation: all-in-one has no Glance, Nova or Neutron; lookups are answered
 // from built-in data and any other name is accepted as an invented resource.
 impl Lookup for Static {
-    fn image<'a>(
-        &'a self,
-        _ctx: &'a RequestContext,
-        ident: &'a str,
-    ) -> BoxFuture<'a, Result<Image, LookupError>> {
+    fn image<'a>(&'a self, _ctx: &'a RequestContext, ident: &'a str) -> Found<'a, Image> {
         Box::pin(std::future::ready(self.find_image(ident)))
     }
 
-    fn flavor<'a>(
-        &'a self,
-        _ctx: &'a RequestContext,
-        ident: &'a str,
-    ) -> BoxFuture<'a, Result<Flavor, LookupError>> {
+    fn flavor<'a>(&'a self, _ctx: &'a RequestContext, ident: &'a str) -> Found<'a, Flavor> {
         Box::pin(std::future::ready(self.find_flavor(ident)))
     }
 
-    fn keypair<'a>(
-        &'a self,
-        _ctx: &'a RequestContext,
-        name: &'a str,
-    ) -> BoxFuture<'a, Result<Keypair, LookupError>> {
+    fn keypair<'a>(&'a self, _ctx: &'a RequestContext, name: &'a str) -> Found<'a, Keypair> {
         Box::pin(std::future::ready(self.find_keypair(name)))
     }
 
@@ -251,23 +238,15 @@ impl Lookup for Static {
         &'a self,
         _ctx: &'a RequestContext,
         ident: &'a str,
-    ) -> BoxFuture<'a, Result<Network, LookupError>> {
+    ) -> Found<'a, Network> {
         Box::pin(std::future::ready(self.find_network(ident, true)))
     }
 
-    fn fixed_network<'a>(
-        &'a self,
-        _ctx: &'a RequestContext,
-        ident: &'a str,
-    ) -> BoxFuture<'a, Result<Network, LookupError>> {
+    fn fixed_network<'a>(&'a self, _ctx: &'a RequestContext, ident: &'a str) -> Found<'a, Network> {
         Box::pin(std::future::ready(self.find_network(ident, false)))
     }
 
-    fn fixed_subnet<'a>(
-        &'a self,
-        _ctx: &'a RequestContext,
-        ident: &'a str,
-    ) -> BoxFuture<'a, Result<Subnet, LookupError>> {
+    fn fixed_subnet<'a>(&'a self, _ctx: &'a RequestContext, ident: &'a str) -> Found<'a, Subnet> {
         Box::pin(std::future::ready(self.find_subnet(ident)))
     }
 }

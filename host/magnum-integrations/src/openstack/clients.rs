@@ -5,17 +5,19 @@
 //! options (or fixed endpoints).
 
 use std::fmt;
+use std::future::Future;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use magnum_domain::{MagnumError, RequestContext};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use serde::de::DeserializeOwned;
 
-use super::catalog::{EndpointCache, service_roots};
-use super::error::{LookupError, OpenStackError, SettingsError};
+use super::catalog::{EndpointCache, next_url, service_roots};
+use super::error::{ErrorKind, OpenStackError, SettingsError};
 use super::session::{Reply, Session};
-use super::{Flavor, Image, Keypair, Lookup, Network, Subnet, flavors, images, networks};
+use super::{Flavor, Found, Image, Keypair, Lookup, Network, Subnet, flavors, images, networks};
 
 /// The pages read for one lookup at most, so that a service that keeps
 /// answering with next links cannot hold a request forever.
@@ -252,27 +254,15 @@ impl Clients {
 // (a flavor value that is one flavor's id and another's name is the one with
 // that id, see flavors.rs).
 impl Lookup for Clients {
-    fn image<'a>(
-        &'a self,
-        ctx: &'a RequestContext,
-        ident: &'a str,
-    ) -> BoxFuture<'a, Result<Image, LookupError>> {
+    fn image<'a>(&'a self, ctx: &'a RequestContext, ident: &'a str) -> Found<'a, Image> {
         Box::pin(images::image(self, ctx, ident))
     }
 
-    fn flavor<'a>(
-        &'a self,
-        ctx: &'a RequestContext,
-        ident: &'a str,
-    ) -> BoxFuture<'a, Result<Flavor, LookupError>> {
+    fn flavor<'a>(&'a self, ctx: &'a RequestContext, ident: &'a str) -> Found<'a, Flavor> {
         Box::pin(flavors::flavor(self, ctx, ident))
     }
 
-    fn keypair<'a>(
-        &'a self,
-        ctx: &'a RequestContext,
-        name: &'a str,
-    ) -> BoxFuture<'a, Result<Keypair, LookupError>> {
+    fn keypair<'a>(&'a self, ctx: &'a RequestContext, name: &'a str) -> Found<'a, Keypair> {
         Box::pin(flavors::keypair(self, ctx, name))
     }
 
@@ -280,23 +270,15 @@ impl Lookup for Clients {
         &'a self,
         ctx: &'a RequestContext,
         ident: &'a str,
-    ) -> BoxFuture<'a, Result<Network, LookupError>> {
+    ) -> Found<'a, Network> {
         Box::pin(networks::external_network(self, ctx, ident))
     }
 
-    fn fixed_network<'a>(
-        &'a self,
-        ctx: &'a RequestContext,
-        ident: &'a str,
-    ) -> BoxFuture<'a, Result<Network, LookupError>> {
+    fn fixed_network<'a>(&'a self, ctx: &'a RequestContext, ident: &'a str) -> Found<'a, Network> {
         Box::pin(networks::fixed_network(self, ctx, ident))
     }
 
-    fn fixed_subnet<'a>(
-        &'a self,
-        ctx: &'a RequestContext,
-        ident: &'a str,
-    ) -> BoxFuture<'a, Result<Subnet, LookupError>> {
+    fn fixed_subnet<'a>(&'a self, ctx: &'a RequestContext, ident: &'a str) -> Found<'a, Subnet> {
         Box::pin(networks::fixed_subnet(self, ctx, ident))
     }
 }
@@ -387,6 +369,63 @@ pub(crate) fn next_link(links: &[Link]) -> Option<&str> {
         .find(|l| l.rel.as_deref() == Some("next"))
         .and_then(|l| l.href.as_deref())
         .filter(|h| !h.is_empty())
+}
+
+/// A paginated list of Nova, Neutron, Octavia or Cinder: where its pages
+/// are, how many of them are read at most, and the context of its errors.
+pub(crate) struct Listing<'a> {
+    /// The collection's URL, which the next links are rebuilt on.
+    pub(crate) collection: &'a str,
+    /// The first page's URL (the collection with its query).
+    pub(crate) first: String,
+    pub(crate) max_pages: usize,
+    pub(crate) context: &'a str,
+}
+
+/// How the reading of a [`Listing`] ended.
+pub(crate) enum Walk<B> {
+    /// The visitor stopped it with its answer.
+    Stopped(B),
+    /// A page without a next link, or without items, was the last.
+    Done,
+    /// The service still had pages after the most that are read.
+    Truncated,
+}
+
+impl Listing<'_> {
+    /// Reads the pages: `get` answers a page's URL, whose body (a 200)
+    /// decodes as `P`; `split` takes its items and its `*_links` apart;
+    /// `visit` sees each page's items and may stop the reading.
+    pub(crate) async fn walk<P, T, B, Fut>(
+        self,
+        mut get: impl FnMut(String) -> Fut,
+        mut split: impl FnMut(P) -> Result<(Vec<T>, Vec<Link>), OpenStackError>,
+        mut visit: impl FnMut(Vec<T>) -> ControlFlow<B>,
+    ) -> Result<Walk<B>, OpenStackError>
+    where
+        P: DeserializeOwned,
+        Fut: Future<Output = Result<Reply, OpenStackError>>,
+    {
+        let context = self.context;
+        let mut next = self.first;
+        for _ in 0..self.max_pages {
+            let page: P = get(next).await?.expect(&[200], context)?.json(context)?;
+            let (items, links) = split(page)?;
+            let empty = items.is_empty();
+            if let ControlFlow::Break(answer) = visit(items) {
+                return Ok(Walk::Stopped(answer));
+            }
+            let Some(link) = next_link(&links) else {
+                return Ok(Walk::Done);
+            };
+            if empty {
+                return Ok(Walk::Done);
+            }
+            next = next_url(self.collection, link)
+                .map_err(|e| OpenStackError::new(context, ErrorKind::Decode(e)))?;
+        }
+        Ok(Walk::Truncated)
+    }
 }
 
 /// An item of Nova's, Neutron's, Octavia's and Cinder's `*_links` lists.

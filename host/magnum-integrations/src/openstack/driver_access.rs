@@ -26,9 +26,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use driver_host::{
-    ApplicationCredential, Credentials, Flavor as DriverFlavor, HostError, HostFuture,
-    Image as DriverImage, LoadBalancer as DriverLoadBalancer, OpenStackAccess,
-    ShareType as DriverShareType, VolumeType as DriverVolumeType,
+    ApplicationCredential, Credentials, Flavor as DriverFlavor, HostError, Image as DriverImage,
+    LoadBalancer as DriverLoadBalancer, OpenStackAccess, Reply, ShareType as DriverShareType,
+    VolumeType as DriverVolumeType,
 };
 use magnum_domain::{MagnumError, RequestContext};
 
@@ -41,7 +41,7 @@ use super::server_groups::ServerGroups;
 use super::session::{Caller, Session};
 use super::share_types::ShareTypes;
 use super::volume_types::VolumeTypes;
-use super::{Image, Lookup};
+use super::{Found, Image, Lookup};
 
 /// The Glance image property drivers read the disk bus from.
 const HW_DISK_BUS: &str = "hw_disk_bus";
@@ -256,6 +256,21 @@ impl DriverCloud {
         })
     }
 
+    /// What the lookup `find` answers for `reference` as the caller of
+    /// `cred`; `what` names the call, which is refused in an admin call.
+    async fn resolve<'a, T>(
+        &'a self,
+        cred: &'a Credentials,
+        what: &str,
+        reference: &'a str,
+        find: for<'x> fn(&'x (dyn Lookup + 'static), &'x RequestContext, &'x str) -> Found<'x, T>,
+    ) -> Result<T, HostError> {
+        let ctx = request_context(cred, what)?;
+        find(&*self.inner.lookup, &ctx, reference)
+            .await
+            .map_err(lookup_error)
+    }
+
     /// The flavor `reference` with its extra specs as `caller` sees it;
     /// an unknown one is Magnum's 400 `FlavorNotFound`.
     async fn flavor_detail(
@@ -273,11 +288,7 @@ impl DriverCloud {
 }
 
 impl OpenStackAccess for DriverCloud {
-    fn flavor_name<'a>(
-        &'a self,
-        cred: &'a Credentials,
-        reference: &'a str,
-    ) -> HostFuture<'a, Result<String, HostError>> {
+    fn flavor_name<'a>(&'a self, cred: &'a Credentials, reference: &'a str) -> Reply<'a, String> {
         Box::pin(async move {
             // Flavors are the cloud's, not a project's: the service can
             // name them too.
@@ -285,62 +296,24 @@ impl OpenStackAccess for DriverCloud {
                 let c = caller(cred)?;
                 return Ok(self.flavor_detail(&c, reference).await?.flavor.name);
             }
-            let ctx = request_context(cred, "resolve-flavor-name")?;
-            self.inner
-                .lookup
-                .flavor(&ctx, reference)
-                .await
-                .map(|f| f.name)
-                .map_err(lookup_error)
+            let flavor = self.resolve(cred, "resolve-flavor-name", reference, Lookup::flavor);
+            flavor.await.map(|f| f.name)
         })
     }
 
-    fn image<'a>(
-        &'a self,
-        cred: &'a Credentials,
-        reference: &'a str,
-    ) -> HostFuture<'a, Result<DriverImage, HostError>> {
-        Box::pin(async move {
-            let ctx = request_context(cred, "resolve-image")?;
-            self.inner
-                .lookup
-                .image(&ctx, reference)
-                .await
-                .map(driver_image)
-                .map_err(lookup_error)
-        })
+    fn image<'a>(&'a self, cred: &'a Credentials, reference: &'a str) -> Reply<'a, DriverImage> {
+        let image = self.resolve(cred, "resolve-image", reference, Lookup::image);
+        Box::pin(async move { image.await.map(driver_image) })
     }
 
-    fn network_id<'a>(
-        &'a self,
-        cred: &'a Credentials,
-        reference: &'a str,
-    ) -> HostFuture<'a, Result<String, HostError>> {
-        Box::pin(async move {
-            let ctx = request_context(cred, "resolve-network-id")?;
-            self.inner
-                .lookup
-                .fixed_network(&ctx, reference)
-                .await
-                .map(|n| n.id)
-                .map_err(lookup_error)
-        })
+    fn network_id<'a>(&'a self, cred: &'a Credentials, reference: &'a str) -> Reply<'a, String> {
+        let network = self.resolve(cred, "resolve-network-id", reference, Lookup::fixed_network);
+        Box::pin(async move { network.await.map(|n| n.id) })
     }
 
-    fn subnet_id<'a>(
-        &'a self,
-        cred: &'a Credentials,
-        reference: &'a str,
-    ) -> HostFuture<'a, Result<String, HostError>> {
-        Box::pin(async move {
-            let ctx = request_context(cred, "resolve-subnet-id")?;
-            self.inner
-                .lookup
-                .fixed_subnet(&ctx, reference)
-                .await
-                .map(|s| s.id)
-                .map_err(lookup_error)
-        })
+    fn subnet_id<'a>(&'a self, cred: &'a Credentials, reference: &'a str) -> Reply<'a, String> {
+        let subnet = self.resolve(cred, "resolve-subnet-id", reference, Lookup::fixed_subnet);
+        Box::pin(async move { subnet.await.map(|s| s.id) })
     }
 
     fn ensure_server_group<'a>(
@@ -348,7 +321,7 @@ impl OpenStackAccess for DriverCloud {
         cred: &'a Credentials,
         name: &'a str,
         policy: &'a str,
-    ) -> HostFuture<'a, Result<String, HostError>> {
+    ) -> Reply<'a, String> {
         Box::pin(async move {
             // Nova makes a group in the project of the token: the
             // service's would be of no use to the cluster's servers.
@@ -361,11 +334,7 @@ impl OpenStackAccess for DriverCloud {
         })
     }
 
-    fn delete_server_group<'a>(
-        &'a self,
-        cred: &'a Credentials,
-        name: &'a str,
-    ) -> HostFuture<'a, Result<(), HostError>> {
+    fn delete_server_group<'a>(&'a self, cred: &'a Credentials, name: &'a str) -> Reply<'a, ()> {
         Box::pin(async move {
             // Deviation: magnum-cluster-api's admin context deletes the
             // first group of that name in any project; here only the
@@ -385,7 +354,7 @@ impl OpenStackAccess for DriverCloud {
         cred: &'a Credentials,
         name: &'a str,
         description: &'a str,
-    ) -> HostFuture<'a, Result<ApplicationCredential, HostError>> {
+    ) -> Reply<'a, ApplicationCredential> {
         Box::pin(async move {
             let c = user_caller(cred, "create-application-credential")?;
             let ac = self
@@ -402,11 +371,7 @@ impl OpenStackAccess for DriverCloud {
         })
     }
 
-    fn delete_application_credential<'a>(
-        &'a self,
-        user_id: &'a str,
-        id: &'a str,
-    ) -> HostFuture<'a, Result<(), HostError>> {
+    fn delete_application_credential<'a>(&'a self, user_id: &'a str, id: &'a str) -> Reply<'a, ()> {
         Box::pin(async move {
             self.app_credentials()?
                 .delete(user_id, id)
@@ -419,7 +384,7 @@ impl OpenStackAccess for DriverCloud {
         &'a self,
         cred: &'a Credentials,
         project_id: &'a str,
-    ) -> HostFuture<'a, Result<Option<Vec<DriverLoadBalancer>>, HostError>> {
+    ) -> Reply<'a, Option<Vec<DriverLoadBalancer>>> {
         Box::pin(async move {
             let c = project_caller(cred)?;
             if cred.admin && project_id != cred.project_id {
@@ -451,7 +416,7 @@ impl OpenStackAccess for DriverCloud {
         &'a self,
         cred: &'a Credentials,
         lb: &'a DriverLoadBalancer,
-    ) -> HostFuture<'a, Result<(), HostError>> {
+    ) -> Reply<'a, ()> {
         Box::pin(async move {
             let c = project_caller(cred)?;
             let lbs = &self.inner.load_balancers;
@@ -493,7 +458,7 @@ impl OpenStackAccess for DriverCloud {
     fn volume_types<'a>(
         &'a self,
         cred: &'a Credentials,
-    ) -> HostFuture<'a, Result<Option<Vec<DriverVolumeType>>, HostError>> {
+    ) -> Reply<'a, Option<Vec<DriverVolumeType>>> {
         Box::pin(async move {
             let c = caller(cred)?;
             let types = self.inner.volume_types.list(&c).await.map_err(host_error)?;
@@ -509,21 +474,14 @@ impl OpenStackAccess for DriverCloud {
         })
     }
 
-    fn flavor<'a>(
-        &'a self,
-        cred: &'a Credentials,
-        reference: &'a str,
-    ) -> HostFuture<'a, Result<DriverFlavor, HostError>> {
+    fn flavor<'a>(&'a self, cred: &'a Credentials, reference: &'a str) -> Reply<'a, DriverFlavor> {
         Box::pin(async move {
             let c = caller(cred)?;
             self.flavor_detail(&c, reference).await.map(driver_flavor)
         })
     }
 
-    fn share_types<'a>(
-        &'a self,
-        cred: &'a Credentials,
-    ) -> HostFuture<'a, Result<Option<Vec<DriverShareType>>, HostError>> {
+    fn share_types<'a>(&'a self, cred: &'a Credentials) -> Reply<'a, Option<Vec<DriverShareType>>> {
         Box::pin(async move {
             let c = caller(cred)?;
             let types = self.inner.share_types.list(&c).await.map_err(host_error)?;

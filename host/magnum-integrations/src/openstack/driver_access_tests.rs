@@ -20,11 +20,11 @@ use openkeel_magnum_osfake::{
 
 use super::testing::{
     IMAGE_NO_DISTRO, IMAGE_UBUNTU, NET_PRIVATE, NET_PUBLIC, SUB_PRIVATE, USER_TOKEN, clients,
-    start_fake, test_seed,
+    session_for, start_fake, test_seed,
 };
 use super::{
-    AppCredentialSettings, ClientsSettings, DriverCloud, DriverCloudSettings, Lookup,
-    ServiceCredentials, Session, SessionSettings,
+    AppCredentialSettings, ClientsSettings, DriverCloud, DriverCloudSettings, Lookup, Session,
+    SessionSettings,
 };
 
 /// A token of u1 in p1 that may not get an application credential.
@@ -36,18 +36,6 @@ const READER_TOKEN: &str = "gAAAAA-reader-token";
 struct Harness {
     fake: OsFake,
     cloud: DriverCloud,
-}
-
-fn service_credentials(fake: &OsFake) -> ServiceCredentials {
-    ServiceCredentials {
-        auth_url: fake.identity_endpoint(),
-        username: "magnum".into(),
-        password: "pw".into(),
-        user_domain_name: Some("Default".into()),
-        project_name: Some("service".into()),
-        project_domain_name: Some("Default".into()),
-        ..Default::default()
-    }
 }
 
 fn seed() -> osfake::Seed {
@@ -79,17 +67,6 @@ fn seed() -> osfake::Seed {
     seed
 }
 
-fn session(fake: &OsFake, timeout: Duration) -> Session {
-    let settings = SessionSettings {
-        timeout: Some(timeout),
-        ..Default::default()
-    };
-    match Session::new(settings, Some(service_credentials(fake))) {
-        Ok(s) => s,
-        Err(e) => panic!("{e}"),
-    }
-}
-
 fn driver_cloud(session: Session, keystone: String) -> DriverCloud {
     let lookup: Arc<dyn Lookup> = Arc::new(clients(session.clone(), ClientsSettings::default()));
     let settings = DriverCloudSettings {
@@ -112,7 +89,7 @@ impl Harness {
 
     async fn with_timeout(timeout: Duration) -> Self {
         let fake = start_fake(seed()).await;
-        let cloud = driver_cloud(session(&fake, timeout), fake.identity_endpoint());
+        let cloud = driver_cloud(session_for(&fake, timeout), fake.identity_endpoint());
         Self { fake, cloud }
     }
 
@@ -565,7 +542,7 @@ async fn application_credentials_are_made_by_the_user_and_deleted_by_the_service
     h.none();
 
     // Without a Keystone URL there is no application credential to make.
-    let none = driver_cloud(session(&h.fake, Duration::from_secs(2)), String::new());
+    let none = driver_cloud(session_for(&h.fake, Duration::from_secs(2)), String::new());
     let e = none
         .create_application_credential(&h.user(), "magnum-y", "d")
         .await;

@@ -4,15 +4,13 @@
 
 use std::collections::BTreeMap;
 
-use http::Method;
 use serde::Deserialize;
 
 use super::Flavor;
-use super::catalog::next_url;
-use super::clients::{EndpointSettings, Link, MAX_PAGES, is_path_safe, next_link, path_segment};
-use super::error::{ErrorKind, OpenStackError, SettingsError};
-use super::flavors::NovaFlavor;
-use super::session::{Caller, ServiceRef, Session, Target};
+use super::clients::{EndpointSettings, path_segment};
+use super::error::{OpenStackError, SettingsError};
+use super::flavors::find_flavor;
+use super::session::{Caller, NOVA, Service, Session, Target};
 
 /// A Nova flavor and its extra specs (`resources:VGPU`,
 /// `pci_passthrough:alias`, `hw:cpu_policy`…).
@@ -34,21 +32,15 @@ pub struct FlavorDetail {
 /// [`super::Lookup::flavor`].
 #[derive(Clone, Debug)]
 pub struct FlavorDetails {
-    session: Session,
-    nova: EndpointSettings,
+    nova: Service,
 }
 
 impl FlavorDetails {
     /// `nova` is `[nova_client]`; nothing is contacted.
     pub fn new(session: Session, nova: EndpointSettings) -> Result<Self, SettingsError> {
-        nova.check("nova_client", "v2.1")?;
-        Ok(Self { session, nova })
-    }
-
-    async fn compute(&self, caller: &Caller) -> Result<Target, OpenStackError> {
-        self.session
-            .required(caller, &ServiceRef::nova(&self.nova))
-            .await
+        Ok(Self {
+            nova: Service::new(session, &NOVA, nova)?,
+        })
     }
 
     /// The flavor whose id or name is `ident`, with its extra specs, or
@@ -58,7 +50,7 @@ impl FlavorDetails {
         caller: &Caller,
         ident: &str,
     ) -> Result<Option<FlavorDetail>, OpenStackError> {
-        let target = self.compute(caller).await?;
+        let target = self.nova.required(caller).await?;
         let Some(flavor) = self.find(&target, ident).await? else {
             return Ok(None);
         };
@@ -74,8 +66,9 @@ impl FlavorDetails {
             path_segment(&flavor.id)
         );
         let specs: Specs = self
-            .session
-            .send(&target.who, Method::GET, &url, None, &context)
+            .nova
+            .session()
+            .get(&target.who, url, &context)
             .await?
             .expect(&[200], &context)?
             .json(&context)?;
@@ -96,68 +89,12 @@ impl FlavorDetails {
         }))
     }
 
-    /// The flavor whose id is `ident` (a direct GET), else the first one
-    /// named (or with the id) `ident` in Nova's list.
+    /// The flavor whose id or name is `ident`, see [`find_flavor`].
     async fn find(&self, target: &Target, ident: &str) -> Result<Option<Flavor>, OpenStackError> {
-        if is_path_safe(ident) {
-            const SHOW: &str = "nova: show flavor";
-            let url = format!("{}flavors/{}", target.base, path_segment(ident));
-            let reply = self
-                .session
-                .send(&target.who, Method::GET, &url, None, SHOW)
-                .await?;
-            match reply.status {
-                200 => {
-                    #[derive(Deserialize)]
-                    struct Show {
-                        #[serde(default)]
-                        flavor: Option<NovaFlavor>,
-                    }
-                    // Deviation: as in the lookups (flavors.rs), a flavor
-                    // whose id is ident wins over another named ident.
-                    if let Some(f) = reply.json::<Show>(SHOW)?.flavor
-                        && f.id == ident
-                    {
-                        return Ok(Some(f.into()));
-                    }
-                }
-                400 | 404 => {}
-                s => return Err(OpenStackError::new(SHOW, ErrorKind::Status(s))),
-            }
-        }
-        const LIST: &str = "nova: list flavors";
-        #[derive(Deserialize)]
-        struct Page {
-            #[serde(default)]
-            flavors: Vec<NovaFlavor>,
-            #[serde(default)]
-            flavors_links: Vec<Link>,
-        }
-        let collection = format!("{}flavors/detail", target.base);
-        let mut next = collection.clone();
-        for _ in 0..MAX_PAGES {
-            let page: Page = self
-                .session
-                .send(&target.who, Method::GET, &next, None, LIST)
-                .await?
-                .expect(&[200], LIST)?
-                .json(LIST)?;
-            if let Some(f) = page
-                .flavors
-                .iter()
-                .find(|f| f.name == ident || f.id == ident)
-            {
-                return Ok(Some(f.clone().into()));
-            }
-            let Some(link) = next_link(&page.flavors_links) else {
-                break;
-            };
-            if page.flavors.is_empty() {
-                break;
-            }
-            next = next_url(&collection, link)
-                .map_err(|e| OpenStackError::new(LIST, ErrorKind::Decode(e)))?;
-        }
-        Ok(None)
+        let session = self.nova.session();
+        find_flavor(&target.base, ident, |url, context| {
+            session.get(&target.who, url, context)
+        })
+        .await
     }
 }

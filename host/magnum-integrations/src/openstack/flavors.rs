@@ -1,11 +1,14 @@
 //! Nova flavors by id or name, and the caller's keypairs.
 
+use std::future::Future;
+use std::ops::ControlFlow;
+
 use magnum_domain::{MagnumError, RequestContext};
 use serde::Deserialize;
 
-use super::catalog::next_url;
-use super::clients::{Api, Clients, Link, MAX_PAGES, is_path_safe, next_link, path_segment};
+use super::clients::{Api, Clients, Link, Listing, MAX_PAGES, Walk, is_path_safe, path_segment};
 use super::error::{ErrorKind, LookupError, OpenStackError};
+use super::session::Reply;
 use super::{Flavor, Keypair};
 
 /// A flavor as Nova answers it.
@@ -50,9 +53,7 @@ struct FlavorList {
 }
 
 /// The flavor whose id or name is `ident` (Magnum's `validate_flavor` and
-/// the root-disk check match `name == x or id == x`): the id first with a
-/// direct GET; only a name costs a listing, because Nova's flavor list has
-/// no name filter. The listing stops at the first match.
+/// the root-disk check match `name == x or id == x`), see [`find_flavor`].
 ///
 /// Errors: 400 `FlavorNotFound`, 403 `AuthorizationFailure` when no Nova
 /// endpoint is available.
@@ -61,12 +62,30 @@ pub(crate) async fn flavor(
     ctx: &RequestContext,
     ident: &str,
 ) -> Result<Flavor, LookupError> {
-    let c = clients.client(ctx, Api::Compute)?;
+    let c = &clients.client(ctx, Api::Compute)?;
+    find_flavor(&c.base, ident, |url, context| async move {
+        c.get(&url, context).await
+    })
+    .await?
+    .ok_or_else(|| MagnumError::flavor_not_found(ident).into())
+}
+
+/// The flavor whose id or name is `ident` as a caller sees it through
+/// `get` (a GET of a URL under Nova's `base`, with the error context), or
+/// `None`: the id first with a direct GET; only a name costs a listing,
+/// because Nova's flavor list has no name filter. The listing stops at the
+/// first match.
+pub(super) async fn find_flavor<Fut>(
+    base: &str,
+    ident: &str,
+    mut get: impl FnMut(String, &'static str) -> Fut,
+) -> Result<Option<Flavor>, OpenStackError>
+where
+    Fut: Future<Output = Result<Reply, OpenStackError>>,
+{
     if is_path_safe(ident) {
         const SHOW: &str = "nova: show flavor";
-        let reply = c
-            .get(&format!("{}flavors/{}", c.base, path_segment(ident)), SHOW)
-            .await?;
+        let reply = get(format!("{base}flavors/{}", path_segment(ident)), SHOW).await?;
         match reply.status {
             200 => {
                 // Deviation: Magnum takes the first flavor in list order
@@ -77,37 +96,39 @@ pub(crate) async fn flavor(
                 if let Some(f) = reply.json::<FlavorShow>(SHOW)?.flavor
                     && f.id == ident
                 {
-                    return Ok(f.into());
+                    return Ok(Some(f.into()));
                 }
                 // "detail" and the like name a collection, not a flavor.
             }
             400 | 404 => {}
-            s => return Err(OpenStackError::new(SHOW, ErrorKind::Status(s)).into()),
+            s => return Err(OpenStackError::new(SHOW, ErrorKind::Status(s))),
         }
     }
-
     const LIST: &str = "nova: list flavors";
-    let collection = format!("{}flavors/detail", c.base);
-    let mut next = collection.clone();
-    for _ in 0..MAX_PAGES {
-        let page: FlavorList = c.get(&next, LIST).await?.expect(&[200], LIST)?.json(LIST)?;
-        if let Some(f) = page
-            .flavors
-            .iter()
-            .find(|f| f.name == ident || f.id == ident)
-        {
-            return Ok(f.clone().into());
-        }
-        let Some(link) = next_link(&page.flavors_links) else {
-            break;
-        };
-        if page.flavors.is_empty() {
-            break;
-        }
-        next = next_url(&collection, link)
-            .map_err(|e| OpenStackError::new(LIST, ErrorKind::Decode(e)))?;
-    }
-    Err(MagnumError::flavor_not_found(ident).into())
+    let collection = format!("{base}flavors/detail");
+    let listing = Listing {
+        collection: &collection,
+        first: collection.clone(),
+        max_pages: MAX_PAGES,
+        context: LIST,
+    };
+    let walk = listing
+        .walk(
+            |url| get(url, LIST),
+            |page: FlavorList| Ok((page.flavors, page.flavors_links)),
+            |flavors| match flavors
+                .into_iter()
+                .find(|f| f.name == ident || f.id == ident)
+            {
+                Some(f) => ControlFlow::Break(Flavor::from(f)),
+                None => ControlFlow::Continue(()),
+            },
+        )
+        .await?;
+    Ok(match walk {
+        Walk::Stopped(f) => Some(f),
+        Walk::Done | Walk::Truncated => None,
+    })
 }
 
 #[derive(Deserialize)]

@@ -2,13 +2,14 @@
 //! floating IPs of their VIP ports, for the cleanup before a cluster's
 //! deletion (magnum-cluster-api's pre-delete).
 
+use std::ops::ControlFlow;
+
 use http::Method;
 use serde::{Deserialize, Deserializer};
 
-use super::catalog::next_url;
-use super::clients::{EndpointSettings, Link, encode_query, next_link, path_segment};
+use super::clients::{EndpointSettings, Link, Listing, Walk, encode_query, path_segment};
 use super::error::{ErrorKind, OpenStackError, SettingsError};
-use super::session::{Caller, Resolved, ServiceRef, Session, Target};
+use super::session::{Caller, NEUTRON, OCTAVIA, Resolved, Service, Session, Target};
 
 /// The pages of one load-balancer list at most.
 const MAX_LOAD_BALANCER_PAGES: usize = 100;
@@ -67,9 +68,8 @@ pub struct FloatingIp {
 /// token, with the service credentials. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct LoadBalancers {
-    session: Session,
-    octavia: EndpointSettings,
-    neutron: EndpointSettings,
+    octavia: Service,
+    neutron: Service,
 }
 
 impl LoadBalancers {
@@ -80,31 +80,19 @@ impl LoadBalancers {
         octavia: EndpointSettings,
         neutron: EndpointSettings,
     ) -> Result<Self, SettingsError> {
-        octavia.check("octavia_client", "v2")?;
-        neutron.check("neutron_client", "v2.0")?;
         Ok(Self {
-            session,
-            octavia,
-            neutron,
+            octavia: Service::new(session.clone(), &OCTAVIA, octavia)?,
+            neutron: Service::new(session, &NEUTRON, neutron)?,
         })
     }
 
     /// The Octavia endpoint, or [`ErrorKind::NoLoadBalancerService`] when
     /// the catalog has none.
     async fn octavia(&self, caller: &Caller, context: &str) -> Result<Target, OpenStackError> {
-        let svc = ServiceRef {
-            name: "octavia",
-            types: &["load-balancer"],
-            version: "v2",
-            settings: &self.octavia,
-        };
-        match self.session.target(caller, &svc).await? {
-            Resolved::Found(t) => Ok(t),
-            Resolved::Missing(_) => Err(OpenStackError::new(
-                context,
-                ErrorKind::NoLoadBalancerService,
-            )),
-        }
+        self.octavia
+            .optional(caller)
+            .await?
+            .ok_or_else(|| OpenStackError::new(context, ErrorKind::NoLoadBalancerService))
     }
 
     /// The load balancers of `project_id` (`GET
@@ -124,11 +112,8 @@ impl LoadBalancers {
             ));
         }
         let target = self.octavia(caller, CONTEXT).await?;
+        let session = self.octavia.session();
         let collection = format!("{}lbaas/loadbalancers", target.base);
-        let mut next = format!(
-            "{collection}?{}",
-            encode_query(&[("project_id", project_id)])
-        );
         #[derive(Deserialize)]
         struct Page {
             #[serde(default)]
@@ -136,34 +121,38 @@ impl LoadBalancers {
             #[serde(default)]
             loadbalancers_links: Option<Vec<Link>>,
         }
+        let listing = Listing {
+            first: format!(
+                "{collection}?{}",
+                encode_query(&[("project_id", project_id)])
+            ),
+            collection: &collection,
+            max_pages: MAX_LOAD_BALANCER_PAGES,
+            context: CONTEXT,
+        };
         let mut out = Vec::new();
-        for _ in 0..MAX_LOAD_BALANCER_PAGES {
-            let page: Page = self
-                .session
-                .send(&target.who, Method::GET, &next, None, CONTEXT)
-                .await?
-                .expect(&[200], CONTEXT)?
-                .json(CONTEXT)?;
-            let empty = page.loadbalancers.is_empty();
-            out.extend(
-                page.loadbalancers
-                    .into_iter()
-                    .filter(|lb| lb.project_id == project_id),
-            );
-            let links = page.loadbalancers_links.unwrap_or_default();
-            let Some(link) = next_link(&links) else {
-                return Ok(out);
-            };
-            if empty {
-                return Ok(out);
-            }
-            next = next_url(&collection, link)
-                .map_err(|e| OpenStackError::new(CONTEXT, ErrorKind::Decode(e)))?;
+        let walk = listing
+            .walk(
+                |url| session.get(&target.who, url, CONTEXT),
+                |page: Page| {
+                    Ok((
+                        page.loadbalancers,
+                        page.loadbalancers_links.unwrap_or_default(),
+                    ))
+                },
+                |lbs| {
+                    out.extend(lbs.into_iter().filter(|lb| lb.project_id == project_id));
+                    ControlFlow::<()>::Continue(())
+                },
+            )
+            .await?;
+        match walk {
+            Walk::Truncated => Err(OpenStackError::new(
+                CONTEXT,
+                ErrorKind::Decode(format!("more than {MAX_LOAD_BALANCER_PAGES} pages")),
+            )),
+            Walk::Done | Walk::Stopped(()) => Ok(out),
         }
-        Err(OpenStackError::new(
-            CONTEXT,
-            ErrorKind::Decode(format!("more than {MAX_LOAD_BALANCER_PAGES} pages")),
-        ))
     }
 
     /// Cascade-deletes the load balancer `id` (`DELETE
@@ -186,7 +175,8 @@ impl LoadBalancers {
             target.base,
             path_segment(id)
         );
-        self.session
+        self.octavia
+            .session()
             .send(&target.who, Method::DELETE, &url, None, &context)
             .await?
             .expect(&[200, 202, 204, 404, 409], &context)?;
@@ -205,18 +195,13 @@ impl LoadBalancers {
             return Ok(Vec::new());
         }
         let context = format!("neutron: list floating IPs of port {port_id}");
-        let svc = ServiceRef {
-            name: "neutron",
-            types: &["network"],
-            version: "v2.0",
-            settings: &self.neutron,
-        };
-        let target = match self.session.target(caller, &svc).await? {
+        let target = match self.neutron.target(caller).await? {
             Resolved::Found(t) => t,
             Resolved::Missing(m) => {
                 return Err(OpenStackError::new(context, ErrorKind::Endpoint(m)));
             }
         };
+        let session = self.neutron.session();
         #[derive(Deserialize)]
         struct List {
             #[serde(default)]
@@ -227,9 +212,8 @@ impl LoadBalancers {
             target.base,
             encode_query(&[("port_id", port_id)])
         );
-        let list: List = self
-            .session
-            .send(&target.who, Method::GET, &url, None, &context)
+        let list: List = session
+            .get(&target.who, url, &context)
             .await?
             .expect(&[200], &context)?
             .json(&context)?;
@@ -241,7 +225,7 @@ impl LoadBalancers {
             .filter(|f| f.port_id == port_id)
         {
             let context = format!("neutron: delete floating IP {}", fip.id);
-            self.session
+            session
                 .send(
                     &target.who,
                     Method::DELETE,

@@ -134,6 +134,9 @@ pub struct Subnet {
     pub network_id: String,
 }
 
+/// The future of a [`Lookup`]: the resource found, or why it was not.
+pub type Found<'a, T> = BoxFuture<'a, Result<T, LookupError>>;
+
 /// Finds OpenStack resources by name or id as the caller of a request, with
 /// Magnum's matching rules and errors: [`LookupError::Client`] carries the
 /// error Magnum answers the client with (its status and message),
@@ -145,19 +148,38 @@ pub trait Lookup: Send + Sync {
     /// The image whose id or name is `ident`. Errors: 400 `ImageNotFound`,
     /// 409 `Multiple images exist with same name …`, 403
     /// `ImageNotAuthorized`, 403 `AuthorizationFailure`.
-    fn image<'a>(
+    fn image<'a>(&'a self, ctx: &'a RequestContext, ident: &'a str) -> Found<'a, Image>;
+
+    /// The flavor whose id or name is `ident`. Errors: 400
+    /// `FlavorNotFound`, 403 `AuthorizationFailure`.
+    fn flavor<'a>(&'a self, ctx: &'a RequestContext, ident: &'a str) -> Found<'a, Flavor>;
+
+    /// The caller's keypair named `name`. Errors: 404 `KeyPairNotFound`, 403
+    /// `AuthorizationFailure`.
+    fn keypair<'a>(&'a self, ctx: &'a RequestContext, name: &'a str) -> Found<'a, Keypair>;
+
+    /// The external network whose name or id is `ident`. Errors: 400
+    /// `ExternalNetworkNotFound`, 409 when several match, 403
+    /// `AuthorizationFailure`.
+    fn external_network<'a>(
         &'a self,
         ctx: &'a RequestContext,
         ident: &'a str,
-    ) -> BoxFuture<'a, Result<Image, LookupError>>;
+    ) -> Found<'a, Network>;
+
+    /// The network (external ones included) whose name or id is `ident`.
+    /// Errors: 400 `FixedNetworkNotFound`, 409 when several match, 403
+    /// `AuthorizationFailure`.
+    fn fixed_network<'a>(&'a self, ctx: &'a RequestContext, ident: &'a str) -> Found<'a, Network>;
+
+    /// The subnet whose name or id is `ident`. Errors: 400
+    /// `FixedSubnetNotFound`, 409 when several match, 403
+    /// `AuthorizationFailure`.
+    fn fixed_subnet<'a>(&'a self, ctx: &'a RequestContext, ident: &'a str) -> Found<'a, Subnet>;
 
     /// Magnum's `validate_image`: [`Lookup::image`], then 400
     /// `OSDistroFieldNotFound` when the image has no `os_distro`.
-    fn validate_image<'a>(
-        &'a self,
-        ctx: &'a RequestContext,
-        ident: &'a str,
-    ) -> BoxFuture<'a, Result<Image, LookupError>> {
+    fn validate_image<'a>(&'a self, ctx: &'a RequestContext, ident: &'a str) -> Found<'a, Image> {
         Box::pin(async move {
             let img = self.image(ctx, ident).await?;
             if img.os_distro.is_none() {
@@ -167,49 +189,6 @@ pub trait Lookup: Send + Sync {
         })
     }
 
-    /// The flavor whose id or name is `ident`. Errors: 400
-    /// `FlavorNotFound`, 403 `AuthorizationFailure`.
-    fn flavor<'a>(
-        &'a self,
-        ctx: &'a RequestContext,
-        ident: &'a str,
-    ) -> BoxFuture<'a, Result<Flavor, LookupError>>;
-
-    /// The caller's keypair named `name`. Errors: 404 `KeyPairNotFound`, 403
-    /// `AuthorizationFailure`.
-    fn keypair<'a>(
-        &'a self,
-        ctx: &'a RequestContext,
-        name: &'a str,
-    ) -> BoxFuture<'a, Result<Keypair, LookupError>>;
-
-    /// The external network whose name or id is `ident`. Errors: 400
-    /// `ExternalNetworkNotFound`, 409 when several match, 403
-    /// `AuthorizationFailure`.
-    fn external_network<'a>(
-        &'a self,
-        ctx: &'a RequestContext,
-        ident: &'a str,
-    ) -> BoxFuture<'a, Result<Network, LookupError>>;
-
-    /// The network (external ones included) whose name or id is `ident`.
-    /// Errors: 400 `FixedNetworkNotFound`, 409 when several match, 403
-    /// `AuthorizationFailure`.
-    fn fixed_network<'a>(
-        &'a self,
-        ctx: &'a RequestContext,
-        ident: &'a str,
-    ) -> BoxFuture<'a, Result<Network, LookupError>>;
-
-    /// The subnet whose name or id is `ident`. Errors: 400
-    /// `FixedSubnetNotFound`, 409 when several match, 403
-    /// `AuthorizationFailure`.
-    fn fixed_subnet<'a>(
-        &'a self,
-        ctx: &'a RequestContext,
-        ident: &'a str,
-    ) -> BoxFuture<'a, Result<Subnet, LookupError>>;
-
     /// Whether Keystone knows the project `project_id` (Magnum's
     /// `enforce_valid_project_id_on_create` of quota creation). A back end
     /// that does not look projects up answers `true`, as every one of this
@@ -218,7 +197,7 @@ pub trait Lookup: Send + Sync {
         &'a self,
         _ctx: &'a RequestContext,
         _project_id: &'a str,
-    ) -> BoxFuture<'a, Result<bool, LookupError>> {
+    ) -> Found<'a, bool> {
         Box::pin(async { Ok(true) })
     }
 }

@@ -1,15 +1,15 @@
 //! Neutron networks and subnets by id or name, with filtered lists.
 
 use std::collections::HashSet;
+use std::ops::ControlFlow;
 
 use magnum_domain::{MagnumError, RequestContext};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::catalog::next_url;
 use super::clients::{
-    Api, Clients, Link, MAX_PAGES, UserClient, encode_query, is_canonical_uuid, next_link,
+    Api, Clients, Listing, MAX_PAGES, UserClient, encode_query, is_canonical_uuid,
 };
 use super::error::{ErrorKind, LookupError, OpenStackError};
 use super::{Network, Subnet};
@@ -163,30 +163,32 @@ async fn list<T: DeserializeOwned>(
     resource: &str,
     query: &str,
 ) -> Result<Vec<T>, OpenStackError> {
-    let context = format!("neutron: list {resource}");
+    let context = &format!("neutron: list {resource}");
     let collection = format!("{}{resource}", c.base);
-    let mut next = format!("{collection}?{query}");
+    let links_key = format!("{resource}_links");
+    let listing = Listing {
+        first: format!("{collection}?{query}"),
+        collection: &collection,
+        max_pages: MAX_PAGES,
+        context,
+    };
     let mut out = Vec::new();
-    for _ in 0..MAX_PAGES {
-        let mut body: Map<String, Value> = c
-            .get(&next, &context)
-            .await?
-            .expect(&[200], &context)?
-            .json(&context)?;
-        // A missing or null value is an empty list.
-        let items: Vec<T> = decode(body.remove(resource), &context)?;
-        let links: Vec<Link> = decode(body.remove(&format!("{resource}_links")), &context)?;
-        let empty = items.is_empty();
-        out.extend(items);
-        let Some(link) = next_link(&links) else {
-            break;
-        };
-        if empty {
-            break;
-        }
-        next = next_url(&collection, link)
-            .map_err(|e| OpenStackError::new(&context, ErrorKind::Decode(e)))?;
-    }
+    listing
+        .walk(
+            |url| async move { c.get(&url, context).await },
+            // A missing or null value is an empty list.
+            |mut body: Map<String, Value>| {
+                Ok((
+                    decode(body.remove(resource), context)?,
+                    decode(body.remove(&links_key), context)?,
+                ))
+            },
+            |items| {
+                out.extend(items);
+                ControlFlow::<()>::Continue(())
+            },
+        )
+        .await?;
     Ok(out)
 }
 

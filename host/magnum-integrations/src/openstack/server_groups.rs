@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::clients::{EndpointSettings, path_segment};
 use super::error::{ErrorKind, OpenStackError, SettingsError};
-use super::session::{Caller, ServiceRef, Session, Target, Who};
+use super::session::{Caller, NOVA, Service, Session, Target, Who};
 
 /// Finds, creates and deletes Nova server groups by name. Names are unique
 /// per cluster (`<stack_id>` and `<stack_id>-<nodegroup>`), so a name
@@ -17,8 +17,7 @@ use super::session::{Caller, ServiceRef, Session, Target, Who};
 /// does with an admin context. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct ServerGroups {
-    session: Session,
-    nova: EndpointSettings,
+    nova: Service,
 }
 
 #[derive(Deserialize)]
@@ -33,14 +32,9 @@ struct Group {
 impl ServerGroups {
     /// `nova` is `[nova_client]`; nothing is contacted.
     pub fn new(session: Session, nova: EndpointSettings) -> Result<Self, SettingsError> {
-        nova.check("nova_client", "v2.1")?;
-        Ok(Self { session, nova })
-    }
-
-    async fn compute(&self, caller: &Caller) -> Result<Target, OpenStackError> {
-        self.session
-            .required(caller, &ServiceRef::nova(&self.nova))
-            .await
+        Ok(Self {
+            nova: Service::new(session, &NOVA, nova)?,
+        })
     }
 
     /// The group named `name`, if any. With all projects and a known
@@ -69,7 +63,8 @@ impl ServerGroups {
             http::HeaderValue::from_static("2.13"),
         );
         let list: List = self
-            .session
+            .nova
+            .session()
             .send_with(&target.who, Method::GET, &url, None, &headers, CONTEXT)
             .await?
             .expect(&[200], CONTEXT)?
@@ -105,7 +100,7 @@ impl ServerGroups {
                 ErrorKind::Invalid("a server group needs a name and a policy".to_owned()),
             ));
         }
-        let target = self.compute(caller).await?;
+        let target = self.nova.required(caller).await?;
         if let Some(g) = self.find(&target, &caller.project_id, name).await? {
             return Ok(g.id);
         }
@@ -115,7 +110,8 @@ impl ServerGroups {
         }
         let body = json!({"server_group": {"name": name, "policies": [policy]}});
         let created: Created = self
-            .session
+            .nova
+            .session()
             .send(
                 &target.who,
                 Method::POST,
@@ -132,12 +128,13 @@ impl ServerGroups {
     /// Removes the server group named `name`; one that does not exist is not
     /// an error.
     pub async fn delete(&self, caller: &Caller, name: &str) -> Result<(), OpenStackError> {
-        let target = self.compute(caller).await?;
+        let target = self.nova.required(caller).await?;
         let Some(g) = self.find(&target, &caller.project_id, name).await? else {
             return Ok(());
         };
         let context = format!("nova: delete server group {name}");
-        self.session
+        self.nova
+            .session()
             .send(
                 &target.who,
                 Method::DELETE,

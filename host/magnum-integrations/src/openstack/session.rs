@@ -188,24 +188,144 @@ pub(crate) enum Resolved {
     Missing(String),
 }
 
-/// How a store finds a service: its catalog types (the first found wins),
-/// its version, and the `[<service>_client]` options.
-pub(crate) struct ServiceRef<'a> {
-    /// The service in messages: `nova`, `octavia`…
-    pub(crate) name: &'a str,
-    pub(crate) types: &'a [&'a str],
-    pub(crate) version: &'a str,
-    pub(crate) settings: &'a super::EndpointSettings,
+/// A service the stores call: its name in messages, its catalog types
+/// (the first found wins), its API version and its `[<service>_client]`
+/// group.
+#[derive(Debug)]
+pub(crate) struct ServiceKind {
+    pub(crate) name: &'static str,
+    pub(crate) types: &'static [&'static str],
+    pub(crate) version: &'static str,
+    pub(crate) group: &'static str,
 }
 
-impl<'a> ServiceRef<'a> {
-    /// Nova's compute API, by `[nova_client]`.
-    pub(crate) fn nova(settings: &'a super::EndpointSettings) -> Self {
-        ServiceRef {
-            name: "nova",
-            types: &["compute"],
-            version: "v2.1",
+impl ServiceKind {
+    const fn new(
+        name: &'static str,
+        types: &'static [&'static str],
+        version: &'static str,
+        group: &'static str,
+    ) -> Self {
+        ServiceKind {
+            name,
+            types,
+            version,
+            group,
+        }
+    }
+}
+
+/// Nova's compute API.
+pub(crate) const NOVA: ServiceKind = ServiceKind::new("nova", &["compute"], "v2.1", "nova_client");
+
+/// Neutron's network API.
+pub(crate) const NEUTRON: ServiceKind =
+    ServiceKind::new("neutron", &["network"], "v2.0", "neutron_client");
+
+/// Octavia's load-balancer API.
+pub(crate) const OCTAVIA: ServiceKind =
+    ServiceKind::new("octavia", &["load-balancer"], "v2", "octavia_client");
+
+/// Cinder's v3 API, by its newest catalog name first.
+pub(crate) const CINDER: ServiceKind = ServiceKind::new(
+    "cinder",
+    &["block-storage", "volumev3"],
+    "v3",
+    "cinder_client",
+);
+
+/// Manila's v2 API: the catalog type magnum-cluster-api looks for first,
+/// then the service-types authority's name.
+pub(crate) const MANILA: ServiceKind = ServiceKind::new(
+    "manila",
+    &["sharev2", "shared-file-system"],
+    "v2",
+    "manila_client",
+);
+
+/// One service a store calls: the session its calls go through and how
+/// the service is found. Cheap to clone.
+#[derive(Clone, Debug)]
+pub(crate) struct Service {
+    session: Session,
+    kind: &'static ServiceKind,
+    settings: super::EndpointSettings,
+}
+
+impl Service {
+    /// Checks the fixed endpoint of `settings`; nothing is contacted.
+    pub(crate) fn new(
+        session: Session,
+        kind: &'static ServiceKind,
+        settings: super::EndpointSettings,
+    ) -> Result<Self, SettingsError> {
+        settings.check(kind.group, kind.version)?;
+        Ok(Self {
+            session,
+            kind,
             settings,
+        })
+    }
+
+    /// The session the service's calls go through.
+    pub(crate) fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// Where `caller` reaches the service ([`Session::target`]).
+    pub(crate) async fn target(&self, caller: &Caller) -> Result<Resolved, OpenStackError> {
+        self.session.target(caller, self).await
+    }
+
+    /// Where `caller` reaches the service, or `None` when the catalog has
+    /// no such service.
+    pub(crate) async fn optional(&self, caller: &Caller) -> Result<Option<Target>, OpenStackError> {
+        match self.target(caller).await? {
+            Resolved::Found(t) => Ok(Some(t)),
+            Resolved::Missing(_) => Ok(None),
+        }
+    }
+
+    /// The types `caller` sees of a service that names a default one
+    /// (Cinder's volume types, Manila's share types), read by `list`, with
+    /// the key `key` takes from the default type (`GET …/types/default`,
+    /// decoded as `D`); `None` when the catalog has no such service.
+    ///
+    /// The default answers 404 when none is configured: then no type is
+    /// the default. Any other failure is treated the same, as the list
+    /// itself was read.
+    pub(crate) async fn types_with_default<T, D: DeserializeOwned>(
+        &self,
+        caller: &Caller,
+        context: &str,
+        list: impl AsyncFnOnce(&Session, &Target) -> Result<Vec<T>, OpenStackError>,
+        key: impl FnOnce(D) -> Option<String>,
+    ) -> Result<Option<(Vec<T>, Option<String>)>, OpenStackError> {
+        let Some(target) = self.optional(caller).await? else {
+            return Ok(None);
+        };
+        let types = list(&self.session, &target).await?;
+        let default = self
+            .session
+            .get_optional(
+                &target.who,
+                format!("{}types/default", target.base),
+                context,
+            )
+            .await
+            .and_then(key);
+        Ok(Some((types, default)))
+    }
+
+    /// Where `caller` reaches the service, which the call cannot do
+    /// without: a catalog without it is an [`ErrorKind::Endpoint`] error.
+    pub(crate) async fn required(&self, caller: &Caller) -> Result<Target, OpenStackError> {
+        match self.target(caller).await? {
+            Resolved::Found(t) => Ok(t),
+            Resolved::Missing(m) => Err(OpenStackError::new(
+                format!("{}: endpoint", self.kind.name),
+                ErrorKind::Endpoint(m),
+            )),
         }
     }
 }
@@ -431,6 +551,31 @@ impl Session {
             .await
     }
 
+    /// A GET as `who`, which owns its URL: what reads the pages of a list.
+    pub(crate) async fn get(
+        &self,
+        who: &Who,
+        url: String,
+        context: &str,
+    ) -> Result<Reply, OpenStackError> {
+        self.send(who, Method::GET, &url, None, context).await
+    }
+
+    /// The body of a GET as `who` decoded as `T`, or `None` when the call
+    /// fails, answers another status than 200 or a body that does not
+    /// decode: for what a call can do without.
+    pub(crate) async fn get_optional<T: DeserializeOwned>(
+        &self,
+        who: &Who,
+        url: String,
+        context: &str,
+    ) -> Option<T> {
+        match self.get(who, url, context).await {
+            Ok(r) if r.status == 200 => r.json(context).ok(),
+            _ => None,
+        }
+    }
+
     /// [`Session::send`] with further request headers (a microversion).
     pub(crate) async fn send_with(
         &self,
@@ -542,10 +687,11 @@ impl Session {
     pub(crate) async fn target(
         &self,
         caller: &Caller,
-        svc: &ServiceRef<'_>,
+        svc: &Service,
     ) -> Result<Resolved, OpenStackError> {
-        let context = format!("{}: endpoint", svc.name);
-        let fixed = svc.settings.endpoint.as_deref().filter(|e| !e.is_empty());
+        let (kind, settings) = (svc.kind, &svc.settings);
+        let context = format!("{}: endpoint", kind.name);
+        let fixed = settings.endpoint.as_deref().filter(|e| !e.is_empty());
         let (who, endpoint) = match caller.user_token() {
             Some(token) => {
                 let who = Who::User(token.to_owned());
@@ -559,9 +705,9 @@ impl Session {
                                 })?;
                         match first_endpoint(
                             &entries,
-                            svc.types,
-                            &svc.settings.endpoint_type,
-                            svc.settings.region(),
+                            kind.types,
+                            &settings.endpoint_type,
+                            settings.region(),
                         ) {
                             Ok(e) => (who, e),
                             Err(missing) => return Ok(Resolved::Missing(missing)),
@@ -582,7 +728,7 @@ impl Session {
                         .unwrap_or_default();
                     match first_endpoint(
                         &token.catalog,
-                        svc.types,
+                        kind.types,
                         normalize_interface(iface),
                         region,
                     ) {
@@ -592,25 +738,9 @@ impl Session {
                 }
             },
         };
-        let (_, base) = service_roots(&endpoint, svc.version)
+        let (_, base) = service_roots(&endpoint, kind.version)
             .map_err(|e| OpenStackError::new(&context, ErrorKind::Endpoint(e)))?;
         Ok(Resolved::Found(Target { who, base }))
-    }
-
-    /// [`Session::target`] for a service the call cannot do without: a
-    /// catalog without it is an [`ErrorKind::Endpoint`] error.
-    pub(crate) async fn required(
-        &self,
-        caller: &Caller,
-        svc: &ServiceRef<'_>,
-    ) -> Result<Target, OpenStackError> {
-        match self.target(caller, svc).await? {
-            Resolved::Found(t) => Ok(t),
-            Resolved::Missing(m) => Err(OpenStackError::new(
-                format!("{}: endpoint", svc.name),
-                ErrorKind::Endpoint(m),
-            )),
-        }
     }
 }
 

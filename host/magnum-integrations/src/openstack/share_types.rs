@@ -4,17 +4,12 @@
 
 use std::collections::BTreeMap;
 
-use http::Method;
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::clients::EndpointSettings;
 use super::error::{OpenStackError, SettingsError};
-use super::session::{Caller, Resolved, ServiceRef, Session};
-
-/// The catalog types of Manila's v2 API: the one magnum-cluster-api looks
-/// for first, then the service-types authority's name.
-const SHARE_TYPES: [&str; 2] = ["sharev2", "shared-file-system"];
+use super::session::{Caller, MANILA, Service, Session, Target};
 
 /// A Manila share type; `default` marks Manila's default type.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -32,8 +27,7 @@ pub struct ShareType {
 /// service credentials. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct ShareTypes {
-    session: Session,
-    manila: EndpointSettings,
+    manila: Service,
 }
 
 #[derive(Deserialize)]
@@ -77,8 +71,9 @@ fn boolean(v: &Value) -> Option<bool> {
 impl ShareTypes {
     /// `manila` is `[manila_client]`; nothing is contacted.
     pub fn new(session: Session, manila: EndpointSettings) -> Result<Self, SettingsError> {
-        manila.check("manila_client", "v2")?;
-        Ok(Self { session, manila })
+        Ok(Self {
+            manila: Service::new(session, &MANILA, manila)?,
+        })
     }
 
     /// The share types the caller sees (`GET /v2/types`), Manila's default
@@ -86,61 +81,34 @@ impl ShareTypes {
     /// has no shared-file-system (`sharev2`) service.
     pub async fn list(&self, caller: &Caller) -> Result<Option<Vec<ShareType>>, OpenStackError> {
         const CONTEXT: &str = "manila: list share types";
-        let svc = ServiceRef {
-            name: "manila",
-            types: &SHARE_TYPES,
-            version: "v2",
-            settings: &self.manila,
-        };
-        let target = match self.session.target(caller, &svc).await? {
-            Resolved::Found(t) => t,
-            Resolved::Missing(_) => return Ok(None),
-        };
-        // Manila does not paginate share types.
+        // Manila does not paginate share types, and marks the default in
+        // the list itself only from microversion 2.46.
         #[derive(Deserialize)]
         struct List {
             #[serde(default)]
             share_types: Vec<ManilaType>,
         }
-        let list: List = self
-            .session
-            .send(
-                &target.who,
-                Method::GET,
-                &format!("{}types", target.base),
-                None,
-                CONTEXT,
-            )
-            .await?
-            .expect(&[200], CONTEXT)?
-            .json(CONTEXT)?;
-        // GET /types/default answers 404 when no default type is
-        // configured: then no type is the default. Any other failure is
-        // treated the same, as the list itself was read. (Manila marks the
-        // default in the list itself only from microversion 2.46.)
         #[derive(Deserialize)]
         struct Default {
             share_type: ManilaType,
         }
-        let default = match self
-            .session
-            .send(
-                &target.who,
-                Method::GET,
-                &format!("{}types/default", target.base),
-                None,
-                CONTEXT,
-            )
-            .await
-        {
-            Ok(r) if r.status == 200 => r
-                .json::<Default>(CONTEXT)
-                .ok()
-                .and_then(|d| d.share_type.id),
-            _ => None,
+        let list = async |session: &Session, target: &Target| {
+            let list: List = session
+                .get(&target.who, format!("{}types", target.base), CONTEXT)
+                .await?
+                .expect(&[200], CONTEXT)?
+                .json(CONTEXT)?;
+            Ok(list.share_types)
+        };
+        let found = self
+            .manila
+            .types_with_default(caller, CONTEXT, list, |d: Default| d.share_type.id)
+            .await?;
+        let Some((types, default)) = found else {
+            return Ok(None);
         };
         Ok(Some(
-            list.share_types
+            types
                 .into_iter()
                 .map(|t| {
                     let driver_handles_share_servers = t.driver_handles_share_servers();

@@ -8,36 +8,13 @@ use openkeel_magnum_osfake::{
     self as osfake, Fault, OsFake, SERVICE_TOKEN, Seed, Service, VolumeType as FakeVolumeType,
 };
 
-use super::testing::start_fake;
+use super::testing::{session_for, start_fake};
 use super::{
     AppCredential, Caller, EndpointSettings, ErrorKind, LoadBalancer, LoadBalancers, ServerGroups,
-    ServiceCredentials, Session, SessionSettings, VolumeType, VolumeTypes,
+    ServiceCredentials, VolumeType, VolumeTypes,
 };
 
 const USER: &str = "user-token";
-
-fn service_credentials(fake: &OsFake) -> ServiceCredentials {
-    ServiceCredentials {
-        auth_url: fake.identity_endpoint(),
-        username: "magnum".into(),
-        password: "pw".into(),
-        user_domain_name: Some("Default".into()),
-        project_name: Some("service".into()),
-        project_domain_name: Some("Default".into()),
-        ..Default::default()
-    }
-}
-
-fn session_for(fake: &OsFake, timeout: Duration) -> Session {
-    let settings = SessionSettings {
-        timeout: Some(timeout),
-        ..Default::default()
-    };
-    match Session::new(settings, Some(service_credentials(fake))) {
-        Ok(s) => s,
-        Err(e) => panic!("{e}"),
-    }
-}
 
 fn user(fake: &OsFake) -> Caller {
     Caller {

@@ -9,7 +9,7 @@ use magnum_domain::RequestContext;
 use openkeel_magnum_osfake as osfake;
 use osfake::OsFake;
 
-use super::{Clients, ClientsSettings, LookupError, Session, SessionSettings};
+use super::{Clients, ClientsSettings, LookupError, ServiceCredentials, Session, SessionSettings};
 
 pub(crate) const USER_TOKEN: &str = "gAAAAA-user-token";
 pub(crate) const REQUEST_ID: &str = "req-0b8c4a9e-2f1d-4e3c-9a7b-6c5d4e3f2a10";
@@ -31,6 +31,32 @@ pub(crate) const SUB_PRIVATE: &str = "bbbbbbbb-0000-4000-8000-000000000001";
 pub(crate) const SUB_DUP_A: &str = "bbbbbbbb-0000-4000-8000-000000000002";
 pub(crate) const SUB_DUP_B: &str = "bbbbbbbb-0000-4000-8000-000000000003";
 pub(crate) const NET_UUID_NAME: &str = "aaaaaaaa-0000-4000-8000-000000000007";
+
+/// The service credentials the double knows (user `magnum` of project
+/// `service`).
+pub(crate) fn service_credentials(fake: &OsFake) -> ServiceCredentials {
+    ServiceCredentials {
+        auth_url: fake.identity_endpoint(),
+        username: "magnum".into(),
+        password: "pw".into(),
+        user_domain_name: Some("Default".into()),
+        project_name: Some("service".into()),
+        project_domain_name: Some("Default".into()),
+        ..Default::default()
+    }
+}
+
+/// A session with the service credentials of the double and `timeout`.
+pub(crate) fn session_for(fake: &OsFake, timeout: Duration) -> Session {
+    let settings = SessionSettings {
+        timeout: Some(timeout),
+        ..Default::default()
+    };
+    match Session::new(settings, Some(service_credentials(fake))) {
+        Ok(s) => s,
+        Err(e) => panic!("{e}"),
+    }
+}
 
 fn image(id: &str, name: &str, os_distro: &str) -> osfake::Image {
     osfake::Image {

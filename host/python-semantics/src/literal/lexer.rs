@@ -167,14 +167,7 @@ pub(super) fn tokenize(src: &str) -> Lexed<'_> {
             };
         }
         Err(hard) => {
-            let line = lx.line;
-            lx.toks.push(Token {
-                kind: Kind::Err,
-                text: "",
-                line,
-                level: lx.stack.len() as u32,
-                payload: Payload::None,
-            });
+            lx.push_err(lx.line);
             return Lexed {
                 tokens: lx.toks,
                 soft: None,
@@ -206,6 +199,12 @@ pub(super) fn tokenize(src: &str) -> Lexed<'_> {
 
 impl<'a> Lexer<'a> {
     fn push(&mut self, kind: Kind, text: &'a str, line: u32, payload: Payload) {
+        self.push_token(kind, text, line, payload);
+        self.line_start = false;
+    }
+
+    /// Appends a token at the current bracket depth.
+    fn push_token(&mut self, kind: Kind, text: &'a str, line: u32, payload: Payload) {
         self.toks.push(Token {
             kind,
             text,
@@ -213,7 +212,12 @@ impl<'a> Lexer<'a> {
             level: self.stack.len() as u32,
             payload,
         });
-        self.line_start = false;
+    }
+
+    /// Appends the [`Kind::Err`] token that ends a scan stopped by an
+    /// error on `line`.
+    fn push_err(&mut self, line: u32) {
+        self.push_token(Kind::Err, "", line, Payload::None);
     }
 
     /// Ends the scan with a soft error.
@@ -222,13 +226,7 @@ impl<'a> Lexer<'a> {
             err: syntax(line, msg),
             open: self.stack.last().copied(),
         };
-        self.toks.push(Token {
-            kind: Kind::Err,
-            text: "",
-            line,
-            level: self.stack.len() as u32,
-            payload: Payload::None,
-        });
+        self.push_err(line);
         Some(se)
     }
 

@@ -488,29 +488,29 @@ impl<'t, 'a> Parser<'t, 'a> {
     }
 
     fn parse_or(&mut self) -> PResult<Node> {
-        let first = self.parse_and()?;
-        if !self.is_name("or") {
-            return Ok(first);
-        }
-        let line = first.line;
-        let mut depth = first.depth;
-        while self.is_name("or") {
-            self.next();
-            depth = depth.max(self.parse_and()?.depth);
-        }
-        Ok(Node::other("BoolOp", line, depth + 1))
+        self.parse_bool_op("or", Self::parse_and)
     }
 
     fn parse_and(&mut self) -> PResult<Node> {
-        let first = self.parse_not()?;
-        if !self.is_name("and") {
+        self.parse_bool_op("and", Self::parse_not)
+    }
+
+    /// `operand (op operand)*` for the boolean operator `op`: the operand
+    /// alone, or a `BoolOp` one level deeper than its deepest operand.
+    fn parse_bool_op(
+        &mut self,
+        op: &str,
+        operand: fn(&mut Self) -> PResult<Node>,
+    ) -> PResult<Node> {
+        let first = operand(self)?;
+        if !self.is_name(op) {
             return Ok(first);
         }
         let line = first.line;
         let mut depth = first.depth;
-        while self.is_name("and") {
+        while self.is_name(op) {
             self.next();
-            depth = depth.max(self.parse_not()?.depth);
+            depth = depth.max(operand(self)?.depth);
         }
         Ok(Node::other("BoolOp", line, depth + 1))
     }
@@ -991,15 +991,7 @@ impl<'t, 'a> Parser<'t, 'a> {
             let first = self.parse_star_or_expr()?;
             if self.is_op(":") && !first.is("Starred") {
                 is_dict = true;
-                let colon = self.next();
-                if self.is_op("}") || self.is_op(",") {
-                    return Err(Self::syntax(
-                        colon.line,
-                        "expression expected after dictionary key and ':'",
-                    ));
-                }
-                self.check_starred_value()?;
-                let value = self.parse_expr()?;
+                let value = self.parse_dict_value()?;
                 if self.is_name("for") || self.is_name("async") {
                     let depth = self.parse_comp("}")?;
                     let d = depth_of([&first, &value]).max(depth + 1);
@@ -1075,6 +1067,13 @@ impl<'t, 'a> Parser<'t, 'a> {
             self.check_adjacent(&key)?;
             return Err(self.invalid());
         }
+        let value = self.parse_dict_value()?;
+        items.push((Some(key), value));
+        Ok(())
+    }
+
+    /// The value of a dictionary item, from the `:` after its key.
+    fn parse_dict_value(&mut self) -> PResult<Node> {
         let colon = self.next();
         if self.is_op("}") || self.is_op(",") {
             return Err(Self::syntax(
@@ -1083,9 +1082,7 @@ impl<'t, 'a> Parser<'t, 'a> {
             ));
         }
         self.check_starred_value()?;
-        let value = self.parse_expr()?;
-        items.push((Some(key), value));
-        Ok(())
+        self.parse_expr()
     }
 
     /// `{k: *v}`: CPython's hint for a starred dict value.

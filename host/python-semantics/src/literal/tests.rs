@@ -4,6 +4,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::python::{self, Complex, PyInt};
+use crate::testing::{Lcg, oracle_python, run_oracle};
 use crate::value::{self, Dict};
 
 fn repr_of(s: &str) -> Result<String, (ErrorKind, String)> {
@@ -754,27 +755,6 @@ const MESSAGE_MUST_MATCH: &[&str] = &[
     "int too large",
 ];
 
-/// A deterministic source of test inputs (no clock, no global state).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() as usize) % n
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-}
-
 /// Random Python sources: valid literals of every shape and mutations of
 /// them (truncation, deletion, insertion) for the error paths (Go:
 /// `generateLiterals`).
@@ -1015,12 +995,7 @@ fn gen_bytes(r: &mut Lcg) -> String {
 /// for every family in [`MESSAGE_MUST_MATCH`].
 #[test]
 fn python_oracle() {
-    let Some(python) = std::env::var_os("OPENKEEL_TEST_PYTHON") else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "OPENKEEL_TEST_PYTHON must be set in CI"
-        );
-        eprintln!("skipping the ast.literal_eval oracle: OPENKEEL_TEST_PYTHON is not set");
+    let Some(python) = oracle_python("the ast.literal_eval oracle") else {
         return;
     };
     let hand: Vec<String> = seeds().into_iter().map(|(_, s)| s).collect();
@@ -1030,24 +1005,9 @@ fn python_oracle() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(20261130u64);
     inputs.extend(generate_literals(&mut Lcg(seed), 8000));
-    let mut child = std::process::Command::new(python)
-        .arg("-c")
-        .arg(ORACLE_SCRIPT)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("start the Python oracle");
-    {
-        use std::io::Write;
-        let mut stdin = child.stdin.take().expect("oracle stdin");
-        stdin
-            .write_all(&serde_json::to_vec(&inputs).expect("encode cases"))
-            .expect("write cases");
-    }
-    let output = child.wait_with_output().expect("run the Python oracle");
-    assert!(output.status.success(), "oracle failed");
     let results: Vec<serde_json::Value> =
-        serde_json::from_slice(&output.stdout).expect("oracle answer is JSON");
+        serde_json::from_value(run_oracle(python, ORACLE_SCRIPT, &[], &inputs))
+            .expect("oracle answer is a JSON array");
     assert_eq!(results.len(), inputs.len());
 
     let address = |s: &str| {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::testing::{Lcg, oracle_python, run_oracle};
 
 use serde_json::json;
 
@@ -323,23 +324,6 @@ fn character_classes() {
     assert_eq!(decimal_value('\u{10ffff}'), None);
 }
 
-/// A deterministic source of test strings (no clock, no global state).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[(self.next() as usize) % items.len()]
-    }
-}
-
 /// Inputs for the oracle: pieces of numbers glued together at random.
 fn oracle_inputs() -> Vec<String> {
     let pieces = [
@@ -397,12 +381,7 @@ fn oracle_inputs() -> Vec<String> {
 /// code point.
 #[test]
 fn python_oracle() {
-    let Some(python) = std::env::var_os("OPENKEEL_TEST_PYTHON") else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "OPENKEEL_TEST_PYTHON must be set in CI"
-        );
-        eprintln!("skipping the Python oracle: OPENKEEL_TEST_PYTHON is not set");
+    let Some(python) = oracle_python("the Python oracle") else {
         return;
     };
     const SCRIPT: &str = r#"
@@ -434,25 +413,7 @@ json.dump(out, sys.stdout)
         .filter(|f| f.is_finite())
         .collect();
     let hex: Vec<String> = floats.iter().map(|f| float_hex(*f)).collect();
-    let mut child = std::process::Command::new(python)
-        .arg("-c")
-        .arg(SCRIPT)
-        .args(&hex)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("start the Python oracle");
-    {
-        use std::io::Write;
-        let mut stdin = child.stdin.take().expect("oracle stdin");
-        stdin
-            .write_all(&serde_json::to_vec(&inputs).expect("encode cases"))
-            .expect("write cases");
-    }
-    let output = child.wait_with_output().expect("run the Python oracle");
-    assert!(output.status.success(), "oracle failed");
-    let answer: serde_json::Value =
-        serde_json::from_slice(&output.stdout).expect("oracle answer is JSON");
+    let answer = run_oracle(python, SCRIPT, &hex, &inputs);
 
     assert_eq!(answer["unicode"], UNICODE_VERSION);
     let mut failures = Vec::new();

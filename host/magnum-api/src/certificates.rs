@@ -2,18 +2,19 @@
 //! a cluster (#27), the signing of a CSR with it (#28) and the rotation of
 //! the cluster's CAs (#29).
 
+use axum::response::Response;
 use http::StatusCode;
-use magnum_domain::MagnumError;
 use magnum_domain::models::Cluster;
+use magnum_domain::{MagnumError, catalogue};
 use python_semantics::decode::decode_ordered;
 use python_semantics::python::str_of;
 use python_semantics::value::PyValue;
 use serde_json::{Map, Value, json};
 
+use super::clusters::{authorized_cluster, cluster_target};
 use super::errors::json_response;
 use super::versions::Link;
-use super::{ApiError, Call, Handlers, Services};
-use magnum_conductor::policy::Target;
+use super::{ApiError, Call, Services};
 
 /// The attributes of the `Certificate` body type in WSME's order: the
 /// class's declarations, then those of `APIBase`.
@@ -27,58 +28,6 @@ const ATTRIBUTES: [&str; 7] = [
     "updated_at",
 ];
 
-/// Registers the three handlers.
-pub fn register(h: &mut Handlers, services: &Services) {
-    let s = services.clone();
-    h.register("certificate.get_one", move |call: Call| {
-        let s = s.clone();
-        async move { get_one(&s, call).await }
-    });
-    let s = services.clone();
-    h.register("certificate.post", move |call: Call| {
-        let s = s.clone();
-        async move { post(&s, call).await }
-    });
-    let s = services.clone();
-    h.register("certificate.patch", move |call: Call| {
-        let s = s.clone();
-        async move { patch(&s, call).await }
-    });
-}
-
-/// The policy target Magnum passes for certificates: the cluster's
-/// `as_dict()` (the default rules read `project_id` and `user_id`).
-pub(crate) fn cluster_target(c: &Cluster) -> Target {
-    let text = |v: &Option<String>| v.as_ref().map_or(Value::Null, |s| json!(s));
-    let mut t = Target::new();
-    t.insert("id".into(), json!(c.id));
-    t.insert("uuid".into(), json!(c.uuid));
-    t.insert("name".into(), json!(c.name));
-    t.insert("project_id".into(), json!(c.project_id));
-    t.insert("user_id".into(), json!(c.user_id));
-    t.insert("cluster_template_id".into(), json!(c.cluster_template_id));
-    t.insert("keypair".into(), text(&c.keypair));
-    t.insert("stack_id".into(), text(&c.stack_id));
-    t.insert("api_address".into(), text(&c.api_address));
-    t.insert(
-        "status".into(),
-        c.status.map_or(Value::Null, |s| json!(s.as_str())),
-    );
-    t.insert("status_reason".into(), text(&c.status_reason));
-    t.insert("coe_version".into(), text(&c.coe_version));
-    t.insert("container_version".into(), text(&c.container_version));
-    t.insert("master_flavor_id".into(), text(&c.master_flavor_id));
-    t.insert("flavor_id".into(), text(&c.flavor_id));
-    t.insert("fixed_network".into(), text(&c.fixed_network));
-    t.insert("fixed_subnet".into(), text(&c.fixed_subnet));
-    t.insert("discovery_url".into(), text(&c.discovery_url));
-    t.insert(
-        "labels".into(),
-        c.labels.as_ref().map_or(Value::Null, |l| json!(l)),
-    );
-    t
-}
-
 /// The `self` and `bookmark` links of a cluster's certificate.
 fn links(base: &str, cluster_uuid: &str) -> Value {
     json!(Link::pair(base, "certificates", cluster_uuid))
@@ -88,19 +37,8 @@ fn links(base: &str, cluster_uuid: &str) -> Value {
 /// project (404/409; no all-projects rule, so admins get 404 for other
 /// projects), `certificate:get` on the cluster, then the CA PEM that
 /// `ca_cert_type` chooses.
-async fn get_one(s: &Services, call: Call) -> Result<axum::response::Response, ApiError> {
-    let ident = call
-        .params
-        .get("cluster_ident")
-        .cloned()
-        .unwrap_or_default();
-    let cluster = s.conductor.get_cluster(&call.ctx, &ident).await?;
-    super::policy::enforce(
-        &s.enforcer,
-        &call.ctx,
-        "certificate:get",
-        Some(&cluster_target(&cluster)),
-    )?;
+pub(crate) async fn get_one(s: Services, call: Call<String>) -> Result<Response, ApiError> {
+    let cluster = authorized_cluster(&s, &call.ctx, &call.path, "certificate:get").await?;
     let pem = s
         .conductor
         .get_ca_certificate(&cluster, call.query.text("ca_cert_type"))
@@ -172,7 +110,9 @@ async fn parse_body(s: &Services, call: &Call) -> Result<SignRequest, ApiError> 
                         .get_cluster(&call.ctx, &ident)
                         .await
                         .map_err(|e| match e {
-                            crate::conductor::Error::Client(m) if m.kind == "ClusterNotFound" => {
+                            crate::conductor::Error::Client(m)
+                                if m.is(&catalogue::CLUSTER_NOT_FOUND) =>
+                            {
                                 ApiError::Magnum(m.with_status(400))
                             }
                             other => other.into(),
@@ -206,8 +146,8 @@ async fn parse_body(s: &Services, call: &Call) -> Result<SignRequest, ApiError> 
 /// POST /v1/certificates (#28): the body (with the cluster lookup),
 /// `certificate:create` on the cluster, then the CSR signed by the CA
 /// `ca_cert_type` chooses; 201.
-async fn post(s: &Services, call: Call) -> Result<axum::response::Response, ApiError> {
-    let req = parse_body(s, &call).await?;
+pub(crate) async fn post(s: Services, call: Call) -> Result<Response, ApiError> {
+    let req = parse_body(&s, &call).await?;
     let Some(cluster) = req.cluster else {
         // Deviation: Magnum answers a body without cluster_uuid with a 500
         // (the lookup of an unset value fails); we answer 400.
@@ -243,19 +183,8 @@ async fn post(s: &Services, call: Call) -> Result<axum::response::Response, ApiE
 /// PATCH /v1/certificates/{cluster_ident} (#29): the lookup,
 /// `certificate:rotate_ca` on the cluster, then the CA rotation; 202 with
 /// the cluster's UUID.
-async fn patch(s: &Services, call: Call) -> Result<axum::response::Response, ApiError> {
-    let ident = call
-        .params
-        .get("cluster_ident")
-        .cloned()
-        .unwrap_or_default();
-    let cluster = s.conductor.get_cluster(&call.ctx, &ident).await?;
-    super::policy::enforce(
-        &s.enforcer,
-        &call.ctx,
-        "certificate:rotate_ca",
-        Some(&cluster_target(&cluster)),
-    )?;
+pub(crate) async fn patch(s: Services, call: Call<String>) -> Result<Response, ApiError> {
+    let cluster = authorized_cluster(&s, &call.ctx, &call.path, "certificate:rotate_ca").await?;
     let rotated = s.conductor.rotate_ca(&call.ctx, &cluster).await?;
     Ok(json_response(
         StatusCode::ACCEPTED,
@@ -282,6 +211,7 @@ mod tests {
     use openssl::x509::{X509NameBuilder, X509ReqBuilder};
 
     use crate::conductor::certificate_test_support::*;
+    use crate::fixture::{detail, expect};
     use crate::testing::{Answer, TestApp};
 
     const CREATOR: &[&str] = &[
@@ -307,21 +237,6 @@ mod tests {
             cluster_with_certificates(&app.t.conductor, "c1", Status::CreateComplete, false, None)
                 .await;
         (app, cl)
-    }
-
-    fn detail(a: &Answer) -> String {
-        a.json()["errors"][0]["detail"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned()
-    }
-
-    #[track_caller]
-    fn expect(a: &Answer, status: u16, want: &str) {
-        assert_eq!(a.status.as_u16(), status, "{}", a.text());
-        if !want.is_empty() {
-            assert_eq!(detail(a), want);
-        }
     }
 
     async fn stored_ca(app: &TestApp, cl: &Cluster, ca_type: Option<&str>) -> String {

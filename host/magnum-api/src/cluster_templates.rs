@@ -4,25 +4,24 @@
 //! no summary form and no microversion differences: every answer is the
 //! full object.
 
-use axum::body::Body;
 use axum::response::Response;
 use http::{HeaderValue, StatusCode, header};
-use magnum_domain::MagnumError;
 use magnum_domain::models::{ClusterTemplate, StringMap};
 use magnum_domain::validation::{
     COES, RANGE_API_SERVER_PORT, RANGE_DOCKER_VOLUME_SIZE, SERVER_TYPES, STRING_FIELD, TAGS,
 };
+use magnum_domain::{MagnumError, RequestContext};
 use python_semantics::Dict;
 use serde::Serialize;
 
 use super::body::{self, Attr, Const, Schema, Type, attr};
-use super::errors::json_response;
+use super::errors::{json_response, no_content};
 use super::paging::{Collection, Page};
 use super::patch;
 use super::policy::enforce;
 use super::versions::Link;
 use super::views::isoformat;
-use super::{ApiError, Call, Handlers, Services};
+use super::{ApiError, Call, Services};
 use crate::conductor::cluster_templates::{TemplateCreate, TemplateUpdate, template_target};
 
 /// The attributes of Magnum's `ClusterTemplate` API type in declaration
@@ -212,67 +211,32 @@ impl View {
     }
 }
 
-/// The path argument of the member routes.
-fn ident(call: &Call) -> &str {
-    call.params
-        .get("cluster_template_ident")
-        .map_or("", String::as_str)
+/// #16: `clustertemplate:get_all`, then the list.
+pub(crate) async fn get_all(s: Services, call: Call) -> Result<Response, ApiError> {
+    enforce(&s.enforcer, &call.ctx, "clustertemplate:get_all", None)?;
+    collection(
+        &s,
+        &call,
+        "clustertemplates",
+        "clustertemplate:get_all_all_projects",
+    )
+    .await
 }
 
-/// Registers the six handlers.
-pub fn register(h: &mut Handlers, services: &Services) {
-    let s = services.clone();
-    h.register("cluster_template.get_all", move |call: Call| {
-        let s = s.clone();
-        async move {
-            enforce(&s.enforcer, &call.ctx, "clustertemplate:get_all", None)?;
-            collection(
-                &s,
-                &call,
-                "clustertemplates",
-                "clustertemplate:get_all_all_projects",
-            )
-            .await
-        }
-    });
-    let s = services.clone();
-    h.register("cluster_template.detail", move |call: Call| {
-        let s = s.clone();
-        async move {
-            enforce(&s.enforcer, &call.ctx, "clustertemplate:detail", None)?;
-            // Magnum: /detail only answers on the collection.
-            if call.marker_in_path {
-                return Err(MagnumError::http_not_found_unformatted().into());
-            }
-            collection(
-                &s,
-                &call,
-                "clustertemplates/detail",
-                "clustertemplate:detail_all_projects",
-            )
-            .await
-        }
-    });
-    let s = services.clone();
-    h.register("cluster_template.get_one", move |call: Call| {
-        let s = s.clone();
-        async move { get_one(&s, &call).await }
-    });
-    let s = services.clone();
-    h.register("cluster_template.post", move |call: Call| {
-        let s = s.clone();
-        async move { post(&s, &call).await }
-    });
-    let s = services.clone();
-    h.register("cluster_template.patch", move |call: Call| {
-        let s = s.clone();
-        async move { patch(&s, &call).await }
-    });
-    let s = services.clone();
-    h.register("cluster_template.delete", move |call: Call| {
-        let s = s.clone();
-        async move { delete(&s, &call).await }
-    });
+/// #17: `clustertemplate:detail`, the marker-in-path 404, then the list.
+pub(crate) async fn detail(s: Services, call: Call) -> Result<Response, ApiError> {
+    enforce(&s.enforcer, &call.ctx, "clustertemplate:detail", None)?;
+    // Magnum: /detail only answers on the collection.
+    if call.marker_in_path {
+        return Err(MagnumError::http_not_found_unformatted().into());
+    }
+    collection(
+        &s,
+        &call,
+        "clustertemplates/detail",
+        "clustertemplate:detail_all_projects",
+    )
+    .await
 }
 
 /// #16 and #17 after their own rule: the admin all-projects rule, the
@@ -306,20 +270,11 @@ async fn collection(
 
 /// #18: admin rule → lookup → another project's hidden template is
 /// invisible to non-admins → `clustertemplate:get` only when not public.
-async fn get_one(s: &Services, call: &Call) -> Result<Response, ApiError> {
+pub(crate) async fn get_one(s: Services, call: Call<String>) -> Result<Response, ApiError> {
     let ctx = &call.ctx;
-    let admin = ctx.is_admin;
-    if admin {
-        enforce(
-            &s.enforcer,
-            ctx,
-            "clustertemplate:get_one_all_projects",
-            None,
-        )?;
-    }
-    let id = ident(call);
-    let t = s.conductor.get_cluster_template(ctx, id, admin).await?;
-    if t.hidden == Some(true) && !admin && t.project_id != ctx.project_id {
+    let id = &call.path;
+    let t = lookup(&s, ctx, id, "clustertemplate:get_one_all_projects").await?;
+    if t.hidden == Some(true) && !ctx.is_admin && t.project_id != ctx.project_id {
         return Err(MagnumError::cluster_template_not_found(id).into());
     }
     if t.public != Some(true) {
@@ -333,18 +288,33 @@ async fn get_one(s: &Services, call: &Call) -> Result<Response, ApiError> {
     Ok(json_response(StatusCode::OK, &View::of(&call.base_url, t)))
 }
 
+/// The template `id`, after the admin's all-projects rule `all_rule` (an
+/// admin's lookup then sees every project's templates).
+async fn lookup(
+    s: &Services,
+    ctx: &RequestContext,
+    id: &str,
+    all_rule: &str,
+) -> Result<ClusterTemplate, ApiError> {
+    let admin = ctx.is_admin;
+    if admin {
+        enforce(&s.enforcer, ctx, all_rule, None)?;
+    }
+    Ok(s.conductor.get_cluster_template(ctx, id, admin).await?)
+}
+
 /// `clustertemplate:publish` with the caller's target; a denial is
 /// Magnum's 403 `ClusterTemplatePublishDenied`.
-fn publish_check(s: &Services, call: &Call) -> Result<(), MagnumError> {
-    enforce(&s.enforcer, &call.ctx, "clustertemplate:publish", None)
+fn publish_check(s: &Services, ctx: &RequestContext) -> Result<(), MagnumError> {
+    enforce(&s.enforcer, ctx, "clustertemplate:publish", None)
         .map_err(|_| MagnumError::cluster_template_publish_denied())
 }
 
 /// #19: 201 with a `Location` header.
-async fn post(s: &Services, call: &Call) -> Result<Response, ApiError> {
+pub(crate) async fn post(s: Services, call: Call) -> Result<Response, ApiError> {
     let b = SCHEMA.decode(call.require_body()?)?;
     let authorize = || enforce(&s.enforcer, &call.ctx, "clustertemplate:create", None);
-    let publish = || publish_check(s, call);
+    let publish = || publish_check(&s, &call.ctx);
     let created = s
         .conductor
         .create_cluster_template(
@@ -366,7 +336,7 @@ async fn post(s: &Services, call: &Call) -> Result<Response, ApiError> {
 }
 
 /// #20: 200 with the template as saved.
-async fn patch(s: &Services, call: &Call) -> Result<Response, ApiError> {
+pub(crate) async fn patch(s: Services, call: Call<String>) -> Result<Response, ApiError> {
     let ops = patch::parse(call.require_body()?, &patch::CLUSTER_TEMPLATE)?;
     let ctx = &call.ctx;
     let all_projects = || {
@@ -389,13 +359,13 @@ async fn patch(s: &Services, call: &Call) -> Result<Response, ApiError> {
             Some(&template_target(t)),
         )
     };
-    let publish = || publish_check(s, call);
+    let publish = || publish_check(&s, ctx);
     let updated = s
         .conductor
         .update_cluster_template(
             ctx,
             TemplateUpdate {
-                ident: ident(call),
+                ident: &call.path,
                 ops: &ops,
                 build: &rebuild,
                 all_projects: &all_projects,
@@ -411,19 +381,10 @@ async fn patch(s: &Services, call: &Call) -> Result<Response, ApiError> {
 }
 
 /// #21: admin rule → lookup → `clustertemplate:delete` → delete → 204.
-async fn delete(s: &Services, call: &Call) -> Result<Response, ApiError> {
+pub(crate) async fn delete(s: Services, call: Call<String>) -> Result<Response, ApiError> {
     let ctx = &call.ctx;
-    let admin = ctx.is_admin;
-    if admin {
-        enforce(
-            &s.enforcer,
-            ctx,
-            "clustertemplate:delete_all_projects",
-            None,
-        )?;
-    }
-    let id = ident(call);
-    let t = s.conductor.get_cluster_template(ctx, id, admin).await?;
+    let id = &call.path;
+    let t = lookup(&s, ctx, id, "clustertemplate:delete_all_projects").await?;
     enforce(
         &s.enforcer,
         ctx,
@@ -431,9 +392,7 @@ async fn delete(s: &Services, call: &Call) -> Result<Response, ApiError> {
         Some(&template_target(&t)),
     )?;
     s.conductor.delete_cluster_template(id, &t).await?;
-    let mut resp = Response::new(Body::empty());
-    *resp.status_mut() = StatusCode::NO_CONTENT;
-    Ok(resp)
+    Ok(no_content())
 }
 
 #[cfg(test)]

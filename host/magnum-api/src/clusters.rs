@@ -6,6 +6,7 @@
 //! views of both forms for the negotiated microversion (`stack_id` becomes
 //! `cluster_id` at 1.13).
 
+use axum::response::Response;
 use http::StatusCode;
 use magnum_domain::microversion::Version;
 use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup, StringMap};
@@ -14,80 +15,21 @@ use magnum_domain::validation::{
     RANGE_MAX_BATCH_SIZE, RANGE_NODE_COUNT, RANGE_RESIZE_NODE_COUNT, ROLE_MASTER, STRING_FIELD,
     validate_cluster_patch_delta,
 };
-use magnum_domain::{MagnumError, RequestContext, Status};
+use magnum_domain::{MagnumError, RequestContext, Status, catalogue};
 use python_semantics::{Dict, PyValue};
 use serde_json::{Map, Value, json};
 
 use super::body::{Const, Schema, Type, attr};
-use super::errors::{json_body, json_bytes_response, json_response};
+use super::errors::{json_body, json_bytes_response, json_response, no_content};
 use super::paging::{Collection, Page};
 use super::patch;
 use super::versions::Link;
 use super::views::{Form, isoformat, labels_diff};
-use super::{ApiError, Call, Handlers, Services};
+use super::{ApiError, Call, Services};
 use crate::conductor::{ClusterCreate, ClusterPage, ClusterResize, ClusterUpdate, ClusterUpgrade};
 use bytes::Bytes;
 use magnum_conductor::policy::{Enforcer, Target};
 use magnum_domain::query::ClusterView;
-
-/// Registers the handlers.
-pub fn register(h: &mut Handlers, services: &Services) {
-    for (id, form) in [
-        ("cluster.get_all", Form::Summary),
-        ("cluster.detail", Form::Detail),
-    ] {
-        let s = services.clone();
-        h.register(id, move |call: Call| {
-            let s = s.clone();
-            async move { list(&s, call, form).await }
-        });
-    }
-    for id in ["cluster.post@1.1", "cluster.post@1.10"] {
-        let s = services.clone();
-        h.register(id, move |call: Call| {
-            let s = s.clone();
-            async move { create(&s, call).await }
-        });
-    }
-    for id in ["cluster_actions.resize@1.7", "cluster_actions.resize@1.10"] {
-        let s = services.clone();
-        h.register(id, move |call: Call| {
-            let s = s.clone();
-            async move { resize(&s, call).await }
-        });
-    }
-    h.register("cluster_actions.upgrade@1.7", |call: Call| async move {
-        // Magnum: the 1.7 upgrade parses its body, then refuses.
-        UPGRADE.decode(call.require_body()?)?;
-        Err(MagnumError::cluster_upgrade_not_supported().into())
-    });
-    let s = services.clone();
-    h.register("cluster_actions.upgrade@1.8", move |call: Call| {
-        let s = s.clone();
-        async move { upgrade(&s, call).await }
-    });
-    let s = services.clone();
-    h.register("cluster.get_one", move |call: Call| {
-        let s = s.clone();
-        async move { get_one(&s, call).await }
-    });
-    for id in [
-        "cluster.patch@1.1",
-        "cluster.patch@1.3",
-        "cluster.patch@1.10",
-    ] {
-        let s = services.clone();
-        h.register(id, move |call: Call| {
-            let s = s.clone();
-            async move { update(&s, call).await }
-        });
-    }
-    let s = services.clone();
-    h.register("cluster.delete", move |call: Call| {
-        let s = s.clone();
-        async move { delete(&s, call).await }
-    });
-}
 
 /// The cluster statuses, in Magnum's order (`ClusterStatus.ALL`).
 const STATUS_NAMES: &[&str] = &[
@@ -166,13 +108,15 @@ pub(crate) static CLUSTER: Schema = Schema {
 /// devicemapper volume, the master size, the policy, then the conductor
 /// (quota, hidden template, inheritance, OpenStack resources,
 /// master_lb_enabled). 202 with the new uuid.
-async fn create(s: &Services, call: Call) -> Result<http::Response<axum::body::Body>, ApiError> {
+pub(crate) async fn create(s: Services, call: Call) -> Result<Response, ApiError> {
     let raw = call.require_body()?;
     let b = CLUSTER.decode(raw)?;
     let old = !call.version.at_least(Version::new(1, 10));
     let template_404_is_400 = |e: crate::conductor::Error| -> ApiError {
         match e {
-            crate::conductor::Error::Client(m) if old && m.kind == "ClusterTemplateNotFound" => {
+            crate::conductor::Error::Client(m)
+                if old && m.is(&catalogue::CLUSTER_TEMPLATE_NOT_FOUND) =>
+            {
                 m.with_status(400).into()
             }
             e => e.into(),
@@ -247,18 +191,12 @@ async fn create(s: &Services, call: Call) -> Result<http::Response<axum::body::B
 /// `health_status_reason` may change), the node count resolution and its
 /// zero gate below 1.10, then the conductor (409 state guard, health-only
 /// save, or the driver's update). 202 with the cluster's uuid.
-async fn update(s: &Services, call: Call) -> Result<http::Response<axum::body::Body>, ApiError> {
+pub(crate) async fn update(s: Services, call: Call<String>) -> Result<Response, ApiError> {
     let ops = patch::parse(call.require_body()?, &patch::CLUSTER)?;
     let mut ctx = call.ctx.clone();
     all_projects(&s.enforcer, &mut ctx, "cluster:update_all_projects")?;
     let c = &s.conductor;
-    let cl = c.get_cluster(&ctx, &path_ident(&call)).await?;
-    super::policy::enforce(
-        &s.enforcer,
-        &ctx,
-        "cluster:update",
-        Some(&cluster_target(&cl)),
-    )?;
+    let cl = authorized_cluster(&s, &ctx, &call.path, "cluster:update").await?;
     super::policy::enforce(&s.enforcer, &ctx, "cluster:update_health_status", None)?;
     let ngs = c.cluster_nodegroups(&cl.uuid).await?;
     let doc = patch_doc(&cl, &ngs);
@@ -358,11 +296,24 @@ const PATCH_FIELDS: &[&str] = &[
     "master_addresses",
 ];
 
-/// The cluster's `as_dict()` plus the fields the API derives from its
-/// nodegroups (counts and addresses), which a PATCH applies to.
+/// The cluster's `as_dict()`: the fields of the cluster object (without
+/// the trust credentials), then those Magnum derives from its nodegroups
+/// (counts and addresses). It is the document a PATCH applies to.
 fn patch_doc(cl: &Cluster, ngs: &[NodeGroup]) -> Dict {
     let (nodes, masters) = counts(ngs);
     let (node_addrs, master_addrs) = addresses(ngs);
+    let list = |l: &[&str]| PyValue::List(l.iter().map(|s| PyValue::from(*s)).collect());
+    let mut doc = cluster_fields(cl);
+    doc.insert("node_count", nodes);
+    doc.insert("master_count", masters);
+    doc.insert("node_addresses", list(&node_addrs));
+    doc.insert("master_addresses", list(&master_addrs));
+    doc
+}
+
+/// The fields of the cluster object in `as_dict()`, in field order,
+/// without the trust credentials and the nodegroup-derived ones.
+fn cluster_fields(cl: &Cluster) -> Dict {
     let text = |s: &Option<String>| PyValue::from(s.clone());
     let int = |n: Option<i32>| PyValue::from(n.map(i64::from));
     let map = |m: &Option<StringMap>| {
@@ -373,7 +324,6 @@ fn patch_doc(cl: &Cluster, ngs: &[NodeGroup]) -> Dict {
                 .collect(),
         )
     };
-    let list = |l: &[&str]| PyValue::List(l.iter().map(|s| PyValue::from(*s)).collect());
     [
         ("id", PyValue::from(cl.id)),
         ("uuid", PyValue::from(cl.uuid.as_str())),
@@ -409,10 +359,6 @@ fn patch_doc(cl: &Cluster, ngs: &[NodeGroup]) -> Dict {
         ("master_lb_enabled", PyValue::from(cl.master_lb_enabled)),
         ("created_at", PyValue::from(isoformat(cl.created_at))),
         ("updated_at", PyValue::from(cl.updated_at.map(isoformat))),
-        ("node_count", PyValue::from(nodes)),
-        ("master_count", PyValue::from(masters)),
-        ("node_addresses", list(&node_addrs)),
-        ("master_addresses", list(&master_addrs)),
     ]
     .into_iter()
     .collect()
@@ -442,18 +388,11 @@ static UPGRADE: Schema = Schema {
     ],
 };
 
-fn path_ident(call: &Call) -> String {
-    call.params
-        .get("cluster_ident")
-        .cloned()
-        .unwrap_or_default()
-}
-
 /// `POST /v1/clusters/{ident}/actions/resize`: the body, a zero node count
 /// below 1.10 (400), the lookup in the caller's own scope (no
 /// all-projects rule, admins included), `cluster:resize` on the cluster,
 /// then the conductor (nodegroup, bounds, master rule, state guard).
-async fn resize(s: &Services, call: Call) -> Result<http::Response<axum::body::Body>, ApiError> {
+pub(crate) async fn resize(s: Services, call: Call<String>) -> Result<Response, ApiError> {
     let b = RESIZE.decode(call.require_body()?)?;
     let node_count = b
         .int("node_count")
@@ -471,13 +410,7 @@ async fn resize(s: &Services, call: Call) -> Result<http::Response<axum::body::B
     };
     let mut ctx = call.ctx.clone();
     ctx.all_projects = false;
-    let cl = s.conductor.get_cluster(&ctx, &path_ident(&call)).await?;
-    super::policy::enforce(
-        &s.enforcer,
-        &ctx,
-        "cluster:resize",
-        Some(&cluster_target(&cl)),
-    )?;
+    let cl = authorized_cluster(&s, &ctx, &call.path, "cluster:resize").await?;
     s.conductor.resize_cluster(&ctx, &cl, input).await?;
     Ok(json_response(
         StatusCode::ACCEPTED,
@@ -485,21 +418,22 @@ async fn resize(s: &Services, call: Call) -> Result<http::Response<axum::body::B
     ))
 }
 
+/// `POST /v1/clusters/{ident}/actions/upgrade` at 1.7: Magnum parses the
+/// body, then refuses.
+pub(crate) async fn upgrade_refused(_: Services, call: Call<String>) -> Result<Response, ApiError> {
+    UPGRADE.decode(call.require_body()?)?;
+    Err(MagnumError::cluster_upgrade_not_supported().into())
+}
+
 /// `POST /v1/clusters/{ident}/actions/upgrade` from 1.8: the body, the
 /// admin's all-projects rule, the lookup, `cluster:upgrade`, the template
 /// with the caller's visibility (404/409), then the conductor (nodegroup,
 /// template rule, the status guard as a 400, the driver).
-async fn upgrade(s: &Services, call: Call) -> Result<http::Response<axum::body::Body>, ApiError> {
+pub(crate) async fn upgrade(s: Services, call: Call<String>) -> Result<Response, ApiError> {
     let b = UPGRADE.decode(call.require_body()?)?;
     let mut ctx = call.ctx.clone();
     all_projects(&s.enforcer, &mut ctx, "cluster:upgrade_all_projects")?;
-    let cl = s.conductor.get_cluster(&ctx, &path_ident(&call)).await?;
-    super::policy::enforce(
-        &s.enforcer,
-        &ctx,
-        "cluster:upgrade",
-        Some(&cluster_target(&cl)),
-    )?;
+    let cl = authorized_cluster(&s, &ctx, &call.path, "cluster:upgrade").await?;
     let Some(reference) = b.text("cluster_template") else {
         // Magnum looks the template up with an unset value and fails with
         // an unhandled error.
@@ -540,31 +474,31 @@ pub(crate) fn all_projects(
     Ok(())
 }
 
-/// The policy target of a cluster (its `as_dict()` fields the rules read).
+/// The policy target of a cluster, for the cluster and certificate rules:
+/// its `as_dict()` as Magnum passes it, without the fields derived from the
+/// nodegroups, which are not read to check a rule (the default rules read
+/// `project_id` and `user_id`).
 pub(crate) fn cluster_target(cl: &Cluster) -> Target {
-    let opt = |v: &Option<String>| v.clone().map_or(Value::Null, Value::String);
-    let mut t = Target::new();
-    t.insert("id".into(), json!(cl.id));
-    t.insert("uuid".into(), json!(cl.uuid));
-    t.insert("name".into(), json!(cl.name));
-    t.insert("project_id".into(), json!(cl.project_id));
-    t.insert("user_id".into(), json!(cl.user_id));
-    t.insert("cluster_template_id".into(), json!(cl.cluster_template_id));
-    t.insert(
-        "status".into(),
-        cl.status.map_or(Value::Null, |s| json!(s.as_str())),
-    );
-    t.insert("stack_id".into(), opt(&cl.stack_id));
-    t.insert("keypair".into(), opt(&cl.keypair));
-    t.insert("api_address".into(), opt(&cl.api_address));
-    t
+    super::policy::dict_target(cluster_fields(cl))
 }
 
-async fn list(
+/// The cluster `ident` in the scope of `ctx`, then `rule` on it: how the
+/// handlers of a cluster (and of its certificates) begin.
+pub(crate) async fn authorized_cluster(
     s: &Services,
-    call: Call,
-    form: Form,
-) -> Result<http::Response<axum::body::Body>, ApiError> {
+    ctx: &RequestContext,
+    ident: &str,
+    rule: &str,
+) -> Result<Cluster, ApiError> {
+    let cl = s.conductor.get_cluster(ctx, ident).await?;
+    super::policy::enforce(&s.enforcer, ctx, rule, Some(&cluster_target(&cl)))?;
+    Ok(cl)
+}
+
+/// `GET /v1/clusters` and `GET /v1/clusters/detail`: the rule of the
+/// form, the marker-in-path 404, the admin's all-projects rule, then the
+/// page (kept in the list cache while no write commits).
+pub(crate) async fn list(s: Services, call: Call, form: Form) -> Result<Response, ApiError> {
     let (rule, all_rule, resource) = match form {
         Form::Summary => (
             "cluster:get_all",
@@ -673,60 +607,57 @@ pub fn list_body(
         .map(|cl| {
             let ngs = p.nodegroups.get(&cl.uuid).unwrap_or(&empty);
             let t = p.templates.get(&cl.cluster_template_id);
-            cluster_view(base_url, version, cl, ngs, t, form, None)
+            ClusterDoc {
+                base: base_url,
+                v: version,
+                cl,
+                ngs,
+                template: t,
+                form,
+                faults: None,
+            }
         })
         .collect();
     json_body(StatusCode::OK, &Collection::new("clusters", items, next))
 }
 
-async fn get_one(s: &Services, call: Call) -> Result<http::Response<axum::body::Body>, ApiError> {
+/// `GET /v1/clusters/{ident}`: the admin's all-projects rule, the lookup,
+/// `cluster:get` on the cluster, then its detail with `faults`.
+pub(crate) async fn get_one(s: Services, call: Call<String>) -> Result<Response, ApiError> {
     let mut ctx = call.ctx.clone();
     all_projects(&s.enforcer, &mut ctx, "cluster:get_one_all_projects")?;
-    let ident = call
-        .params
-        .get("cluster_ident")
-        .cloned()
-        .unwrap_or_default();
     // the cluster, its nodegroups and its template on one connection
     let mut rd = s.conductor.reader().await?;
-    let cl = s.conductor.get_cluster_on(&mut rd, &ctx, &ident).await?;
+    let cl = s
+        .conductor
+        .get_cluster_on(&mut rd, &ctx, &call.path)
+        .await?;
     super::policy::enforce(&s.enforcer, &ctx, "cluster:get", Some(&cluster_target(&cl)))?;
     let d = s.conductor.cluster_details(&mut rd, &ctx, cl).await?;
     drop(rd);
     let faults = faults(&d.cluster, &d.nodegroups);
     Ok(json_response(
         StatusCode::OK,
-        &cluster_view(
-            &call.base_url,
-            call.version,
-            &d.cluster,
-            &d.nodegroups,
-            Some(&d.template),
-            Form::Detail,
+        &ClusterDoc {
+            base: &call.base_url,
+            v: call.version,
+            cl: &d.cluster,
+            ngs: &d.nodegroups,
+            template: Some(&d.template),
+            form: Form::Detail,
             faults,
-        ),
+        },
     ))
 }
 
-async fn delete(s: &Services, call: Call) -> Result<http::Response<axum::body::Body>, ApiError> {
+/// `DELETE /v1/clusters/{ident}`: the admin's all-projects rule, the
+/// lookup, `cluster:delete` on the cluster, then the deletion; 204.
+pub(crate) async fn delete(s: Services, call: Call<String>) -> Result<Response, ApiError> {
     let mut ctx = call.ctx.clone();
     all_projects(&s.enforcer, &mut ctx, "cluster:delete_all_projects")?;
-    let ident = call
-        .params
-        .get("cluster_ident")
-        .cloned()
-        .unwrap_or_default();
-    let cl = s.conductor.get_cluster(&ctx, &ident).await?;
-    super::policy::enforce(
-        &s.enforcer,
-        &ctx,
-        "cluster:delete",
-        Some(&cluster_target(&cl)),
-    )?;
+    let cl = authorized_cluster(&s, &ctx, &call.path, "cluster:delete").await?;
     s.conductor.delete_cluster(&ctx, &cl).await?;
-    let mut r = http::Response::new(axum::body::Body::empty());
-    *r.status_mut() = StatusCode::NO_CONTENT;
-    Ok(r)
+    Ok(no_content())
 }
 
 /// The node counts and addresses of a cluster, from its nodegroups:
@@ -783,31 +714,13 @@ fn faults(cl: &Cluster, ngs: &[NodeGroup]) -> Option<Map<String, Value>> {
 /// Magnum's field order: the summary of lists, or the detail of lists and
 /// `GET /v1/clusters/{ident}` (with `faults` there). It borrows the rows and
 /// serialises straight into the response body.
-pub(crate) fn cluster_view<'a>(
-    base: &'a str,
-    v: Version,
-    cl: &'a Cluster,
-    ngs: &'a [NodeGroup],
-    template: Option<&'a ClusterTemplate>,
-    form: Form,
-    faults: Option<Map<String, Value>>,
-) -> ClusterDoc<'a> {
-    ClusterDoc {
-        base,
-        v,
-        cl,
-        ngs,
-        template,
-        form,
-        faults,
-    }
-}
-
-/// See [`cluster_view`].
 pub(crate) struct ClusterDoc<'a> {
+    /// The application URL of the links.
     base: &'a str,
+    /// The microversion (`stack_id` becomes `cluster_id` at 1.13).
     v: Version,
     cl: &'a Cluster,
+    /// The cluster's nodegroups (counts, addresses, flavors).
     ngs: &'a [NodeGroup],
     template: Option<&'a ClusterTemplate>,
     form: Form,

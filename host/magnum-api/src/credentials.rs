@@ -6,29 +6,18 @@ use http::StatusCode;
 use serde_json::json;
 
 use super::errors::json_response;
-use super::{ApiError, Call, Handlers, Services};
-
-/// Registers the handler.
-pub fn register(h: &mut Handlers, services: &Services) {
-    let s = services.clone();
-    h.register("credential.patch", move |call: Call| {
-        let s = s.clone();
-        async move { patch(&s, call).await }
-    });
-}
+use super::{ApiError, Call, Services};
 
 /// `credential:rotate` with the caller as target (no admin bypass: the
 /// default rule wants the member role), then the lookup in the caller's
 /// project (no all-projects rule), then the driver's rotation,
 /// synchronously; 202 `{"uuid"}`.
-async fn patch(s: &Services, call: Call) -> Result<axum::response::Response, ApiError> {
+pub(crate) async fn patch(
+    s: Services,
+    call: Call<String>,
+) -> Result<axum::response::Response, ApiError> {
     super::policy::enforce(&s.enforcer, &call.ctx, "credential:rotate", None)?;
-    let ident = call
-        .params
-        .get("cluster_ident")
-        .cloned()
-        .unwrap_or_default();
-    let cluster = s.conductor.get_cluster(&call.ctx, &ident).await?;
+    let cluster = s.conductor.get_cluster(&call.ctx, &call.path).await?;
     s.conductor.rotate_credential(&call.ctx, &cluster).await?;
     Ok(json_response(
         StatusCode::ACCEPTED,
@@ -42,30 +31,8 @@ mod tests {
     use magnum_domain::Status;
 
     use crate::conductor::certificate_test_support::*;
-    use crate::testing::{Answer, TestApp};
-
-    const MEMBER: &[&str] = &[
-        "X-Project-Id: p1",
-        "X-User-Id: u1",
-        "X-Roles: member,reader",
-    ];
-
-    fn at(version: &'static str, who: &[&'static str]) -> Vec<&'static str> {
-        let mut h = who.to_vec();
-        h.push(version);
-        h
-    }
-
-    const V11: &str = "OpenStack-API-Version: container-infra 1.11";
-    const V12: &str = "OpenStack-API-Version: container-infra 1.12";
-
-    #[track_caller]
-    fn expect(a: &Answer, status: u16, want: &str) {
-        assert_eq!(a.status.as_u16(), status, "{}", a.text());
-        if !want.is_empty() {
-            assert_eq!(a.json()["errors"][0]["detail"], serde_json::json!(want));
-        }
-    }
+    use crate::fixture::expect;
+    use crate::testing::{MEMBER, TestApp};
 
     #[tokio::test]
     async fn credential_rotation() {
@@ -74,10 +41,10 @@ mod tests {
         let cl = insert_cluster(c, "c1", Status::CreateComplete, false, None).await;
         let path = format!("PATCH /v1/credentials/{}", cl.uuid);
         // Needs 1.12.
-        expect(&app.call(&path, "", &at(V11, MEMBER)).await, 406, "");
+        expect(&app.call_at("1.11", &path, "", MEMBER).await, 406, "");
         // 202 with the cluster uuid, by name too.
         let a = app
-            .call("PATCH /v1/credentials/c1", "", &at(V12, MEMBER))
+            .call_at("1.12", "PATCH /v1/credentials/c1", "", MEMBER)
             .await;
         expect(&a, 202, "");
         assert_eq!(a.json(), serde_json::json!({"uuid": cl.uuid}));
@@ -87,30 +54,16 @@ mod tests {
             "no status change"
         );
         // No admin bypass.
+        let admin = ["X-Project-Id: p1", "X-User-Id: u9", "X-Roles: admin"];
         expect(
-            &app.call(
-                &path,
-                "",
-                &at(
-                    V12,
-                    &["X-Project-Id: p1", "X-User-Id: u9", "X-Roles: admin"],
-                ),
-            )
-            .await,
+            &app.call_at("1.12", &path, "", &admin).await,
             403,
             "Policy doesn't allow credential:rotate to be performed.",
         );
         // Another project's cluster is not found.
+        let stranger = ["X-Project-Id: p2", "X-User-Id: u2", "X-Roles: member"];
         expect(
-            &app.call(
-                &path,
-                "",
-                &at(
-                    V12,
-                    &["X-Project-Id: p2", "X-User-Id: u2", "X-Roles: member"],
-                ),
-            )
-            .await,
+            &app.call_at("1.12", &path, "", &stranger).await,
             404,
             &format!("Cluster {} could not be found.", cl.uuid),
         );
@@ -123,7 +76,7 @@ mod tests {
             .await
             .expect("status");
         expect(
-            &app.call(&path, "", &at(V12, MEMBER)).await,
+            &app.call_at("1.12", &path, "", MEMBER).await,
             400,
             "magnum.conductor.handlers.credential_conductor when cluster status is \"CREATE_IN_PROGRESS\" is not supported.",
         );
@@ -136,20 +89,12 @@ mod tests {
             .await
             .expect("status and labels");
         expect(
-            &app.call(&path, "", &at(V12, MEMBER)).await,
+            &app.call_at("1.12", &path, "", MEMBER).await,
             400,
             "Credential rotation is not supported by driver.",
         );
         // Other methods are not allowed.
-        expect(
-            &app.call(
-                &format!("GET /v1/credentials/{}", cl.uuid),
-                "",
-                &at(V12, MEMBER),
-            )
-            .await,
-            405,
-            "",
-        );
+        let get = format!("GET /v1/credentials/{}", cl.uuid);
+        expect(&app.call_at("1.12", &get, "", MEMBER).await, 405, "");
     }
 }

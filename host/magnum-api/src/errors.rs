@@ -226,6 +226,13 @@ pub fn json_bytes_response(status: StatusCode, body: Bytes) -> Response {
     resp
 }
 
+/// The empty answer of a deletion.
+pub fn no_content() -> Response {
+    let mut resp = Response::new(Body::empty());
+    *resp.status_mut() = StatusCode::NO_CONTENT;
+    resp
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,34 +13,13 @@ use python_semantics::{PyValue, python};
 use serde::Serialize;
 
 use super::body::{Attr, Schema, Type, attr};
-use super::errors::json_response;
+use super::errors::{json_response, no_content};
 use super::paging::{Collection, Page};
 use super::patch;
-use super::quotas::no_content;
 use super::versions::Link;
 use super::views::{Form, isoformat};
-use super::{ApiError, Call, Handlers, Services};
+use super::{ApiError, Call, Services};
 use crate::conductor::{FederationCreate, federation_doc};
-use magnum_conductor::policy::Target;
-
-/// Registers the handlers.
-pub fn register(h: &mut Handlers, services: &Services) {
-    macro_rules! bind {
-        ($id:literal, $f:expr) => {{
-            let s = services.clone();
-            h.register($id, move |call: Call| {
-                let s = s.clone();
-                async move { $f(&s, call).await }
-            });
-        }};
-    }
-    bind!("federation.get_all", |s, c| list(s, c, Form::Summary));
-    bind!("federation.detail", |s, c| list(s, c, Form::Detail));
-    bind!("federation.get_one", get_one);
-    bind!("federation.post", post);
-    bind!("federation.patch", patch_one);
-    bind!("federation.delete", delete);
-}
 
 /// The status values the `status` enum accepts.
 const STATUSES: &[&str] = Status::FEDERATION_NAMES;
@@ -100,12 +79,19 @@ fn view(base: &str, f: &Federation, form: Form) -> View {
     }
 }
 
-/// The federation's `as_dict()`, the policy target of its own rules.
-fn target(f: &Federation) -> Target {
-    match PyValue::Dict(federation_doc(f)).to_json() {
-        Ok(serde_json::Value::Object(m)) => m,
-        _ => Target::new(),
-    }
+/// The federation of the path in the caller's own project (the context
+/// of its lookups, returned too), then `rule` on it, its `as_dict()` the
+/// target: how the handlers of a federation begin.
+async fn authorized(
+    s: &Services,
+    call: &Call<String>,
+    rule: &str,
+) -> Result<(RequestContext, Federation), ApiError> {
+    let ctx = own_project(&call.ctx);
+    let f = s.conductor.get_federation(&ctx, &call.path).await?;
+    let target = super::policy::dict_target(federation_doc(&f));
+    super::policy::enforce(&s.enforcer, &call.ctx, rule, Some(&target))?;
+    Ok((ctx, f))
 }
 
 /// The caller's context for federation lookups: never all projects.
@@ -127,7 +113,7 @@ fn accepted(uuid: &str) -> Response {
 
 /// routes.md #33 and #34: the rule of the form, the page, the caller's
 /// federations.
-async fn list(s: &Services, call: Call, form: Form) -> Result<Response, ApiError> {
+pub(crate) async fn list(s: Services, call: Call, form: Form) -> Result<Response, ApiError> {
     let (rule, resource) = match form {
         Form::Summary => ("federation:get_all", "federations"),
         Form::Detail => ("federation:detail", "federations/detail"),
@@ -153,13 +139,8 @@ async fn list(s: &Services, call: Call, form: Form) -> Result<Response, ApiError
 }
 
 /// routes.md #35: the lookup (404/409), then `federation:get` on it.
-async fn get_one(s: &Services, call: Call) -> Result<Response, ApiError> {
-    let ctx = own_project(&call.ctx);
-    let f = s
-        .conductor
-        .get_federation(&ctx, ident(&call, "federation_ident"))
-        .await?;
-    super::policy::enforce(&s.enforcer, &call.ctx, "federation:get", Some(&target(&f)))?;
+pub(crate) async fn get_one(s: Services, call: Call<String>) -> Result<Response, ApiError> {
+    let (_, f) = authorized(&s, &call, "federation:get").await?;
     Ok(json_response(
         StatusCode::OK,
         &view(&call.base_url, &f, Form::Detail),
@@ -169,7 +150,7 @@ async fn get_one(s: &Services, call: Call) -> Result<Response, ApiError> {
 /// routes.md #36: the body, `federation:create`, then the conductor's
 /// checks; 202 with the new uuid (a client's `uuid` is checked and
 /// ignored, as in Magnum).
-async fn post(s: &Services, call: Call) -> Result<Response, ApiError> {
+pub(crate) async fn post(s: Services, call: Call) -> Result<Response, ApiError> {
     let b = CREATE.decode(call.require_body()?)?;
     super::policy::enforce(&s.enforcer, &call.ctx, "federation:create", None)?;
     let status = match b.text("status") {
@@ -209,19 +190,9 @@ const PATCH_FIELDS: &[&str] = &[
 /// `/member_ids` joins or unjoins one cluster (by uuid) and becomes a
 /// replace of the whole list, as in Magnum; then only members and
 /// properties may have changed (400 naming the others). 202 with the uuid.
-async fn patch_one(s: &Services, call: Call) -> Result<Response, ApiError> {
+pub(crate) async fn patch_one(s: Services, call: Call<String>) -> Result<Response, ApiError> {
     let mut ops = patch::parse(call.require_body()?, &patch::FEDERATION)?;
-    let ctx = own_project(&call.ctx);
-    let f = s
-        .conductor
-        .get_federation(&ctx, ident(&call, "federation_ident"))
-        .await?;
-    super::policy::enforce(
-        &s.enforcer,
-        &call.ctx,
-        "federation:update",
-        Some(&target(&f)),
-    )?;
+    let (ctx, f) = authorized(&s, &call, "federation:update").await?;
     let Some(first) = ops.first().cloned() else {
         // Magnum: patch[0] of an empty list escapes as an IndexError.
         return Err(MagnumError::server_error("list index out of range").into());
@@ -300,25 +271,10 @@ fn member_list(v: &PyValue) -> Result<Option<Vec<String>>, MagnumError> {
 }
 
 /// routes.md #38: the lookup, `federation:delete` on it, the row; 204.
-async fn delete(s: &Services, call: Call) -> Result<Response, ApiError> {
-    let ctx = own_project(&call.ctx);
-    let f = s
-        .conductor
-        .get_federation(&ctx, ident(&call, "federation_ident"))
-        .await?;
-    super::policy::enforce(
-        &s.enforcer,
-        &call.ctx,
-        "federation:delete",
-        Some(&target(&f)),
-    )?;
+pub(crate) async fn delete(s: Services, call: Call<String>) -> Result<Response, ApiError> {
+    let (ctx, f) = authorized(&s, &call, "federation:delete").await?;
     s.conductor.delete_federation(&ctx, &f.uuid).await?;
     Ok(no_content())
-}
-
-/// A path argument (the pipeline has filled every declared one).
-fn ident<'a>(call: &'a Call, name: &str) -> &'a str {
-    call.params.get(name).map(String::as_str).unwrap_or("")
 }
 
 #[cfg(test)]

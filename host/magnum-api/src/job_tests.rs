@@ -104,6 +104,19 @@ async fn jobs(d: Dialect, hooks: JobHooks) -> Jobs {
     jobs_with_keys(d, hooks, None).await
 }
 
+/// [`jobs`] with one cluster created whose create job waits for the
+/// returned gate to open.
+async fn queued_create(d: Dialect) -> (Gate, Jobs, Cluster) {
+    let gate = Gate::new();
+    let hooks = JobHooks {
+        before_job: hook(None, Some(gate.clone())),
+        ..JobHooks::default()
+    };
+    let e = jobs(d, hooks).await;
+    let cl = e.create(&[]).await;
+    (gate, e, cl)
+}
+
 /// [`jobs`] with `keys` as the key generator (when given).
 async fn jobs_with_keys(d: Dialect, mut hooks: JobHooks, keys: Option<KeyGenerator>) -> Jobs {
     let slot: Arc<std::sync::Mutex<Option<Arc<Counting>>>> = Arc::default();
@@ -228,16 +241,7 @@ fn has_certs(cl: &Cluster) -> bool {
 // job waits; then the job stores the four certificates and calls the
 // driver once.
 async fn create_answers_before_its_job(d: Dialect) {
-    let gate = Gate::new();
-    let mut e = jobs(
-        d,
-        JobHooks {
-            before_job: hook(None, Some(gate.clone())),
-            ..JobHooks::default()
-        },
-    )
-    .await;
-    let cl = e.create(&[]).await;
+    let (gate, mut e, cl) = queued_create(d).await;
     let row = e.row(&cl.uuid).await.expect("row");
     assert_eq!(row.status, Some(Status::CreateInProgress));
     assert!(
@@ -279,16 +283,7 @@ async fn create_answers_before_its_job(d: Dialect) {
 // job then generates nothing and does not call the driver's create, and
 // the status loop finishes the delete (rows and certificates gone).
 async fn delete_before_the_create_job(d: Dialect) {
-    let gate = Gate::new();
-    let mut e = jobs(
-        d,
-        JobHooks {
-            before_job: hook(None, Some(gate.clone())),
-            ..JobHooks::default()
-        },
-    )
-    .await;
-    let cl = e.create(&[]).await;
+    let (gate, mut e, cl) = queued_create(d).await;
     e.c()
         .delete_cluster(&caller("p1"), &cl)
         .await
@@ -643,16 +638,7 @@ async fn a_certificate_store_error_fails_the_create() {
 // process then does nothing.
 #[tokio::test]
 async fn an_orphaned_create_is_resumed() {
-    let gate = Gate::new();
-    let mut e = jobs(
-        Dialect::Sqlite,
-        JobHooks {
-            before_job: hook(None, Some(gate.clone())),
-            ..JobHooks::default()
-        },
-    )
-    .await;
-    let cl = e.create(&[]).await;
+    let (gate, mut e, cl) = queued_create(Dialect::Sqlite).await;
     // Another process, with its own clock.
     let offset = Arc::new(AtomicI64::new(0));
     let (base, o) = (e.env.t.seconds.clone(), offset.clone());

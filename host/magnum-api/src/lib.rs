@@ -50,7 +50,7 @@ use magnum_integrations::{certs, notify, openstack};
 #[cfg(test)]
 use magnum_reconcile as reconcile;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -68,7 +68,7 @@ use accept::Accept;
 pub use errors::ApiError;
 use middleware::{BaseUrl, RequestId};
 use params::Query;
-use routes::{Match, Route, Router};
+use routes::{Match, Route, Router, Row};
 
 /// Authenticates the caller of a non-public request.
 pub trait Authenticator: Send + Sync {
@@ -206,16 +206,16 @@ impl Default for ApiOptions {
 }
 
 /// One call of a route's handler: everything the pipeline learnt of the
-/// request.
+/// request. `P` is the handler's path arguments ([`routes::PathArgs`]).
 #[derive(Clone, Debug)]
-pub struct Call {
+pub struct Call<P = ()> {
     pub ctx: RequestContext,
     pub version: Version,
     /// The application URL for links.
     pub base_url: String,
     pub route: Route,
-    /// The path arguments by name.
-    pub params: BTreeMap<String, String>,
+    /// The path arguments the route's pattern declares, in path order.
+    pub path: P,
     /// The converted declared query parameters.
     pub query: Query,
     /// Set for `/v1/<collection>/<marker>/detail`: the detail handlers then
@@ -226,7 +226,22 @@ pub struct Call {
     pub headers: HeaderMap,
 }
 
-impl Call {
+impl<P> Call<P> {
+    /// The call with its path arguments made into `Q` by `f`.
+    pub fn with_path<Q>(self, f: impl FnOnce(P) -> Q) -> Call<Q> {
+        Call {
+            ctx: self.ctx,
+            version: self.version,
+            base_url: self.base_url,
+            route: self.route,
+            path: f(self.path),
+            query: self.query,
+            marker_in_path: self.marker_in_path,
+            body: self.body,
+            headers: self.headers,
+        }
+    }
+
     /// The request body, or Magnum's 400 `Missing argument` naming the
     /// route's body argument when there is none (a form body counts as none,
     /// as in WSME).
@@ -237,32 +252,24 @@ impl Call {
     }
 }
 
-/// A route's handler.
-pub type Handler =
-    Arc<dyn Fn(Call) -> BoxFuture<'static, Result<Response, ApiError>> + Send + Sync>;
+/// A row's handler with the rows' state bound: what the dispatcher calls,
+/// with the values of the path arguments in pattern order.
+pub(crate) type BoundHandler = Arc<dyn Fn(Call<Vec<String>>) -> routes::Answering + Send + Sync>;
 
-/// The handlers by route id. A route of the table without a handler is
-/// answered as an unknown path (404).
-#[derive(Clone, Default)]
-pub struct Handlers(HashMap<&'static str, Handler>);
+/// A route table with the state its handlers share: what an [`Api`]
+/// serves, every route with the handler of its row.
+#[derive(Clone)]
+pub struct Handlers {
+    routes: Vec<Route>,
+    handlers: Vec<BoundHandler>,
+}
 
 impl Handlers {
-    /// Binds `handler` to route `id`. Panics on an unknown or duplicate id:
-    /// a programmer error found at start-up.
-    pub fn register<F, Fut>(&mut self, id: &'static str, handler: F)
-    where
-        F: Fn(Call) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = Result<Response, ApiError>> + Send + 'static,
-    {
-        assert!(
-            routes::table().iter().any(|r| r.id == id),
-            "handler for unknown route {id}"
-        );
-        let h: Handler = Arc::new(move |c| Box::pin(handler(c)));
-        assert!(
-            self.0.insert(id, h).is_none(),
-            "duplicate handler for route {id}"
-        );
+    /// The rows of a table (the first one the root document) with `state`
+    /// given to each of their handlers.
+    pub fn new<S: Clone + Send + Sync + 'static>(rows: Vec<Row<S>>, state: S) -> Handlers {
+        let (routes, handlers) = rows.into_iter().map(|r| r.bind(state.clone())).unzip();
+        Handlers { routes, handlers }
     }
 }
 
@@ -270,18 +277,19 @@ impl Handlers {
 pub struct Api {
     pub options: ApiOptions,
     router: Router,
-    handlers: Handlers,
+    /// The handler of each route of the router, by its index.
+    handlers: Vec<BoundHandler>,
     auth: Arc<dyn Authenticator>,
     new_request_id: Box<dyn Fn() -> String + Send + Sync>,
 }
 
 impl Api {
-    /// The API with the built-in version documents and `handlers`.
+    /// The API serving the routes of `handlers`.
     pub fn new(options: ApiOptions, auth: Arc<dyn Authenticator>, handlers: Handlers) -> Api {
         Api {
             options,
-            router: Router::new(),
-            handlers,
+            router: Router::new(handlers.routes),
+            handlers: handlers.handlers,
             auth,
             new_request_id: Box::new(new_request_id),
         }
@@ -426,8 +434,13 @@ async fn serve(api: &Api, req: Request, request_id: &str) -> Served {
     }
     let mut segs = routes::split_path(&path);
     if segs.is_empty() {
-        let root = ("root.get", "/");
-        return (Some(root), None, serve_root(api, &parts, &base_url));
+        let root = api.router.get(ROOT);
+        let name = (root.id, root.pattern);
+        return (
+            Some(name),
+            None,
+            serve_root(api, parts, ctx, base_url).await,
+        );
     }
     // Magnum: root.py:98 — a first segment other than "v1" is routed to v1.
     if segs[0] != "v1" {
@@ -492,9 +505,9 @@ async fn serve(api: &Api, req: Request, request_id: &str) -> Served {
         };
         return (None, answered, Err(err));
     };
-    let route = api.router.get(index).clone();
+    let route = api.router.get(index);
     let name = (route.id, route.pattern);
-    let result = serve_route(api, parts, body, route, m, ctx, version, base_url).await;
+    let result = serve_route(api, parts, body, index, m, ctx, version, base_url).await;
     (Some(name), answered, result)
 }
 
@@ -506,11 +519,16 @@ fn method_406(version: Version, method: &str) -> ApiError {
     }
 }
 
-/// Answers `/` (outside v1: no version headers, no version negotiation).
-fn serve_root(
+/// The index of the root document's row: the first of every table.
+const ROOT: usize = 0;
+
+/// Answers `/` with the root row's handler (outside v1: no version headers,
+/// no version negotiation; the call has the default microversion).
+async fn serve_root(
     api: &Api,
-    parts: &http::request::Parts,
-    base_url: &str,
+    parts: http::request::Parts,
+    ctx: RequestContext,
+    base_url: String,
 ) -> Result<Response, ApiError> {
     if parts.method != Method::GET {
         return Err(ApiError::WebOb {
@@ -522,7 +540,7 @@ fn serve_root(
     if !Accept::of(&parts.headers).accepts_json() {
         return Err(ApiError::webob(StatusCode::NOT_ACCEPTABLE));
     }
-    let root = &api.router.routes()[0];
+    let root = api.router.get(ROOT);
     check_arguments(
         &parts.method,
         &parts.headers,
@@ -530,10 +548,18 @@ fn serve_root(
         root,
         None,
     )?;
-    Ok(errors::json_response(
-        StatusCode::OK,
-        &versions::root_document(base_url),
-    ))
+    let call = Call {
+        ctx,
+        version: Version::DEFAULT,
+        base_url,
+        route: root.clone(),
+        path: Vec::new(),
+        query: Query::default(),
+        marker_in_path: false,
+        body: None,
+        headers: parts.headers,
+    };
+    api.handlers[ROOT](call).await
 }
 
 /// The checks WSME makes before a handler (content negotiation, unknown
@@ -543,12 +569,13 @@ async fn serve_route(
     api: &Api,
     parts: http::request::Parts,
     body: Body,
-    route: Route,
+    index: usize,
     m: Match,
     ctx: RequestContext,
     version: Version,
     base_url: String,
 ) -> Result<Response, ApiError> {
+    let route = api.router.get(index).clone();
     if !Accept::of(&parts.headers).accepts_json() {
         return Err(ApiError::webob(StatusCode::NOT_ACCEPTABLE));
     }
@@ -585,23 +612,24 @@ async fn serve_route(
             return Err(MagnumError::missing_argument(&name).into());
         }
     }
-    path_params.remove("marker");
-    let Some(handler) = api.handlers.0.get(route.id).cloned() else {
-        // A route whose handler is not part of this build is absent.
-        return Err(ApiError::not_found());
-    };
+    // The values of the declared path arguments, in pattern order (every
+    // one is filled by now).
+    let path = route
+        .path_args()
+        .map(|name| path_params.remove(name).unwrap_or_default())
+        .collect();
     let call = Call {
         ctx,
         version,
         base_url,
         route,
-        params: path_params,
+        path,
         query,
         marker_in_path: m.marker_in_path,
         body: json_body,
         headers: parts.headers,
     };
-    handler(call).await
+    api.handlers[index](call).await
 }
 
 /// A body over the limit but not over this is read to its end and dropped
@@ -773,32 +801,9 @@ pub struct Services {
     pub enforcer: Arc<magnum_conductor::policy::Enforcer>,
 }
 
-/// Every handler of this build: the version document and the resource
-/// handlers. Each resource module adds its own `register` call here.
+/// The route table ([`routes::table`]) with its handlers over `services`.
 pub fn handlers(services: &Services) -> Handlers {
-    let mut h = builtin_handlers();
-    certificates::register(&mut h, services);
-    credentials::register(&mut h, services);
-    mservices::register(&mut h, services);
-    cluster_templates::register(&mut h, services);
-    clusters::register(&mut h, services);
-    stats::register(&mut h, services);
-    quotas::register(&mut h, services);
-    federations::register(&mut h, services);
-    nodegroups::register(&mut h, services);
-    h
-}
-
-/// The built-in handlers of the pipeline itself: the v1 version document.
-pub fn builtin_handlers() -> Handlers {
-    let mut h = Handlers::default();
-    h.register("v1.get", |call: Call| async move {
-        Ok(errors::json_response(
-            StatusCode::OK,
-            &versions::v1_document(&call.base_url),
-        ))
-    });
-    h
+    Handlers::new(routes::table(), services.clone())
 }
 
 #[cfg(test)]

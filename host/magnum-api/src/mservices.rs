@@ -1,6 +1,7 @@
 //! `GET /v1/mservices` (magnum/api/controllers/v1/magnum_services.py): the
 //! declared attributes of every `magnum_service` row, plus its state.
 
+use axum::response::Response;
 use chrono::NaiveDateTime;
 use http::StatusCode;
 use magnum_domain::models::MagnumService;
@@ -8,7 +9,7 @@ use serde::Serialize;
 
 use super::errors::json_response;
 use super::views::isoformat;
-use super::{ApiError, Call, Handlers, Services};
+use super::{ApiError, Call, Services};
 
 #[derive(Serialize)]
 struct View {
@@ -28,45 +29,40 @@ struct List {
     mservices: Vec<View>,
 }
 
-/// Registers the handler.
-pub fn register(h: &mut Handlers, services: &Services) {
-    let s = services.clone();
-    h.register("magnum_service.get_all", move |call: Call| {
-        let Services {
-            conductor,
-            enforcer,
-        } = s.clone();
-        async move {
-            super::policy::enforce(&enforcer, &call.ctx, "magnum-service:get_all", None)?;
-            // `[DEFAULT]/service_down_time`.
-            let down_time = chrono::Duration::from_std(conductor.settings().service_down_time)
-                .unwrap_or_else(|_| chrono::Duration::seconds(180));
-            let rows = conductor
-                .list_services()
-                .await
-                .map_err(|e| ApiError::Internal(e.into()))?;
-            let now = conductor.now();
-            let mservices = rows
-                .into_iter()
-                .map(|r| View {
-                    state: if is_up(&r, now, down_time) {
-                        "up"
-                    } else {
-                        "down"
-                    },
-                    binary: r.binary,
-                    created_at: isoformat(r.created_at),
-                    disabled: r.disabled,
-                    disabled_reason: r.disabled_reason,
-                    host: r.host,
-                    id: r.id,
-                    report_count: r.report_count,
-                    updated_at: r.updated_at.map(isoformat),
-                })
-                .collect();
-            Ok(json_response(StatusCode::OK, &List { mservices }))
-        }
-    });
+/// routes.md #32: `magnum-service:get_all`, then every row with its state.
+pub(crate) async fn get_all(s: Services, call: Call) -> Result<Response, ApiError> {
+    let Services {
+        conductor,
+        enforcer,
+    } = s;
+    super::policy::enforce(&enforcer, &call.ctx, "magnum-service:get_all", None)?;
+    // `[DEFAULT]/service_down_time`.
+    let down_time = chrono::Duration::from_std(conductor.settings().service_down_time)
+        .unwrap_or_else(|_| chrono::Duration::seconds(180));
+    let rows = conductor
+        .list_services()
+        .await
+        .map_err(|e| ApiError::Internal(e.into()))?;
+    let now = conductor.now();
+    let mservices = rows
+        .into_iter()
+        .map(|r| View {
+            state: if is_up(&r, now, down_time) {
+                "up"
+            } else {
+                "down"
+            },
+            binary: r.binary,
+            created_at: isoformat(r.created_at),
+            disabled: r.disabled,
+            disabled_reason: r.disabled_reason,
+            host: r.host,
+            id: r.id,
+            report_count: r.report_count,
+            updated_at: r.updated_at.map(isoformat),
+        })
+        .collect();
+    Ok(json_response(StatusCode::OK, &List { mservices }))
 }
 
 /// magnum/servicegroup: forced down is down; otherwise the last heartbeat

@@ -18,31 +18,12 @@ use python_semantics::{Dict, PyValue};
 use serde_json::{Value as Json, json};
 
 use super::body::{Body, Const, Schema, Type, attr};
-use super::errors::json_response;
+use super::errors::{json_response, no_content};
 use super::paging::{Collection, Page};
 use super::patch;
-use super::quotas::no_content;
 use super::versions::Link;
 use super::views::{isoformat, labels_diff};
-use super::{ApiError, Call, Handlers, Services};
-
-/// Registers the handlers.
-pub fn register(h: &mut Handlers, services: &Services) {
-    macro_rules! bind {
-        ($id:literal, $f:ident) => {{
-            let s = services.clone();
-            h.register($id, move |call: Call| {
-                let s = s.clone();
-                async move { $f(&s, call).await }
-            });
-        }};
-    }
-    bind!("nodegroup.get_all", get_all);
-    bind!("nodegroup.get_one", get_one);
-    bind!("nodegroup.post", post);
-    bind!("nodegroup.patch", patch_one);
-    bind!("nodegroup.delete", delete);
-}
+use super::{ApiError, Call, Services};
 
 /// The status values the `status` enum accepts.
 const STATUSES: &[&str] = Status::NAMES;
@@ -272,9 +253,9 @@ fn labels_of(cl: &Cluster) -> StringMap {
 
 /// routes.md #11: `nodegroup:get_all` (and its all-projects rule for
 /// admins), the cluster, the page; summaries.
-async fn get_all(s: &Services, call: Call) -> Result<Response, ApiError> {
+pub(crate) async fn get_all(s: Services, call: Call<String>) -> Result<Response, ApiError> {
     let ctx = read_policy(
-        s,
+        &s,
         &call.ctx,
         "nodegroup:get_all",
         "nodegroup:get_all_all_projects",
@@ -283,7 +264,7 @@ async fn get_all(s: &Services, call: Call) -> Result<Response, ApiError> {
     let mut rd = s.conductor.reader().await?;
     let cl = s
         .conductor
-        .get_cluster_on(&mut rd, &ctx, param(&call, "cluster_id"))
+        .get_cluster_on(&mut rd, &ctx, &call.path)
         .await?;
     let page = Page::from_query(&call.query, s.conductor.settings().max_limit)?;
     let role = call.query.text("role");
@@ -305,20 +286,21 @@ async fn get_all(s: &Services, call: Call) -> Result<Response, ApiError> {
 
 /// routes.md #12: `nodegroup:get` (and its all-projects rule for admins),
 /// the cluster, the nodegroup; the detail.
-async fn get_one(s: &Services, call: Call) -> Result<Response, ApiError> {
+pub(crate) async fn get_one(
+    s: Services,
+    call: Call<(String, String)>,
+) -> Result<Response, ApiError> {
     let ctx = read_policy(
-        s,
+        &s,
         &call.ctx,
         "nodegroup:get",
         "nodegroup:get_one_all_projects",
     )?;
-    let cl = s
-        .conductor
-        .get_cluster(&ctx, param(&call, "cluster_id"))
-        .await?;
+    let (cluster, nodegroup) = &call.path;
+    let cl = s.conductor.get_cluster(&ctx, cluster).await?;
     let ng = s
         .conductor
-        .get_nodegroup(&call.ctx, &cl.uuid, param(&call, "nodegroup_id"))
+        .get_nodegroup(&call.ctx, &cl.uuid, nodegroup)
         .await?;
     Ok(json_response(
         StatusCode::OK,
@@ -331,13 +313,11 @@ async fn get_one(s: &Services, call: Call) -> Result<Response, ApiError> {
 /// rules, no master role, then the defaults of the cluster and its
 /// template (image, flavor, labels, merged with `merge_labels`), the
 /// flavor's root disk; 202 with the nodegroup as built.
-async fn post(s: &Services, call: Call) -> Result<Response, ApiError> {
+pub(crate) async fn post(s: Services, call: Call<String>) -> Result<Response, ApiError> {
     let b = SCHEMA.decode(call.require_body()?)?;
     super::policy::enforce(&s.enforcer, &call.ctx, "nodegroup:create", None)?;
     let c = &s.conductor;
-    let cl = c
-        .get_cluster(&scoped(&call.ctx, false), param(&call, "cluster_id"))
-        .await?;
+    let cl = c.get_cluster(&scoped(&call.ctx, false), &call.path).await?;
     if cl.api_address.as_deref().unwrap_or("").is_empty() {
         return Err(MagnumError::cluster_api_address_unavailable().into());
     }
@@ -431,16 +411,16 @@ async fn post(s: &Services, call: Call) -> Result<Response, ApiError> {
 /// only `min_node_count`, `max_node_count`, `node_labels` and
 /// `node_taints` may have changed; the flavor and the 409 rules are
 /// checked; 202 with the patched object.
-async fn patch_one(s: &Services, call: Call) -> Result<Response, ApiError> {
+pub(crate) async fn patch_one(
+    s: Services,
+    call: Call<(String, String)>,
+) -> Result<Response, ApiError> {
     let ops = patch::parse(call.require_body()?, &patch::NODE_GROUP)?;
     let c = &s.conductor;
-    let cl = c
-        .get_cluster(&scoped(&call.ctx, false), param(&call, "cluster_id"))
-        .await?;
+    let (cluster, nodegroup) = &call.path;
+    let cl = c.get_cluster(&scoped(&call.ctx, false), cluster).await?;
     super::policy::enforce(&s.enforcer, &call.ctx, "nodegroup:update", None)?;
-    let ng = c
-        .get_nodegroup(&call.ctx, &cl.uuid, param(&call, "nodegroup_id"))
-        .await?;
+    let ng = c.get_nodegroup(&call.ctx, &cl.uuid, nodegroup).await?;
     let doc = doc_of(&ng);
     let patched = patch::apply(&doc, &ops, &patch::NODE_GROUP)?;
     let b = SCHEMA.rebuild(&patched)?;
@@ -495,22 +475,17 @@ async fn patch_one(s: &Services, call: Call) -> Result<Response, ApiError> {
 
 /// routes.md #15: `nodegroup:delete`, the caller's cluster, the nodegroup
 /// (a default one is 400); 204.
-async fn delete(s: &Services, call: Call) -> Result<Response, ApiError> {
+pub(crate) async fn delete(
+    s: Services,
+    call: Call<(String, String)>,
+) -> Result<Response, ApiError> {
     super::policy::enforce(&s.enforcer, &call.ctx, "nodegroup:delete", None)?;
     let c = &s.conductor;
-    let cl = c
-        .get_cluster(&scoped(&call.ctx, false), param(&call, "cluster_id"))
-        .await?;
-    let ng = c
-        .get_nodegroup(&call.ctx, &cl.uuid, param(&call, "nodegroup_id"))
-        .await?;
+    let (cluster, nodegroup) = &call.path;
+    let cl = c.get_cluster(&scoped(&call.ctx, false), cluster).await?;
+    let ng = c.get_nodegroup(&call.ctx, &cl.uuid, nodegroup).await?;
     c.delete_nodegroup(&call.ctx, &cl, &ng).await?;
     Ok(no_content())
-}
-
-/// A path argument (the pipeline has filled every declared one).
-fn param<'a>(call: &'a Call, name: &str) -> &'a str {
-    call.params.get(name).map(String::as_str).unwrap_or("")
 }
 
 #[cfg(test)]

@@ -61,6 +61,16 @@ mod tests {
 
     use super::*;
 
+    /// The operations of a template patch `body`, which must parse.
+    fn parsed(body: &[u8]) -> Vec<Operation> {
+        parse(body, &CLUSTER_TEMPLATE).expect("valid operations")
+    }
+
+    /// The refusal of a template patch `body`.
+    fn refused(body: &[u8]) -> MagnumError {
+        parse(body, &CLUSTER_TEMPLATE).expect_err("refused operations")
+    }
+
     fn doc() -> Dict {
         [
             ("id", PyValue::from(1)),
@@ -75,11 +85,7 @@ mod tests {
 
     #[test]
     fn operations_are_checked_before_anything_else() {
-        let e = parse(
-            br#"[{"op": "replace", "path": "/uuid", "value": "x"}]"#,
-            &CLUSTER_TEMPLATE,
-        )
-        .unwrap_err();
+        let e = refused(br#"[{"op": "replace", "path": "/uuid", "value": "x"}]"#);
         assert_eq!(
             (e.status, e.kind, e.message.as_str()),
             (
@@ -88,18 +94,14 @@ mod tests {
                 "'/uuid' is an internal attribute and can not be updated"
             )
         );
-        let e = parse(b"", &CLUSTER_TEMPLATE).unwrap_err();
+        let e = refused(b"");
         assert_eq!(e.message, "Missing argument: \"patch\"");
-        let e = parse(br#"{"op": "replace"}"#, &CLUSTER_TEMPLATE).unwrap_err();
+        let e = refused(br#"{"op": "replace"}"#);
         assert_eq!(
             e.message,
             "Invalid input for field/attribute patch. Value: '{'op': 'replace'}'. Value not a valid list: {'op': 'replace'}"
         );
-        let e = parse(
-            br#"[{"op": "remove", "path": "/image_id"}]"#,
-            &CLUSTER_TEMPLATE,
-        )
-        .unwrap_err();
+        let e = refused(br#"[{"op": "remove", "path": "/image_id"}]"#);
         assert_eq!(
             e.message,
             "'/image_id' is a mandatory attribute and can not be removed"
@@ -108,33 +110,23 @@ mod tests {
 
     #[test]
     fn application_and_delta() {
-        let ops = parse(
+        let ops = parsed(
             br#"[{"op": "replace", "path": "/name", "value": "b"},
                  {"op": "add", "path": "/keypair_id", "value": "k"},
                  {"op": "replace", "path": "/labels", "value": "{'x': 'y'}"}]"#,
-            &CLUSTER_TEMPLATE,
-        )
-        .unwrap();
+        );
         let before = doc();
         let after = apply(&before, &ops, &CLUSTER_TEMPLATE).unwrap();
         assert_eq!(after.get("name"), Some(&PyValue::from("b")));
         assert_eq!(changed(&before, &after), ["name", "keypair_id", "labels"]);
         assert!(changed(&before, &before).is_empty());
-        let ops = parse(
-            br#"[{"op": "add", "path": "/name", "value": "b"}]"#,
-            &CLUSTER_TEMPLATE,
-        )
-        .unwrap();
+        let ops = parsed(br#"[{"op": "add", "path": "/name", "value": "b"}]"#);
         let e = apply(&before, &ops, &CLUSTER_TEMPLATE).unwrap_err();
         assert_eq!(
             e.message,
             "The attribute /name has existed, please use 'replace' operation instead."
         );
-        let ops = parse(
-            br#"[{"op": "remove", "path": "/nothing"}]"#,
-            &CLUSTER_TEMPLATE,
-        )
-        .unwrap();
+        let ops = parsed(br#"[{"op": "remove", "path": "/nothing"}]"#);
         let e = apply(&before, &ops, &CLUSTER_TEMPLATE).unwrap_err();
         assert_eq!(
             (e.kind, e.message.as_str()),

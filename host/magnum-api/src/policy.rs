@@ -3,6 +3,7 @@
 //! scope mismatch) is the same 403.
 
 use magnum_domain::{MagnumError, RequestContext};
+use python_semantics::Dict;
 
 use magnum_conductor::policy::{self, Enforcer, Target};
 
@@ -29,4 +30,15 @@ pub fn enforce(
             tracing::debug!(rule, reason = ?denied.reason, "policy denied");
             MagnumError::policy_not_authorized(rule)
         })
+}
+
+/// A resource's `as_dict()` as the policy target Magnum passes for it.
+pub fn dict_target(doc: Dict) -> Target {
+    let mut out = Target::new();
+    for (k, v) in doc.iter() {
+        if let (Some(k), Ok(v)) = (k.as_str(), v.to_json()) {
+            out.insert(k.to_string(), v);
+        }
+    }
+    out
 }

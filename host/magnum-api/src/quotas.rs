@@ -2,7 +2,6 @@
 //! change and delete the hard limit of a (project, resource); callers read
 //! their own project's quotas, admins any.
 
-use axum::body::Body as HttpBody;
 use axum::response::Response;
 use http::StatusCode;
 use magnum_domain::MagnumError;
@@ -12,28 +11,10 @@ use magnum_domain::validation::{RANGE_ID, STRING_FIELD};
 use serde::Serialize;
 
 use super::body::{Attr, Body, Const, Schema, Type, attr};
-use super::errors::json_response;
+use super::errors::{json_response, no_content};
 use super::paging::{Collection, Page};
 use super::views::isoformat;
-use super::{ApiError, Call, Handlers, Services};
-
-/// Registers the handlers.
-pub fn register(h: &mut Handlers, services: &Services) {
-    macro_rules! bind {
-        ($id:literal, $f:ident) => {{
-            let s = services.clone();
-            h.register($id, move |call: Call| {
-                let s = s.clone();
-                async move { $f(&s, call).await }
-            });
-        }};
-    }
-    bind!("quota.get_all", get_all);
-    bind!("quota.get_one", get_one);
-    bind!("quota.post", post);
-    bind!("quota.patch", patch);
-    bind!("quota.delete", delete);
-}
+use super::{ApiError, Call, Services};
 
 /// The attributes of WSME's `Quota` type, in declaration order.
 const ATTRS: &[Attr] = &[
@@ -89,13 +70,6 @@ struct DefaultView<'a> {
     resource: &'a str,
 }
 
-/// An empty answer (`204 No Content` of the deletes).
-pub(crate) fn no_content() -> Response {
-    let mut resp = Response::new(HttpBody::empty());
-    *resp.status_mut() = StatusCode::NO_CONTENT;
-    resp
-}
-
 /// The hard limit a body sets: the one sent, else WSME's default 1.
 fn hard_limit(b: &Body<'_>) -> Result<i32, MagnumError> {
     let n = b.int("hard_limit").unwrap_or(1);
@@ -106,7 +80,7 @@ fn hard_limit(b: &Body<'_>) -> Result<i32, MagnumError> {
 
 /// routes.md #22: `quota:get_all`; the caller's project, or every project
 /// for an admin with `all_tenants`; a caller without a project sees none.
-async fn get_all(s: &Services, call: Call) -> Result<Response, ApiError> {
+pub(crate) async fn get_all(s: Services, call: Call) -> Result<Response, ApiError> {
     let ctx = &call.ctx;
     super::policy::enforce(&s.enforcer, ctx, "quota:get_all", None)?;
     let all_tenants = call.query.bool("all_tenants").unwrap_or(false);
@@ -136,11 +110,13 @@ async fn get_all(s: &Services, call: Call) -> Result<Response, ApiError> {
 
 /// routes.md #23: `quota:get`; non-admins only of their own project; the
 /// stored quota, or the configured default.
-async fn get_one(s: &Services, call: Call) -> Result<Response, ApiError> {
+pub(crate) async fn get_one(
+    s: Services,
+    call: Call<(String, String)>,
+) -> Result<Response, ApiError> {
     let ctx = &call.ctx;
     super::policy::enforce(&s.enforcer, ctx, "quota:get", None)?;
-    let project = param(&call, "project_id");
-    let resource = param(&call, "resource");
+    let (project, resource) = (call.path.0.as_str(), call.path.1.as_str());
     if !ctx.is_admin && project != ctx.project_id {
         return Err(MagnumError::not_authorized_default().into());
     }
@@ -167,7 +143,7 @@ async fn get_one(s: &Services, call: Call) -> Result<Response, ApiError> {
 ///
 /// Deviation: no lookup back end of this build asks Keystone, so every
 /// project is found.
-async fn post(s: &Services, call: Call) -> Result<Response, ApiError> {
+pub(crate) async fn post(s: Services, call: Call) -> Result<Response, ApiError> {
     let b = CREATE.decode(call.require_body()?)?;
     if let Some(project) = b.text("project_id") {
         s.conductor.check_project(&call.ctx, project).await?;
@@ -198,29 +174,26 @@ async fn post(s: &Services, call: Call) -> Result<Response, ApiError> {
 ///
 /// Deviation: Magnum also writes a client-sent `id` into the row's primary
 /// key; we ignore it.
-async fn patch(s: &Services, call: Call) -> Result<Response, ApiError> {
+pub(crate) async fn patch(s: Services, call: Call<(String, String)>) -> Result<Response, ApiError> {
     let b = UPDATE.decode(call.require_body()?)?;
     super::policy::enforce(&s.enforcer, &call.ctx, "quota:update", None)?;
     let limit = hard_limit(&b)?;
     let q = s
         .conductor
-        .update_quota(param(&call, "project_id"), param(&call, "resource"), limit)
+        .update_quota(&call.path.0, &call.path.1, limit)
         .await?;
     Ok(json_response(StatusCode::ACCEPTED, &View::from(&q)))
 }
 
 /// routes.md #26: `quota:delete`, then the row; 204.
-async fn delete(s: &Services, call: Call) -> Result<Response, ApiError> {
+pub(crate) async fn delete(
+    s: Services,
+    call: Call<(String, String)>,
+) -> Result<Response, ApiError> {
     super::policy::enforce(&s.enforcer, &call.ctx, "quota:delete", None)?;
-    s.conductor
-        .delete_quota(param(&call, "project_id"), param(&call, "resource"))
-        .await?;
+    let (project, resource) = &call.path;
+    s.conductor.delete_quota(project, resource).await?;
     Ok(no_content())
-}
-
-/// A path argument (the pipeline has filled every declared one).
-fn param<'a>(call: &'a Call, name: &str) -> &'a str {
-    call.params.get(name).map(String::as_str).unwrap_or("")
 }
 
 #[cfg(test)]

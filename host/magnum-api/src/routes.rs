@@ -1,11 +1,26 @@
 //! The v1 route table (`spec/api/routes.md` §2) as data, and the dispatcher
 //! that reproduces pecan's routing: which handler a (method, path) reaches,
 //! with which path arguments, or which 404/405 answers it.
+//!
+//! A row of the table is a route's declaration ([`Route`]: method, pattern,
+//! microversions, success status, query and body arguments, policy rules)
+//! and its handler ([`Route::to`]): a row cannot be written without one.
+//! The handler receives the path arguments its pattern declares, typed
+//! ([`PathArgs`]), in [`Call::path`].
 
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
 
-use http::Method;
+use axum::response::Response;
+use futures::future::BoxFuture;
+use http::{Method, StatusCode};
 use magnum_domain::microversion::Version;
+
+use crate::views::Form;
+use crate::{ApiError, Call, Services};
+use crate::{certificates, credentials, errors, mservices, stats, versions};
+use crate::{cluster_templates, clusters, federations, nodegroups, quotas};
 
 /// The WSME type of a declared query parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,8 +46,8 @@ const fn p(name: &'static str, kind: ParamType) -> Param {
     Param { name, kind }
 }
 
-/// One handler of the v1 API. Several routes share a method and pattern when
-/// the handler has microversion variants.
+/// The declaration of one handler of the v1 API. Several routes share a
+/// method and pattern when the handler has microversion variants.
 #[derive(Clone, Debug)]
 pub struct Route {
     /// `<controller>.<method>` as in Magnum, with the variant's minimum
@@ -58,6 +73,129 @@ pub struct Route {
 }
 
 impl Route {
+    /// A route of every microversion without query, body or policy, with
+    /// the usual success status of its method: 200 for GET, 204 for
+    /// DELETE, 202 otherwise ([`Route::status`] changes it).
+    pub fn new(
+        id: &'static str,
+        number: &'static str,
+        method: Method,
+        pattern: &'static str,
+    ) -> Route {
+        let status = match method {
+            Method::GET => 200,
+            Method::DELETE => 204,
+            _ => 202,
+        };
+        Route {
+            id,
+            number,
+            method,
+            pattern,
+            versions: None,
+            status,
+            query: &[],
+            body_arg: None,
+            policy: &[],
+        }
+    }
+
+    /// A GET route.
+    pub fn get(id: &'static str, number: &'static str, pattern: &'static str) -> Route {
+        Route::new(id, number, Method::GET, pattern)
+    }
+
+    /// A POST route with its WSME body argument.
+    pub fn post(
+        id: &'static str,
+        number: &'static str,
+        pattern: &'static str,
+        body_arg: &'static str,
+    ) -> Route {
+        Route::new(id, number, Method::POST, pattern).body(body_arg)
+    }
+
+    /// A PATCH route.
+    pub fn patch(id: &'static str, number: &'static str, pattern: &'static str) -> Route {
+        Route::new(id, number, Method::PATCH, pattern)
+    }
+
+    /// A DELETE route.
+    pub fn delete(id: &'static str, number: &'static str, pattern: &'static str) -> Route {
+        Route::new(id, number, Method::DELETE, pattern)
+    }
+
+    /// Served from microversion `lo` to `hi`, inclusive.
+    pub fn versions(self, lo: Version, hi: Version) -> Route {
+        Route {
+            versions: Some((lo, hi)),
+            ..self
+        }
+    }
+
+    /// Answering `status` on success.
+    pub fn status(self, status: u16) -> Route {
+        Route { status, ..self }
+    }
+
+    /// With the declared query parameters `query`.
+    pub fn query(self, query: &'static [Param]) -> Route {
+        Route { query, ..self }
+    }
+
+    /// With the WSME body argument `arg`.
+    pub fn body(self, arg: &'static str) -> Route {
+        Route {
+            body_arg: Some(arg),
+            ..self
+        }
+    }
+
+    /// Documents the policy rules the handler evaluates, in order.
+    pub fn policy(self, rules: &'static [&'static str]) -> Route {
+        Route {
+            policy: rules,
+            ..self
+        }
+    }
+
+    /// The row of the table: this route served by `handler`, which receives
+    /// the state `S` its rows share and the call with the path arguments
+    /// `P` of the pattern. Panics (at start-up, when the table is built)
+    /// when `P` does not take as many arguments as the pattern declares.
+    pub fn to<S, P, F, Fut>(self, handler: F) -> Row<S>
+    where
+        P: PathArgs,
+        F: Fn(S, Call<P>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Response, ApiError>> + Send + 'static,
+    {
+        let declared = self.path_args().count();
+        assert_eq!(
+            declared,
+            P::COUNT,
+            "route {}: the handler takes {} path arguments, {} declares {declared}",
+            self.id,
+            P::COUNT,
+            self.pattern
+        );
+        self.untyped(move |state, call: Call<Vec<String>>| {
+            handler(state, call.with_path(P::from_values))
+        })
+    }
+
+    /// The row served by `handler`, which receives the values of the path
+    /// arguments as they are, in pattern order ([`Route::to`] types them).
+    pub(crate) fn untyped<S, F, Fut>(self, handler: F) -> Row<S>
+    where
+        F: Fn(S, Call<Vec<String>>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Response, ApiError>> + Send + 'static,
+    {
+        Row {
+            route: self,
+            handler: Arc::new(move |state, call| Box::pin(handler(state, call))),
+        }
+    }
+
     /// The Magnum method name of the handler (`get_all`).
     pub fn method_name(&self) -> &'static str {
         let name = self.id.split_once('.').map_or(self.id, |(_, n)| n);
@@ -82,6 +220,62 @@ impl Route {
             None => true,
             Some((lo, hi)) => lo <= v && v <= hi,
         }
+    }
+}
+
+/// The path arguments a handler receives: the values of the `{name}`
+/// segments of its route's pattern, in path order, with their number
+/// checked against the pattern when the row is built.
+pub trait PathArgs: Sized + Send + 'static {
+    /// How many `{name}` segments the pattern declares.
+    const COUNT: usize;
+    /// The arguments from the values of those segments (`COUNT` of them;
+    /// the pipeline has filled every one).
+    fn from_values(values: Vec<String>) -> Self;
+}
+
+/// No path argument (`/v1/clusters`).
+impl PathArgs for () {
+    const COUNT: usize = 0;
+    fn from_values(_: Vec<String>) {}
+}
+
+/// One identifier (`/v1/clusters/{cluster_ident}`).
+impl PathArgs for String {
+    const COUNT: usize = 1;
+    fn from_values(values: Vec<String>) -> String {
+        values.into_iter().next().unwrap_or_default()
+    }
+}
+
+/// Two, in path order (`/v1/quotas/{project_id}/{resource}`).
+impl PathArgs for (String, String) {
+    const COUNT: usize = 2;
+    fn from_values(values: Vec<String>) -> (String, String) {
+        let mut v = values.into_iter();
+        (v.next().unwrap_or_default(), v.next().unwrap_or_default())
+    }
+}
+
+/// The future of a handler's answer.
+pub type Answering = BoxFuture<'static, Result<Response, ApiError>>;
+
+/// A handler over the state `S`, given the values of the path arguments.
+type RowHandler<S> = Arc<dyn Fn(S, Call<Vec<String>>) -> Answering + Send + Sync>;
+
+/// A row of a route table: a route's declaration and its handler.
+pub struct Row<S> {
+    /// The declaration.
+    pub route: Route,
+    handler: RowHandler<S>,
+}
+
+impl<S: Clone + Send + Sync + 'static> Row<S> {
+    /// The row's handler with `state` given to every call.
+    pub(crate) fn bind(self, state: S) -> (Route, crate::BoundHandler) {
+        let handler = self.handler;
+        let bound: crate::BoundHandler = Arc::new(move |call| handler(state.clone(), call));
+        (self.route, bound)
     }
 }
 
@@ -119,516 +313,294 @@ fn v(major: u16, minor: u16) -> Version {
     Version::new(major, minor)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn route(
-    id: &'static str,
-    number: &'static str,
-    method: Method,
-    pattern: &'static str,
-    versions: Option<(Version, Version)>,
-    status: u16,
-    query: &'static [Param],
-    body_arg: Option<&'static str>,
-    policy: &'static [&'static str],
-) -> Route {
-    Route {
-        id,
-        number,
-        method,
-        pattern,
-        versions,
-        status,
-        query,
-        body_arg,
-        policy,
-    }
+/// routes.md §2: 43 handlers on 38 (method, path) routes, including the two
+/// version documents, each row with its handler.
+pub fn table() -> Vec<Row<Services>> {
+    let mut rows = documents();
+    rows.extend(resources());
+    rows
 }
 
-/// routes.md §2: 43 handlers on 38 (method, path) routes, including the two
-/// version documents.
-pub fn table() -> Vec<Route> {
-    use Method as M;
-    const CL: &str = "/v1/clusters";
-    const CL_ID: &str = "/v1/clusters/{cluster_ident}";
-    const NG: &str = "/v1/clusters/{cluster_id}/nodegroups";
-    const NG_ID: &str = "/v1/clusters/{cluster_id}/nodegroups/{nodegroup_id}";
-    const CT: &str = "/v1/clustertemplates";
-    const CT_ID: &str = "/v1/clustertemplates/{cluster_template_ident}";
-    const QU: &str = "/v1/quotas";
-    const QU_ID: &str = "/v1/quotas/{project_id}/{resource}";
-    const FE: &str = "/v1/federations";
-    const FE_ID: &str = "/v1/federations/{federation_ident}";
-    let ng = Some((v(1, 9), v(1, 14)));
+/// The rows of the resources, after the version documents.
+pub(crate) fn resources() -> Vec<Row<Services>> {
+    [
+        cluster_rows(),
+        nodegroup_rows(),
+        template_rows(),
+        quota_rows(),
+        other_rows(),
+        federation_rows(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// #1 and #2, the version documents; they read no state. The root (first
+/// row of every table) is answered outside v1, without microversions.
+pub(crate) fn documents<S>() -> Vec<Row<S>> {
     vec![
-        route("root.get", "1", M::GET, "/", None, 200, &[], None, &[]),
-        route("v1.get", "2", M::GET, "/v1", None, 200, &[], None, &[]),
-        route(
-            "cluster.get_all",
-            "3",
-            M::GET,
-            CL,
-            None,
-            200,
-            PAGINATION,
-            None,
-            &["cluster:get_all", "cluster:get_all_all_projects"],
-        ),
-        route(
-            "cluster.detail",
-            "4",
-            M::GET,
-            "/v1/clusters/detail",
-            None,
-            200,
-            PAGINATION,
-            None,
-            &["cluster:detail", "cluster:detail_all_projects"],
-        ),
-        route(
-            "cluster.get_one",
-            "5",
-            M::GET,
-            CL_ID,
-            None,
-            200,
-            &[],
-            None,
-            &["cluster:get_one_all_projects", "cluster:get"],
-        ),
-        route(
-            "cluster.post@1.1",
-            "6",
-            M::POST,
-            CL,
-            Some((v(1, 1), v(1, 9))),
-            202,
-            &[],
-            Some("cluster"),
-            &["cluster:create"],
-        ),
-        route(
-            "cluster.post@1.10",
-            "6'",
-            M::POST,
-            CL,
-            Some((v(1, 10), v(1, 14))),
-            202,
-            &[],
-            Some("cluster"),
-            &["cluster:create"],
-        ),
-        route(
-            "cluster.patch@1.1",
-            "7",
-            M::PATCH,
-            CL_ID,
-            Some((v(1, 1), v(1, 2))),
-            202,
-            &[],
-            Some("patch"),
-            CLUSTER_UPDATE,
-        ),
-        route(
-            "cluster.patch@1.3",
-            "7'",
-            M::PATCH,
-            CL_ID,
-            Some((v(1, 3), v(1, 9))),
-            202,
-            ROLLBACK,
-            Some("patch"),
-            CLUSTER_UPDATE,
-        ),
-        route(
-            "cluster.patch@1.10",
-            "7''",
-            M::PATCH,
-            CL_ID,
-            Some((v(1, 10), v(1, 14))),
-            202,
-            ROLLBACK,
-            Some("patch"),
-            CLUSTER_UPDATE,
-        ),
-        route(
-            "cluster.delete",
-            "8",
-            M::DELETE,
-            CL_ID,
-            None,
-            204,
-            &[],
-            None,
-            &["cluster:delete_all_projects", "cluster:delete"],
-        ),
-        route(
+        Route::get("root.get", "1", "/").to(|_, call: Call| async move {
+            let doc = versions::root_document(&call.base_url);
+            Ok(errors::json_response(StatusCode::OK, &doc))
+        }),
+        Route::get("v1.get", "2", "/v1").to(|_, call: Call| async move {
+            let doc = versions::v1_document(&call.base_url);
+            Ok(errors::json_response(StatusCode::OK, &doc))
+        }),
+    ]
+}
+
+const CL: &str = "/v1/clusters";
+const CL_ID: &str = "/v1/clusters/{cluster_ident}";
+const RESIZE: &str = "/v1/clusters/{cluster_ident}/actions/resize";
+const UPGRADE: &str = "/v1/clusters/{cluster_ident}/actions/upgrade";
+const NG: &str = "/v1/clusters/{cluster_id}/nodegroups";
+const NG_ID: &str = "/v1/clusters/{cluster_id}/nodegroups/{nodegroup_id}";
+const CT: &str = "/v1/clustertemplates";
+const CT_ID: &str = "/v1/clustertemplates/{cluster_template_ident}";
+const QU: &str = "/v1/quotas";
+const QU_ID: &str = "/v1/quotas/{project_id}/{resource}";
+const CERT_ID: &str = "/v1/certificates/{cluster_ident}";
+const FE: &str = "/v1/federations";
+const FE_ID: &str = "/v1/federations/{federation_ident}";
+
+/// #3–#10: clusters and their actions.
+fn cluster_rows() -> Vec<Row<Services>> {
+    use clusters::{create, delete, get_one, list, resize, update, upgrade, upgrade_refused};
+    vec![
+        Route::get("cluster.get_all", "3", CL)
+            .query(PAGINATION)
+            .policy(&["cluster:get_all", "cluster:get_all_all_projects"])
+            .to(|s, call| list(s, call, Form::Summary)),
+        Route::get("cluster.detail", "4", "/v1/clusters/detail")
+            .query(PAGINATION)
+            .policy(&["cluster:detail", "cluster:detail_all_projects"])
+            .to(|s, call| list(s, call, Form::Detail)),
+        Route::get("cluster.get_one", "5", CL_ID)
+            .policy(&["cluster:get_one_all_projects", "cluster:get"])
+            .to(get_one),
+        Route::post("cluster.post@1.1", "6", CL, "cluster")
+            .versions(v(1, 1), v(1, 9))
+            .policy(&["cluster:create"])
+            .to(create),
+        Route::post("cluster.post@1.10", "6'", CL, "cluster")
+            .versions(v(1, 10), v(1, 14))
+            .policy(&["cluster:create"])
+            .to(create),
+        Route::patch("cluster.patch@1.1", "7", CL_ID)
+            .versions(v(1, 1), v(1, 2))
+            .body("patch")
+            .policy(CLUSTER_UPDATE)
+            .to(update),
+        Route::patch("cluster.patch@1.3", "7'", CL_ID)
+            .versions(v(1, 3), v(1, 9))
+            .query(ROLLBACK)
+            .body("patch")
+            .policy(CLUSTER_UPDATE)
+            .to(update),
+        Route::patch("cluster.patch@1.10", "7''", CL_ID)
+            .versions(v(1, 10), v(1, 14))
+            .query(ROLLBACK)
+            .body("patch")
+            .policy(CLUSTER_UPDATE)
+            .to(update),
+        Route::delete("cluster.delete", "8", CL_ID)
+            .policy(&["cluster:delete_all_projects", "cluster:delete"])
+            .to(delete),
+        Route::post(
             "cluster_actions.resize@1.7",
             "9",
-            M::POST,
-            "/v1/clusters/{cluster_ident}/actions/resize",
-            Some((v(1, 7), v(1, 9))),
-            202,
-            &[],
-            Some("cluster_resize_req"),
-            &["cluster:resize"],
-        ),
-        route(
+            RESIZE,
+            "cluster_resize_req",
+        )
+        .versions(v(1, 7), v(1, 9))
+        .policy(&["cluster:resize"])
+        .to(resize),
+        Route::post(
             "cluster_actions.resize@1.10",
             "9'",
-            M::POST,
-            "/v1/clusters/{cluster_ident}/actions/resize",
-            Some((v(1, 10), v(1, 14))),
-            202,
-            &[],
-            Some("cluster_resize_req"),
-            &["cluster:resize"],
-        ),
-        route(
+            RESIZE,
+            "cluster_resize_req",
+        )
+        .versions(v(1, 10), v(1, 14))
+        .policy(&["cluster:resize"])
+        .to(resize),
+        Route::post(
             "cluster_actions.upgrade@1.7",
             "10",
-            M::POST,
-            "/v1/clusters/{cluster_ident}/actions/upgrade",
-            Some((v(1, 7), v(1, 7))),
-            400,
-            &[],
-            Some("cluster_upgrade_req"),
-            &[],
-        ),
-        route(
+            UPGRADE,
+            "cluster_upgrade_req",
+        )
+        .versions(v(1, 7), v(1, 7))
+        .status(400)
+        .to(upgrade_refused),
+        Route::post(
             "cluster_actions.upgrade@1.8",
             "10'",
-            M::POST,
-            "/v1/clusters/{cluster_ident}/actions/upgrade",
-            Some((v(1, 8), v(1, 14))),
-            202,
-            &[],
-            Some("cluster_upgrade_req"),
-            &["cluster:upgrade_all_projects", "cluster:upgrade"],
-        ),
-        route(
-            "nodegroup.get_all",
-            "11",
-            M::GET,
-            NG,
-            ng,
-            200,
-            NODEGROUP_LIST,
-            None,
-            &["nodegroup:get_all", "nodegroup:get_all_all_projects"],
-        ),
-        route(
-            "nodegroup.get_one",
-            "12",
-            M::GET,
-            NG_ID,
-            ng,
-            200,
-            &[],
-            None,
-            &["nodegroup:get", "nodegroup:get_one_all_projects"],
-        ),
-        route(
-            "nodegroup.post",
-            "13",
-            M::POST,
-            NG,
-            ng,
-            202,
-            &[],
-            Some("nodegroup"),
-            &["nodegroup:create"],
-        ),
-        route(
-            "nodegroup.patch",
-            "14",
-            M::PATCH,
-            NG_ID,
-            ng,
-            202,
-            &[],
-            Some("patch"),
-            &["nodegroup:update"],
-        ),
-        route(
-            "nodegroup.delete",
-            "15",
-            M::DELETE,
-            NG_ID,
-            ng,
-            204,
-            &[],
-            None,
-            &["nodegroup:delete"],
-        ),
-        route(
-            "cluster_template.get_all",
-            "16",
-            M::GET,
-            CT,
-            None,
-            200,
-            PAGINATION,
-            None,
-            &[
+            UPGRADE,
+            "cluster_upgrade_req",
+        )
+        .versions(v(1, 8), v(1, 14))
+        .policy(&["cluster:upgrade_all_projects", "cluster:upgrade"])
+        .to(upgrade),
+    ]
+}
+
+/// #11–#15: the nodegroups of a cluster, from 1.9.
+fn nodegroup_rows() -> Vec<Row<Services>> {
+    use nodegroups::{delete, get_all, get_one, patch_one, post};
+    let ng = |route: Route| route.versions(v(1, 9), v(1, 14));
+    vec![
+        ng(Route::get("nodegroup.get_all", "11", NG))
+            .query(NODEGROUP_LIST)
+            .policy(&["nodegroup:get_all", "nodegroup:get_all_all_projects"])
+            .to(get_all),
+        ng(Route::get("nodegroup.get_one", "12", NG_ID))
+            .policy(&["nodegroup:get", "nodegroup:get_one_all_projects"])
+            .to(get_one),
+        ng(Route::post("nodegroup.post", "13", NG, "nodegroup"))
+            .policy(&["nodegroup:create"])
+            .to(post),
+        ng(Route::patch("nodegroup.patch", "14", NG_ID))
+            .body("patch")
+            .policy(&["nodegroup:update"])
+            .to(patch_one),
+        ng(Route::delete("nodegroup.delete", "15", NG_ID))
+            .policy(&["nodegroup:delete"])
+            .to(delete),
+    ]
+}
+
+/// #16–#21: cluster templates.
+fn template_rows() -> Vec<Row<Services>> {
+    use cluster_templates::{delete, detail, get_all, get_one, patch, post};
+    vec![
+        Route::get("cluster_template.get_all", "16", CT)
+            .query(PAGINATION)
+            .policy(&[
                 "clustertemplate:get_all",
                 "clustertemplate:get_all_all_projects",
-            ],
-        ),
-        route(
+            ])
+            .to(get_all),
+        Route::get(
             "cluster_template.detail",
             "17",
-            M::GET,
             "/v1/clustertemplates/detail",
-            None,
-            200,
-            PAGINATION,
-            None,
-            &[
-                "clustertemplate:detail",
-                "clustertemplate:detail_all_projects",
-            ],
-        ),
-        route(
-            "cluster_template.get_one",
-            "18",
-            M::GET,
-            CT_ID,
-            None,
-            200,
-            &[],
-            None,
-            &[
+        )
+        .query(PAGINATION)
+        .policy(&[
+            "clustertemplate:detail",
+            "clustertemplate:detail_all_projects",
+        ])
+        .to(detail),
+        Route::get("cluster_template.get_one", "18", CT_ID)
+            .policy(&[
                 "clustertemplate:get_one_all_projects",
                 "clustertemplate:get",
-            ],
-        ),
-        route(
-            "cluster_template.post",
-            "19",
-            M::POST,
-            CT,
-            None,
-            201,
-            &[],
-            Some("cluster_template"),
-            &["clustertemplate:create", "clustertemplate:publish"],
-        ),
-        route(
-            "cluster_template.patch",
-            "20",
-            M::PATCH,
-            CT_ID,
-            None,
-            200,
-            &[],
-            Some("patch"),
-            &[
+            ])
+            .to(get_one),
+        Route::post("cluster_template.post", "19", CT, "cluster_template")
+            .status(201)
+            .policy(&["clustertemplate:create", "clustertemplate:publish"])
+            .to(post),
+        Route::patch("cluster_template.patch", "20", CT_ID)
+            .status(200)
+            .body("patch")
+            .policy(&[
                 "clustertemplate:update_all_projects",
                 "clustertemplate:update",
                 "clustertemplate:publish",
-            ],
-        ),
-        route(
-            "cluster_template.delete",
-            "21",
-            M::DELETE,
-            CT_ID,
-            None,
-            204,
-            &[],
-            None,
-            &[
+            ])
+            .to(patch),
+        Route::delete("cluster_template.delete", "21", CT_ID)
+            .policy(&[
                 "clustertemplate:delete_all_projects",
                 "clustertemplate:delete",
-            ],
-        ),
-        route(
-            "quota.get_all",
-            "22",
-            M::GET,
-            QU,
-            None,
-            200,
-            QUOTA_LIST,
-            None,
-            &["quota:get_all"],
-        ),
-        route(
-            "quota.get_one",
-            "23",
-            M::GET,
-            QU_ID,
-            None,
-            200,
-            &[],
-            None,
-            &["quota:get"],
-        ),
-        route(
-            "quota.post",
-            "24",
-            M::POST,
-            QU,
-            None,
-            201,
-            &[],
-            Some("quota"),
-            &["quota:create"],
-        ),
-        route(
-            "quota.patch",
-            "25",
-            M::PATCH,
-            QU_ID,
-            None,
-            202,
-            &[],
-            Some("quotapatch"),
-            &["quota:update"],
-        ),
-        route(
-            "quota.delete",
-            "26",
-            M::DELETE,
-            QU_ID,
-            None,
-            204,
-            &[],
-            None,
-            &["quota:delete"],
-        ),
-        route(
-            "certificate.get_one",
-            "27",
-            M::GET,
-            "/v1/certificates/{cluster_ident}",
-            None,
-            200,
-            CA_CERT_TYPE,
-            None,
-            &["certificate:get"],
-        ),
-        route(
-            "certificate.post",
-            "28",
-            M::POST,
-            "/v1/certificates",
-            None,
-            201,
-            &[],
-            Some("certificate"),
-            &["certificate:create"],
-        ),
-        route(
-            "certificate.patch",
-            "29",
-            M::PATCH,
-            "/v1/certificates/{cluster_ident}",
-            None,
-            202,
-            &[],
-            None,
-            &["certificate:rotate_ca"],
-        ),
-        route(
-            "credential.patch",
-            "30",
-            M::PATCH,
-            "/v1/credentials/{cluster_ident}",
-            Some((v(1, 12), v(1, 14))),
-            202,
-            &[],
-            None,
-            &["credential:rotate"],
-        ),
-        route(
-            "stats.get_all",
-            "31",
-            M::GET,
-            "/v1/stats",
-            None,
-            200,
-            STATS,
-            None,
-            &["stats:get_all"],
-        ),
-        route(
-            "magnum_service.get_all",
-            "32",
-            M::GET,
-            "/v1/mservices",
-            None,
-            200,
-            &[],
-            None,
-            &["magnum-service:get_all"],
-        ),
-        route(
-            "federation.get_all",
-            "33",
-            M::GET,
-            FE,
-            None,
-            200,
-            PAGINATION,
-            None,
-            &["federation:get_all"],
-        ),
-        route(
-            "federation.detail",
-            "34",
-            M::GET,
-            "/v1/federations/detail",
-            None,
-            200,
-            PAGINATION,
-            None,
-            &["federation:detail"],
-        ),
-        route(
-            "federation.get_one",
-            "35",
-            M::GET,
-            FE_ID,
-            None,
-            200,
-            &[],
-            None,
-            &["federation:get"],
-        ),
-        route(
-            "federation.post",
-            "36",
-            M::POST,
-            FE,
-            None,
-            202,
-            &[],
-            Some("federation"),
-            &["federation:create"],
-        ),
-        route(
-            "federation.patch",
-            "37",
-            M::PATCH,
-            FE_ID,
-            None,
-            202,
-            ROLLBACK,
-            Some("patch"),
-            &["federation:update"],
-        ),
-        route(
-            "federation.delete",
-            "38",
-            M::DELETE,
-            FE_ID,
-            None,
-            204,
-            &[],
-            None,
-            &["federation:delete"],
-        ),
+            ])
+            .to(delete),
+    ]
+}
+
+/// #22–#26: quotas.
+fn quota_rows() -> Vec<Row<Services>> {
+    use quotas::{delete, get_all, get_one, patch, post};
+    vec![
+        Route::get("quota.get_all", "22", QU)
+            .query(QUOTA_LIST)
+            .policy(&["quota:get_all"])
+            .to(get_all),
+        Route::get("quota.get_one", "23", QU_ID)
+            .policy(&["quota:get"])
+            .to(get_one),
+        Route::post("quota.post", "24", QU, "quota")
+            .status(201)
+            .policy(&["quota:create"])
+            .to(post),
+        Route::patch("quota.patch", "25", QU_ID)
+            .body("quotapatch")
+            .policy(&["quota:update"])
+            .to(patch),
+        Route::delete("quota.delete", "26", QU_ID)
+            .policy(&["quota:delete"])
+            .to(delete),
+    ]
+}
+
+/// #27–#32: certificates, credentials, stats and the services.
+fn other_rows() -> Vec<Row<Services>> {
+    vec![
+        Route::get("certificate.get_one", "27", CERT_ID)
+            .query(CA_CERT_TYPE)
+            .policy(&["certificate:get"])
+            .to(certificates::get_one),
+        Route::post("certificate.post", "28", "/v1/certificates", "certificate")
+            .status(201)
+            .policy(&["certificate:create"])
+            .to(certificates::post),
+        Route::patch("certificate.patch", "29", CERT_ID)
+            .policy(&["certificate:rotate_ca"])
+            .to(certificates::patch),
+        Route::patch("credential.patch", "30", "/v1/credentials/{cluster_ident}")
+            .versions(v(1, 12), v(1, 14))
+            .policy(&["credential:rotate"])
+            .to(credentials::patch),
+        Route::get("stats.get_all", "31", "/v1/stats")
+            .query(STATS)
+            .policy(&["stats:get_all"])
+            .to(stats::get_all),
+        Route::get("magnum_service.get_all", "32", "/v1/mservices")
+            .policy(&["magnum-service:get_all"])
+            .to(mservices::get_all),
+    ]
+}
+
+/// #33–#38: federations.
+fn federation_rows() -> Vec<Row<Services>> {
+    use federations::{delete, get_one, list, patch_one, post};
+    vec![
+        Route::get("federation.get_all", "33", FE)
+            .query(PAGINATION)
+            .policy(&["federation:get_all"])
+            .to(|s, call| list(s, call, Form::Summary)),
+        Route::get("federation.detail", "34", "/v1/federations/detail")
+            .query(PAGINATION)
+            .policy(&["federation:detail"])
+            .to(|s, call| list(s, call, Form::Detail)),
+        Route::get("federation.get_one", "35", FE_ID)
+            .policy(&["federation:get"])
+            .to(get_one),
+        Route::post("federation.post", "36", FE, "federation")
+            .policy(&["federation:create"])
+            .to(post),
+        Route::patch("federation.patch", "37", FE_ID)
+            .query(ROLLBACK)
+            .body("patch")
+            .policy(&["federation:update"])
+            .to(patch_one),
+        Route::delete("federation.delete", "38", FE_ID)
+            .policy(&["federation:delete"])
+            .to(delete),
     ]
 }
 
@@ -852,10 +824,16 @@ pub struct Router {
 }
 
 impl Router {
-    /// The router over `table()`. Panics on a duplicate route ID: a
-    /// programmer error found at start-up.
-    pub fn new() -> Router {
-        let routes = table();
+    /// The router over the declarations of a table's rows, in table order.
+    /// Panics on a duplicate route ID, or when the first row is not the
+    /// root document (`/` is answered by the first row): programmer errors
+    /// found at start-up.
+    pub fn new(routes: Vec<Route>) -> Router {
+        assert_eq!(
+            routes.first().map(|r| r.pattern),
+            Some("/"),
+            "the first row of a route table is the root document"
+        );
         let mut seen = std::collections::HashSet::new();
         for r in &routes {
             assert!(seen.insert(r.id), "duplicate route ID {}", r.id);
@@ -1086,12 +1064,6 @@ impl Router {
     }
 }
 
-impl Default for Router {
-    fn default() -> Self {
-        Router::new()
-    }
-}
-
 /// Whether the first `n` segments of a member pattern already include one of
 /// the member's own identifiers (the parameters after the last literal
 /// segment), so that a GET is a get_one with missing arguments and not a
@@ -1109,9 +1081,14 @@ mod tests {
     use super::*;
     use std::collections::{HashMap, HashSet};
 
+    /// The declarations of the table, in its order.
+    fn declarations() -> Vec<Route> {
+        table().into_iter().map(|r| r.route).collect()
+    }
+
     #[test]
     fn forty_three_handlers_on_thirty_eight_routes() {
-        let t = table();
+        let t = declarations();
         let routes: HashSet<_> = t.iter().map(|r| (r.method.clone(), r.pattern)).collect();
         assert_eq!((t.len(), routes.len()), (43, 38));
     }
@@ -1166,7 +1143,7 @@ mod tests {
         }
         assert_eq!(want.len(), 43, "rows parsed from routes.md");
         let mut got = HashMap::new();
-        for r in table() {
+        for r in declarations() {
             let (min, max) = r.versions.map_or((String::new(), String::new()), |(a, b)| {
                 (a.to_string(), b.to_string())
             });
@@ -1244,6 +1221,51 @@ mod tests {
         out
     }
 
+    /// The recipe "Adding a route" of docs/architecture.md, followed: one
+    /// row declaring the route with its handler, the handler beside it; the
+    /// request goes through the whole pipeline, and the handler gets the
+    /// services and the path argument its pattern declares.
+    #[tokio::test]
+    async fn adding_a_route() {
+        use crate::conductor::certificate_test_support::insert_cluster;
+        use crate::conductor::testing::TestConductor;
+        use crate::testing::{MEMBER, TestApp};
+        use magnum_domain::Status;
+        use serde_json::json;
+
+        /// `GET /v1/clusters/{cluster_ident}/owner`: the cluster of the
+        /// path, `cluster:get` on it, then its project.
+        async fn owner(s: Services, call: Call<String>) -> Result<Response, ApiError> {
+            let cl = clusters::authorized_cluster(&s, &call.ctx, &call.path, "cluster:get").await?;
+            let doc = json!({ "ident": call.path, "project_id": cl.project_id });
+            Ok(errors::json_response(StatusCode::OK, &doc))
+        }
+        let mut rows = table();
+        rows.push(
+            Route::get("cluster.owner", "39", "/v1/clusters/{cluster_ident}/owner")
+                .policy(&["cluster:get"])
+                .to(owner),
+        );
+        let app = TestApp::serving(TestConductor::new().await, rows);
+        let c = &app.t.conductor;
+        insert_cluster(c, "c1", Status::CreateComplete, false, None).await;
+        let a = app.call("GET /v1/clusters/c1/owner", "", MEMBER).await;
+        assert_eq!(a.status, StatusCode::OK, "{}", a.text());
+        assert_eq!(a.json(), json!({ "ident": "c1", "project_id": "p1" }));
+        let stranger = ["X-Project-Id: p2", "X-User-Id: u2", "X-Roles: member"];
+        let a = app.call("GET /v1/clusters/c1/owner", "", &stranger).await;
+        assert_eq!(a.status, StatusCode::NOT_FOUND, "{}", a.text());
+    }
+
+    /// A handler taking fewer path arguments than its pattern declares is
+    /// refused when the table is built.
+    #[test]
+    #[should_panic(expected = "the handler takes 0 path arguments")]
+    fn a_handler_takes_the_path_arguments_its_pattern_declares() {
+        let _: Row<()> = Route::get("cluster.get_one", "5", CL_ID)
+            .to(|(), _: Call| async { Ok(errors::json_response(StatusCode::OK, &())) });
+    }
+
     #[test]
     fn splitting_keeps_inner_empty_segments() {
         assert!(split_path("/").is_empty());
@@ -1253,7 +1275,7 @@ mod tests {
 
     #[test]
     fn method_names_drop_the_variant() {
-        let r = Router::new();
+        let r = Router::new(declarations());
         let names: Vec<_> = r.routes().iter().map(Route::method_name).collect();
         assert!(
             names.contains(&"patch")

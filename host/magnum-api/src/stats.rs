@@ -7,7 +7,7 @@ use magnum_domain::MagnumError;
 use serde::Serialize;
 
 use super::errors::json_response;
-use super::{ApiError, Call, Handlers, Services};
+use super::{ApiError, Call, Services};
 
 /// Magnum's `Stats` type.
 #[derive(Serialize)]
@@ -16,19 +16,10 @@ struct View {
     nodes: i64,
 }
 
-/// Registers the handler.
-pub fn register(h: &mut Handlers, services: &Services) {
-    let s = services.clone();
-    h.register("stats.get_all", move |call: Call| {
-        let s = s.clone();
-        async move { get_all(&s, call).await }
-    });
-}
-
 /// routes.md #31: `stats:get_all`, the type check, then non-admins may only
 /// ask for their own project; admins get every project unless `project_id`
 /// is given.
-async fn get_all(s: &Services, call: Call) -> Result<axum::response::Response, ApiError> {
+pub(crate) async fn get_all(s: Services, call: Call) -> Result<axum::response::Response, ApiError> {
     let ctx = &call.ctx;
     super::policy::enforce(&s.enforcer, ctx, "stats:get_all", None)?;
     let kind = call.query.text("type").unwrap_or("cluster");

@@ -11,7 +11,8 @@ use http_body_util::BodyExt;
 use serde_json::Value;
 use tower::ServiceExt;
 
-use super::{Api, ApiOptions, Services, handlers};
+use super::routes::{self, Row};
+use super::{Api, ApiOptions, Handlers, Services};
 use crate::auth::{Authenticator, NoAuth};
 use crate::conductor::testing::TestConductor;
 use magnum_conductor::policy::{self, PolicySettings};
@@ -68,6 +69,11 @@ impl TestApp {
 
     /// The application over `t`.
     pub fn over(t: TestConductor) -> TestApp {
+        TestApp::serving(t, routes::table())
+    }
+
+    /// The application serving the rows of `table` over `t`.
+    pub fn serving(t: TestConductor, table: Vec<Row<Services>>) -> TestApp {
         let enforcer = Arc::new(
             policy::load(&PolicySettings::default()).expect("Magnum's default rules load"),
         );
@@ -78,9 +84,20 @@ impl TestApp {
             conductor: t.conductor.clone(),
             enforcer,
         };
-        let app =
-            Api::new(ApiOptions::default(), Arc::new(auth), handlers(&services)).into_router();
+        let handlers = Handlers::new(table, services);
+        let app = Api::new(ApiOptions::default(), Arc::new(auth), handlers).into_router();
         TestApp { app, t }
+    }
+
+    /// [`TestApp::call`] at microversion `version` (`"1.9"`; none when
+    /// empty).
+    pub async fn call_at(&self, version: &str, req: &str, body: &str, who: &[&str]) -> Answer {
+        let v = format!("OpenStack-API-Version: container-infra {version}");
+        let mut headers: Vec<&str> = who.to_vec();
+        if !version.is_empty() {
+            headers.push(&v);
+        }
+        self.call(req, body, &headers).await
     }
 
     /// Sends `METHOD /path?query` with a JSON body (empty for none) and
@@ -104,25 +121,29 @@ impl TestApp {
         if !body.is_empty() && !content_type {
             b = b.header("content-type", "application/json");
         }
-        let resp = self
-            .app
-            .clone()
-            .oneshot(b.body(Body::from(body.to_string())).expect("request"))
-            .await
-            .expect("infallible");
-        let status = resp.status();
-        let headers = resp.headers().clone();
-        let body = resp
-            .into_body()
-            .collect()
-            .await
-            .expect("body")
-            .to_bytes()
-            .to_vec();
-        Answer {
-            status,
-            headers,
-            body,
-        }
+        send(
+            &self.app,
+            b.body(Body::from(body.to_string())).expect("request"),
+        )
+        .await
+    }
+}
+
+/// The answer of `app` to `req`, read to its end.
+pub async fn send(app: &axum::Router, req: Request<Body>) -> Answer {
+    let resp = app.clone().oneshot(req).await.expect("infallible");
+    let status = resp.status();
+    let headers = resp.headers().clone();
+    let body = resp
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes()
+        .to_vec();
+    Answer {
+        status,
+        headers,
+        body,
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! [`request`] builds one HTTP request from the fuzz input and sends it to
 //! the whole in-process application (the pipeline and every handler, as
-//! [`crate::api::handlers`] registers them) over a conductor on an
+//! [`crate::api::handlers`] binds them) over a conductor on an
 //! in-memory SQLite database, without authentication (the caller is given
 //! by the `X-Project-Id`, `X-User-Id` and `X-Roles` headers) and without
 //! any driver loaded (the driver host starts with no package: the target
@@ -220,8 +220,8 @@ fn patterns() -> &'static [&'static str] {
     P.get_or_init(|| {
         let mut out: Vec<&'static str> = Vec::new();
         for r in routes::table() {
-            if !out.contains(&r.pattern) {
-                out.push(r.pattern);
+            if !out.contains(&r.route.pattern) {
+                out.push(r.route.pattern);
             }
         }
         out

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use crate::conductor::Settings;
 use crate::conductor::testing::TestConductor;
+use crate::fixture::{detail, expect};
 use crate::openstack::{STATIC_IMAGE_NAME, Static};
 use crate::testing::{Answer, TestApp};
 use magnum_domain::query::{ListOptions, Scope, TemplateScope};
@@ -52,13 +53,6 @@ fn ct_body(set: Value, remove: &[&str]) -> String {
         }
     }
     b.to_string()
-}
-
-fn detail(a: &Answer) -> String {
-    serde_json::from_slice::<Value>(&a.body)
-        .ok()
-        .and_then(|v| v["errors"][0]["detail"].as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 async fn create(app: &TestApp, who: &[&str], set: Value) -> Value {
@@ -248,10 +242,10 @@ async fn create_cluster_template() {
             READER,
         )
         .await;
-    assert_eq!(a.status, 403, "{}", a.text());
-    assert_eq!(
-        detail(&a),
-        "Policy doesn't allow clustertemplate:create to be performed."
+    expect(
+        &a,
+        403,
+        "Policy doesn't allow clustertemplate:create to be performed.",
     );
     let a = app
         .call(

@@ -20,16 +20,6 @@ fn base() -> String {
     format!("/v1/clusters/{CLUSTER_UUID}/nodegroups")
 }
 
-/// A request at microversion `version` ("" for none).
-async fn call(app: &TestApp, version: &str, req: &str, body: &str, who: &[&str]) -> Answer {
-    let v = format!("OpenStack-API-Version: container-infra {version}");
-    let mut headers: Vec<&str> = who.to_vec();
-    if !version.is_empty() {
-        headers.push(&v);
-    }
-    app.call(req, body, &headers).await
-}
-
 async fn nodegroup(app: &TestApp, uuid: &str) -> magnum_domain::models::NodeGroup {
     app.t
         .db
@@ -62,18 +52,18 @@ async fn lists() {
     let b = base();
     // below 1.9 the resource does not exist
     expect(
-        &call(&app, "1.8", &format!("GET {b}"), "", READER).await,
+        &app.call_at("1.8", &format!("GET {b}"), "", READER).await,
         406,
         "",
     );
     expect(
-        &call(&app, "", &format!("GET {b}"), "", READER).await,
+        &app.call_at("", &format!("GET {b}"), "", READER).await,
         406,
         "",
     );
 
     // summaries carry WSME defaults, not stored counts
-    let a = call(&app, "1.9", &format!("GET {b}"), "", READER).await;
+    let a = app.call_at("1.9", &format!("GET {b}"), "", READER).await;
     expect(&a, 200, "");
     let list = items(&a);
     assert_eq!(list.len(), 3, "{}", a.text());
@@ -86,20 +76,19 @@ async fn lists() {
     assert!(a.json().get("next").is_none(), "{}", a.text());
 
     // role filters exactly
-    let a = call(&app, "1.9", &format!("GET {b}?role=master"), "", READER).await;
+    let a = app
+        .call_at("1.9", &format!("GET {b}?role=master"), "", READER)
+        .await;
     assert_eq!(items(&a).len(), 1, "{}", a.text());
-    let a = call(&app, "1.9", &format!("GET {b}?role=mast"), "", READER).await;
+    let a = app
+        .call_at("1.9", &format!("GET {b}?role=mast"), "", READER)
+        .await;
     assert_eq!(items(&a).len(), 0, "{}", a.text());
 
     // a full page links to the next one (the cluster named by name)
-    let a = call(
-        &app,
-        "1.9",
-        "GET /v1/clusters/c1/nodegroups?limit=2",
-        "",
-        READER,
-    )
-    .await;
+    let a = app
+        .call_at("1.9", "GET /v1/clusters/c1/nodegroups?limit=2", "", READER)
+        .await;
     expect(&a, 200, "");
     assert_eq!(
         a.json()["next"],
@@ -107,14 +96,14 @@ async fn lists() {
             "http://localhost/v1/clusters/{CLUSTER_UUID}/nodegroups?sort_key=id&sort_dir=asc&limit=2&marker={WORKER_UUID}"
         )
     );
-    let a = call(
-        &app,
-        "1.9",
-        &format!("GET {b}?limit=2&marker={WORKER_UUID}"),
-        "",
-        READER,
-    )
-    .await;
+    let a = app
+        .call_at(
+            "1.9",
+            &format!("GET {b}?limit=2&marker={WORKER_UUID}"),
+            "",
+            READER,
+        )
+        .await;
     assert_eq!(items(&a).len(), 1, "{}", a.text());
 
     // bad paging parameters
@@ -137,25 +126,28 @@ async fn lists() {
         ),
     ] {
         expect(
-            &call(&app, "1.9", &format!("GET {b}?{q}"), "", READER).await,
+            &app.call_at("1.9", &format!("GET {b}?{q}"), "", READER)
+                .await,
             status,
             want,
         );
     }
 
     // another project's cluster is not found
-    let a = call(&app, "1.9", &format!("GET {b}"), "", OTHER).await;
+    let a = app.call_at("1.9", &format!("GET {b}"), "", OTHER).await;
     expect(
         &a,
         404,
         &format!("Cluster {CLUSTER_UUID} could not be found."),
     );
     // admins see every project
-    let a = call(&app, "1.9", &format!("GET {b}"), "", ADMIN).await;
+    let a = app.call_at("1.9", &format!("GET {b}"), "", ADMIN).await;
     expect(&a, 200, "");
     assert_eq!(items(&a).len(), 3, "{}", a.text());
     // policy is checked before the lookup
-    let a = call(&app, "1.9", "GET /v1/clusters/nope/nodegroups", "", NONE).await;
+    let a = app
+        .call_at("1.9", "GET /v1/clusters/nope/nodegroups", "", NONE)
+        .await;
     expect(
         &a,
         403,
@@ -168,7 +160,9 @@ async fn get_by_uuid_name_or_id() {
     let app = seeded().await;
     let b = base();
     for ident in [EXTRA_UUID, "extra", "3"] {
-        let a = call(&app, "1.14", &format!("GET {b}/{ident}"), "", READER).await;
+        let a = app
+            .call_at("1.14", &format!("GET {b}/{ident}"), "", READER)
+            .await;
         expect(&a, 200, "");
         assert_eq!(
             a.json(),
@@ -191,22 +185,26 @@ async fn get_by_uuid_name_or_id() {
     }
     // unknown nodegroup
     expect(
-        &call(&app, "1.9", &format!("GET {b}/nope"), "", READER).await,
+        &app.call_at("1.9", &format!("GET {b}/nope"), "", READER)
+            .await,
         404,
         "Nodegroup nope could not be found.",
     );
     expect(
-        &call(&app, "1.9", &format!("GET {b}/99"), "", READER).await,
+        &app.call_at("1.9", &format!("GET {b}/99"), "", READER).await,
         404,
         "Nodegroup 99 could not be found.",
     );
     // overridden policy refuses
     expect(
-        &call(&app, "1.9", &format!("GET {b}/extra"), "", NONE).await,
+        &app.call_at("1.9", &format!("GET {b}/extra"), "", NONE)
+            .await,
         403,
         "Policy doesn't allow nodegroup:get to be performed.",
     );
-    let a = call(&app, "1.9", &format!("GET {b}/extra"), "", ADMIN).await;
+    let a = app
+        .call_at("1.9", &format!("GET {b}/extra"), "", ADMIN)
+        .await;
     expect(&a, 200, "");
 }
 
@@ -219,7 +217,9 @@ async fn create_answers_202_with_the_object_as_built() {
         "node_labels": {"workload": "gpu"},
         "node_taints": [{"key": "gpu", "value": "true", "effect": "NoSchedule"}],
     });
-    let a = call(&app, "1.9", &format!("POST {b}"), &body.to_string(), MEMBER).await;
+    let a = app
+        .call_at("1.9", &format!("POST {b}"), &body.to_string(), MEMBER)
+        .await;
     expect(&a, 202, "");
     assert_eq!(
         a.json(),
@@ -248,14 +248,14 @@ async fn create_answers_202_with_the_object_as_built() {
 #[tokio::test]
 async fn a_driver_failure_leaves_the_rows_failed_after_the_202() {
     let app = seeded().await;
-    let a = call(
-        &app,
-        "1.9",
-        &format!("POST {}", base()),
-        r#"{"name": "bad", "labels": {"fake_error": "nodegroup_create"}}"#,
-        MEMBER,
-    )
-    .await;
+    let a = app
+        .call_at(
+            "1.9",
+            &format!("POST {}", base()),
+            r#"{"name": "bad", "labels": {"fake_error": "nodegroup_create"}}"#,
+            MEMBER,
+        )
+        .await;
     expect(&a, 202, "");
     let ng = nodegroup(&app, NEW).await;
     assert_eq!(ng.status, Some(Status::CreateFailed));
@@ -266,14 +266,14 @@ async fn a_driver_failure_leaves_the_rows_failed_after_the_202() {
 #[tokio::test]
 async fn create_with_only_a_name_takes_the_cluster_and_template_defaults() {
     let app = seeded().await;
-    let a = call(
-        &app,
-        "1.9",
-        &format!("POST {}", base()),
-        r#"{"name": "n"}"#,
-        MEMBER,
-    )
-    .await;
+    let a = app
+        .call_at(
+            "1.9",
+            &format!("POST {}", base()),
+            r#"{"name": "n"}"#,
+            MEMBER,
+        )
+        .await;
     expect(&a, 202, "");
     let j = a.json();
     assert_eq!(
@@ -292,14 +292,14 @@ async fn create_with_only_a_name_takes_the_cluster_and_template_defaults() {
     );
     assert_eq!(j["labels"], json!({"a": "1"}));
     // Without merge_labels the sent labels replace the cluster's.
-    let a = call(
-        &app,
-        "1.9",
-        &format!("POST {}", base()),
-        r#"{"name": "m", "labels": {"b": "2"}}"#,
-        MEMBER,
-    )
-    .await;
+    let a = app
+        .call_at(
+            "1.9",
+            &format!("POST {}", base()),
+            r#"{"name": "m", "labels": {"b": "2"}}"#,
+            MEMBER,
+        )
+        .await;
     expect(&a, 202, "");
     assert_eq!(a.json()["labels"], json!({"b": "2"}));
     assert_eq!(a.json()["labels_skipped"], json!({"a": "1"}));
@@ -384,7 +384,9 @@ async fn refused_creates_change_no_row() {
         ),
     ] {
         let before = snapshot(&app).await;
-        let a = call(&app, "1.9", &format!("POST {}", base()), body, MEMBER).await;
+        let a = app
+            .call_at("1.9", &format!("POST {}", base()), body, MEMBER)
+            .await;
         assert_eq!(a.status.as_u16(), status, "{name}: {}", a.text());
         if !want.is_empty() {
             assert_eq!(detail(&a), want, "{name}");
@@ -410,14 +412,14 @@ async fn a_cluster_without_api_address_refuses_nodegroups() {
         .update_cluster(&mut cl, &["api_address"])
         .await
         .unwrap();
-    let a = call(
-        &app,
-        "1.9",
-        &format!("POST {}", base()),
-        r#"{"name": "x"}"#,
-        MEMBER,
-    )
-    .await;
+    let a = app
+        .call_at(
+            "1.9",
+            &format!("POST {}", base()),
+            r#"{"name": "x"}"#,
+            MEMBER,
+        )
+        .await;
     expect(&a, 409, "Cluster API address is not available yet");
 }
 
@@ -428,14 +430,14 @@ fn op(op: &str, path: &str, value: Value) -> String {
 #[tokio::test]
 async fn patch_replaces_max_node_count_and_answers_the_patched_object() {
     let app = seeded().await;
-    let a = call(
-        &app,
-        "1.9",
-        &format!("PATCH {}/extra", base()),
-        &op("replace", "/max_node_count", json!(4)),
-        MEMBER,
-    )
-    .await;
+    let a = app
+        .call_at(
+            "1.9",
+            &format!("PATCH {}/extra", base()),
+            &op("replace", "/max_node_count", json!(4)),
+            MEMBER,
+        )
+        .await;
     expect(&a, 202, "");
     let j = a.json();
     assert_eq!(
@@ -453,14 +455,14 @@ async fn patch_replaces_max_node_count_and_answers_the_patched_object() {
 #[tokio::test]
 async fn patch_remove_min_node_count_sets_the_default() {
     let app = seeded().await;
-    let a = call(
-        &app,
-        "1.9",
-        &format!("PATCH {}/extra", base()),
-        r#"[{"op": "remove", "path": "/min_node_count"}]"#,
-        MEMBER,
-    )
-    .await;
+    let a = app
+        .call_at(
+            "1.9",
+            &format!("PATCH {}/extra", base()),
+            r#"[{"op": "remove", "path": "/min_node_count"}]"#,
+            MEMBER,
+        )
+        .await;
     expect(&a, 202, "");
     assert_eq!(nodegroup(&app, EXTRA_UUID).await.min_node_count, Some(0));
 }
@@ -468,14 +470,14 @@ async fn patch_remove_min_node_count_sets_the_default() {
 #[tokio::test]
 async fn patch_node_labels_from_a_python_literal() {
     let app = seeded().await;
-    let a = call(
-        &app,
-        "1.9",
-        &format!("PATCH {}/extra", base()),
-        &op("replace", "/node_labels", json!("{'workload': 'gpu'}")),
-        MEMBER,
-    )
-    .await;
+    let a = app
+        .call_at(
+            "1.9",
+            &format!("PATCH {}/extra", base()),
+            &op("replace", "/node_labels", json!("{'workload': 'gpu'}")),
+            MEMBER,
+        )
+        .await;
     expect(&a, 202, "");
     let ng = nodegroup(&app, EXTRA_UUID).await;
     assert_eq!(
@@ -539,14 +541,9 @@ async fn refused_patches_change_no_row() {
         ),
     ] {
         let before = snapshot(&app).await;
-        let a = call(
-            &app,
-            "1.9",
-            &format!("PATCH {}/{ident}", base()),
-            &ops,
-            MEMBER,
-        )
-        .await;
+        let a = app
+            .call_at("1.9", &format!("PATCH {}/{ident}", base()), &ops, MEMBER)
+            .await;
         assert_eq!(a.status.as_u16(), status, "{name}: {}", a.text());
         assert_eq!(detail(&a), want, "{name}");
         assert_eq!(snapshot(&app).await, before, "{name}: tables changed");
@@ -557,16 +554,18 @@ async fn refused_patches_change_no_row() {
 async fn patch_looks_the_cluster_up_before_the_policy() {
     let app = seeded().await;
     let ops = op("replace", "/max_node_count", json!(4));
-    let a = call(
-        &app,
-        "1.9",
-        "PATCH /v1/clusters/nope/nodegroups/extra",
-        &ops,
-        NONE,
-    )
-    .await;
+    let a = app
+        .call_at(
+            "1.9",
+            "PATCH /v1/clusters/nope/nodegroups/extra",
+            &ops,
+            NONE,
+        )
+        .await;
     expect(&a, 404, "Cluster nope could not be found.");
-    let a = call(&app, "1.9", &format!("PATCH {}/extra", base()), &ops, NONE).await;
+    let a = app
+        .call_at("1.9", &format!("PATCH {}/extra", base()), &ops, NONE)
+        .await;
     expect(
         &a,
         403,
@@ -586,14 +585,14 @@ async fn the_state_guard_of_patch_is_a_synchronous_409() {
         .await
         .unwrap();
     let before = snapshot(&app).await;
-    let a = call(
-        &app,
-        "1.9",
-        &format!("PATCH {}/extra", base()),
-        &op("replace", "/max_node_count", json!(4)),
-        MEMBER,
-    )
-    .await;
+    let a = app
+        .call_at(
+            "1.9",
+            &format!("PATCH {}/extra", base()),
+            &op("replace", "/max_node_count", json!(4)),
+            MEMBER,
+        )
+        .await;
     expect(
         &a,
         409,
@@ -608,28 +607,26 @@ async fn delete() {
     let b = base();
     // default nodegroups cannot be deleted
     expect(
-        &call(
-            &app,
-            "1.9",
-            &format!("DELETE {b}/default-worker"),
-            "",
-            MEMBER,
-        )
-        .await,
+        &app.call_at("1.9", &format!("DELETE {b}/default-worker"), "", MEMBER)
+            .await,
         400,
         "Deleting a default nodegroup is not supported.",
     );
     expect(
-        &call(&app, "1.9", &format!("DELETE {b}/nope"), "", MEMBER).await,
+        &app.call_at("1.9", &format!("DELETE {b}/nope"), "", MEMBER)
+            .await,
         404,
         "Nodegroup nope could not be found.",
     );
     expect(
-        &call(&app, "1.9", &format!("DELETE {b}/extra"), "", OTHER).await,
+        &app.call_at("1.9", &format!("DELETE {b}/extra"), "", OTHER)
+            .await,
         404,
         &format!("Cluster {CLUSTER_UUID} could not be found."),
     );
-    let a = call(&app, "1.9", &format!("DELETE {b}/extra"), "", MEMBER).await;
+    let a = app
+        .call_at("1.9", &format!("DELETE {b}/extra"), "", MEMBER)
+        .await;
     expect(&a, 204, "");
     assert!(a.body.is_empty());
     assert_eq!(
@@ -980,7 +977,7 @@ async fn bad_input_on_every_secondary_route_is_a_4xx_and_changes_nothing() {
         (OTHER, "", "DELETE /v1/federations/f1".into(), String::new()),
     ];
     for (who, version, req, body) in &cases {
-        let a = call(&app, version, req, body, who).await;
+        let a = app.call_at(version, req, body, who).await;
         assert!(
             a.status.is_client_error(),
             "{req} {body}: status {}: {}",
@@ -996,14 +993,14 @@ async fn bad_input_on_every_secondary_route_is_a_4xx_and_changes_nothing() {
 #[tokio::test]
 async fn zero_nodes_are_accepted_from_1_9() {
     let app = seeded().await;
-    let a = call(
-        &app,
-        "1.9",
-        &format!("POST {}", base()),
-        r#"{"name": "z", "node_count": 0}"#,
-        MEMBER,
-    )
-    .await;
+    let a = app
+        .call_at(
+            "1.9",
+            &format!("POST {}", base()),
+            r#"{"name": "z", "node_count": 0}"#,
+            MEMBER,
+        )
+        .await;
     expect(&a, 202, "");
     assert_eq!(a.json()["node_count"], 0);
 }

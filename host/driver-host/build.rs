@@ -16,6 +16,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+#[path = "build/contract.rs"]
+mod contract;
+
 /// Guest crates whose components the host uses: (env var, file stem).
 const ARTIFACTS: &[(&str, &str)] = &[
     ("OKM_GUEST_FAKE", "openkeel_magnum_driver_fake"),
@@ -39,6 +42,7 @@ fn main() {
     println!("cargo:rerun-if-env-changed=OKM_GUEST_DRIVERS_ONLY");
 
     let out_dir = PathBuf::from(env("OUT_DIR"));
+    generate_contract(&root.join("wit"), &out_dir);
     let target_dir = outer_target_dir(&out_dir)
         .unwrap_or_else(|| out_dir.clone())
         .join("wasm-guests");
@@ -189,6 +193,23 @@ fn build(cargo: &str, toolchain: &str, root: &Path, target_dir: &Path, packages:
             "building the driver components for {TARGET} failed ({status}); \
              if the target is missing: rustup target add {TARGET}"
         );
+    }
+}
+
+/// The host's declarations of the exported functions, from the WIT:
+/// `contract_functions.rs` (included by `contract.rs`) and
+/// `contract_request.rs` (by `package.rs`).
+fn generate_contract(wit: &Path, out_dir: &Path) {
+    let exports = contract::exports(wit)
+        .unwrap_or_else(|e| panic!("reading the contract's exports from the WIT: {e}"));
+    for (file, text) in [
+        ("contract_functions.rs", contract::functions_rs(&exports)),
+        ("contract_request.rs", contract::request_rs(&exports)),
+    ] {
+        let path = out_dir.join(file);
+        if let Err(e) = std::fs::write(&path, text) {
+            panic!("{}: {e}", path.display());
+        }
     }
 }
 

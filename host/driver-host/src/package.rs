@@ -135,60 +135,9 @@ pub(crate) struct Package {
     breaker: Breaker,
 }
 
-/// What a request asks of the component, with its arguments in WIT form
-/// (the latest's; `dispatch` lowers them as the component's version
-/// wants).
-pub(crate) enum Request<'a> {
-    Describe,
-    ValidateMasterSize(String, i32),
-    ValidateMasterResize(String, i32),
-    ValidateCreate(wt::CallContext, StateRef<'a>),
-    ValidateUpgrade(wt::CallContext, StateRef<'a>, wt::ClusterTemplate),
-    ValidateNodegroup(wt::CallContext, StateRef<'a>, wt::Nodegroup),
-    CanRotateCa(wt::CallContext, StateRef<'a>),
-    CreateCluster(wt::CallContext, StateRef<'a>, u32),
-    UpdateCluster(wt::CallContext, StateRef<'a>),
-    DeleteCluster(wt::CallContext, StateRef<'a>),
-    ResizeCluster(wt::CallContext, StateRef<'a>, wl::Resize),
-    UpgradeCluster(wt::CallContext, StateRef<'a>, wl::Upgrade),
-    CreateNodegroup(wt::CallContext, StateRef<'a>, wt::Nodegroup),
-    UpdateNodegroup(wt::CallContext, StateRef<'a>, wt::Nodegroup),
-    DeleteNodegroup(wt::CallContext, StateRef<'a>, wt::Nodegroup),
-    RotateCa(wt::CallContext, StateRef<'a>),
-    RotateCredential(wt::CallContext, StateRef<'a>),
-    Watches(wt::CallContext, StateRef<'a>),
-    DeriveStatus(wt::CallContext, StateRef<'a>, Vec<ws::Observation>),
-    PollStatus(wt::CallContext, StateRef<'a>),
-    ApplyEffects(wt::CallContext, StateRef<'a>, Vec<ws::Effect>),
-}
+include!(concat!(env!("OUT_DIR"), "/contract_request.rs"));
 
 impl Request<'_> {
-    pub(crate) fn function(&self) -> &'static str {
-        match self {
-            Request::Describe => "describe",
-            Request::ValidateMasterSize(..) => "validate-master-size",
-            Request::ValidateMasterResize(..) => "validate-master-resize",
-            Request::ValidateCreate(..) => "validate-create",
-            Request::ValidateUpgrade(..) => "validate-upgrade",
-            Request::ValidateNodegroup(..) => "validate-nodegroup",
-            Request::CanRotateCa(..) => "can-rotate-ca",
-            Request::CreateCluster(..) => "create-cluster",
-            Request::UpdateCluster(..) => "update-cluster",
-            Request::DeleteCluster(..) => "delete-cluster",
-            Request::ResizeCluster(..) => "resize-cluster",
-            Request::UpgradeCluster(..) => "upgrade-cluster",
-            Request::CreateNodegroup(..) => "create-nodegroup",
-            Request::UpdateNodegroup(..) => "update-nodegroup",
-            Request::DeleteNodegroup(..) => "delete-nodegroup",
-            Request::RotateCa(..) => "rotate-ca",
-            Request::RotateCredential(..) => "rotate-credential",
-            Request::Watches(..) => "watches",
-            Request::DeriveStatus(..) => "derive-status",
-            Request::PollStatus(..) => "poll-status",
-            Request::ApplyEffects(..) => "apply-effects",
-        }
-    }
-
     /// Whether the driver may use its imports during the call: not during
     /// `derive-status`, which the contract declares pure.
     pub(crate) fn pure(&self) -> bool {

@@ -47,6 +47,7 @@ import traceback
 from componentize_py_types import Err
 from wit_world.imports import config, state, types
 from wit_world.imports import log as _log
+from wit_world import exports as _exports
 from wit_world.exports import status as _status
 from wit_world.exports.driver import EntryPoint
 
@@ -387,6 +388,12 @@ class ClusterDriver:
             raise failed(f"the driver asked for effects it does not apply: {names}")
 
 
+#: The exports whose :class:`ClusterDriver` method has another name: in
+#: contract 1.1, ``derive-status`` and ``poll-status`` answer effects too,
+#: and ``derive_status`` and ``poll_status`` keep their 1.0 meaning.
+_RENAMED = {"derive_status": "derive", "poll_status": "poll"} if _V1_1 else {}
+
+
 def _call(cls, name, *args):
     try:
         return getattr(cls(), name)(*args)
@@ -397,53 +404,22 @@ def _call(cls, name, *args):
 def export(cls):
     """The classes a component exports for a :class:`ClusterDriver`
     subclass: ``Driver, Lifecycle, Status = export(MyDriver)`` in the
-    module componentize-py builds."""
+    module componentize-py builds. Each has a method for every function of
+    its interface in the bindings (the contract's WIT), which calls the
+    method of ``cls`` of the same name, or the one :data:`_RENAMED` gives."""
 
     def method(name):
         return lambda self, *args: _call(cls, name, *args)
 
-    def klass(export_name, names):
-        # Each export's name, and the method of ClusterDriver it calls.
-        return type(export_name, (), {n: method(m) for n, m in names})
+    def klass(protocol):
+        methods = {}
+        for name, value in vars(protocol).items():
+            if name.startswith("_") or not callable(value):
+                continue
+            target = _RENAMED.get(name, name)
+            if not callable(getattr(cls, target, None)):
+                raise TypeError(f"{cls.__name__} has no method {target} for the export {name}")
+            methods[name] = method(target)
+        return type(protocol.__name__, (), methods)
 
-    def same(*names):
-        return [(n, n) for n in names]
-
-    driver = klass(
-        "Driver",
-        same(
-            "describe",
-            "validate_master_size",
-            "validate_master_resize",
-            "validate_create",
-            "validate_upgrade",
-            "can_rotate_ca",
-        )
-        + (same("validate_nodegroup") if _V1_1 else []),
-    )
-    lifecycle = klass(
-        "Lifecycle",
-        same(
-            "create_cluster",
-            "update_cluster",
-            "delete_cluster",
-            "resize_cluster",
-            "upgrade_cluster",
-            "create_nodegroup",
-            "update_nodegroup",
-            "delete_nodegroup",
-            "rotate_ca",
-            "rotate_credential",
-        ),
-    )
-    if _V1_1:
-        status_names = [
-            ("watches", "watches"),
-            ("derive_status", "derive"),
-            ("poll_status", "poll"),
-            ("apply_effects", "apply_effects"),
-        ]
-    else:
-        status_names = same("watches", "derive_status", "poll_status")
-    status = klass("Status", status_names)
-    return driver, lifecycle, status
+    return klass(_exports.Driver), klass(_exports.Lifecycle), klass(_exports.Status)

@@ -168,7 +168,8 @@ def build(package, world, implementations, missing):
     """The modules of `world`, keyed by their import name: the
     `componentize_py_types` helpers, `wit_world`, `wit_world.imports` and
     one module per imported interface (and `types`), `wit_world.exports`
-    and one per exported interface. `implementations[(iface, func)]` is
+    (with the protocol class of each exported interface, `Driver`) and
+    one module per exported interface. `implementations[(iface, func)]` is
     the Python function behind each import function; a function without
     one calls `missing(iface, func)`."""
     imports, exports = package.world(world)
@@ -213,7 +214,19 @@ def build(package, world, implementations, missing):
             m = _module(module_name, attrs)
             mods[module_name] = m
             setattr(parent, snake(iname), m)
+            if kind == "exports":
+                # The protocol a component implements: a class named after
+                # the interface with one method per function.
+                setattr(parent, pascal(iname), _protocol(pascal(iname), iface.functions))
     return mods
+
+
+def _protocol(name, functions):
+    def abstract(self, *args):
+        raise NotImplementedError
+
+    methods = {snake(f): abstract for f in functions}
+    return type(name, (), {"__module__": "wit_world.exports", **methods})
 
 
 def _unimplemented(missing, iface, func):

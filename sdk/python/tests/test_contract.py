@@ -8,6 +8,7 @@ imports each world has are checked without building a component."""
 import importlib
 import pathlib
 import sys
+import tempfile
 import unittest
 
 SDK = pathlib.Path(__file__).resolve().parent.parent
@@ -116,6 +117,44 @@ class Contract11Test(unittest.TestCase):
         v = cm.exception.value
         self.assertEqual(type(v).__name__, "DriverError_FailedAfter")
         self.assertEqual(v.value, t.Failure("quota", t.Update("with-stack-id", [], [])))
+
+
+class AddingAFunctionTest(unittest.TestCase):
+    """The recipe of docs/architecture.md, "Adding a contract function", on
+    the Python side: a function declared in the WIT is exported by
+    ``export`` with no list to edit, and calls the ``ClusterDriver`` method
+    of its name; a driver class without that method is refused by
+    ``export``, naming it."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        wit = pathlib.Path(self.dir.name)
+        for f in (testing.WIT_ROOT / "magnum-driver@1.1.0").glob("*.wit"):
+            text = f.read_text()
+            if f.name == "lifecycle.wit":
+                text = text.rstrip().removesuffix("}") + (
+                    "  drain-nodes: func(ctx: call-context, state: cluster-state, ng: nodegroup)"
+                    " -> result<update, driver-error>;\n}\n"
+                )
+            (wit / f.name).write_text(text)
+        testing.install("cluster-driver", wit=wit)
+        self.sdk = importlib.import_module("openkeel_magnum_driver")
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_the_new_function_is_exported_and_calls_its_method(self):
+        sdk = self.sdk
+
+        class D(sdk.ClusterDriver):
+            def drain_nodes(self, ctx, state, ng):
+                return ("drained", ng)
+
+        _, lifecycle, _ = sdk.export(D)
+        self.assertEqual(lifecycle().drain_nodes(None, None, "ng"), ("drained", "ng"))
+        with self.assertRaises(TypeError) as cm:
+            sdk.export(sdk.ClusterDriver)
+        self.assertIn("drain_nodes", str(cm.exception))
 
 
 class WorldsTest(unittest.TestCase):

@@ -53,6 +53,13 @@ class BindingsTest(unittest.TestCase):
                 elif isinstance(n, ast.FunctionDef):
                     shapes[n.name] = "func"
             out[mod] = shapes
+        # The protocols of the exports: their methods, in order.
+        exports = ast.parse(pathlib.Path(root, "wit_world", "exports", "__init__.py").read_text())
+        out["wit_world.exports"] = {
+            n.name: [f.name for f in n.body if isinstance(f, ast.FunctionDef)]
+            for n in exports.body
+            if isinstance(n, ast.ClassDef) and any(getattr(b, "id", "") == "Protocol" for b in n.bases)
+        }
         return out
 
     def shapes_installed(self, version, world):
@@ -72,6 +79,12 @@ class BindingsTest(unittest.TestCase):
                 elif callable(v):
                     shapes[k] = "func"
             out[name] = shapes
+        exports = sys.modules["wit_world.exports"]
+        out["wit_world.exports"] = {
+            k: [n for n in vars(v) if not n.startswith("_")]
+            for k, v in vars(exports).items()
+            if isinstance(v, type) and v.__module__ == "wit_world.exports"
+        }
         return out
 
     def test_the_bindings_are_componentize_pys(self):

@@ -12,7 +12,8 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
-use sqlx::{Connection, Row, SqliteConnection};
+use sqlx::{Connection, SqliteConnection};
+use test_support::rows::Rows;
 
 use crate::harness::{Server, request};
 
@@ -72,47 +73,10 @@ fn rows() -> BTreeMap<String, Vec<Map<String, Value>>> {
     t
 }
 
-/// Every table, every row rendered as text, in a total order.
-async fn snapshot(url: &str) -> BTreeMap<String, Vec<String>> {
+/// Every table, every row.
+async fn snapshot(url: &str) -> Rows {
     let mut c = SqliteConnection::connect(url).await.expect("SQLite");
-    let names: Vec<String> =
-        sqlx::query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-            .fetch_all(&mut c)
-            .await
-            .expect("tables")
-            .iter()
-            .map(|r| r.get::<String, _>(0))
-            .collect();
-    let mut out = BTreeMap::new();
-    for t in names {
-        let cols: Vec<String> = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT name FROM pragma_table_info('{t}')"
-        )))
-        .fetch_all(&mut c)
-        .await
-        .expect("columns")
-        .iter()
-        .map(|r| r.get::<String, _>(0))
-        .collect();
-        let select: Vec<String> = cols.iter().map(|c| format!("quote(\"{c}\")")).collect();
-        let mut rows: Vec<String> = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {} FROM \"{t}\"",
-            select.join(", ")
-        )))
-        .fetch_all(&mut c)
-        .await
-        .expect("rows")
-        .iter()
-        .map(|r| {
-            (0..cols.len())
-                .map(|i| format!("{}={}|", cols[i], r.get::<String, _>(i)))
-                .collect()
-        })
-        .collect();
-        rows.sort();
-        out.insert(t, rows);
-    }
-    out
+    test_support::rows::sqlite(&mut c, &[]).await
 }
 
 /// A malformed request.
@@ -457,14 +421,7 @@ fn malformed_input_gets_magnum_4xx_and_changes_nothing() {
     }
     drop(server);
     let after = rt.block_on(snapshot(&url));
-    for (t, rows) in &before {
-        if after.get(t) != Some(rows) {
-            problems.push(format!(
-                "table {t} changed:\n  before {rows:?}\n  after  {:?}",
-                after.get(t)
-            ));
-        }
-    }
+    problems.extend(after.changes_since(&before));
     openkeel_magnum_exchanges::figures::report(&format!(
         "bad-input sweep: {} requests, {} problems",
         cases.len(),

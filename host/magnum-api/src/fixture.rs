@@ -2,8 +2,6 @@
 //! (the Go API tests' `seed`), the callers they use and a snapshot of every
 //! table to prove that refused requests change nothing.
 
-use std::collections::BTreeMap;
-
 use magnum_domain::Status;
 use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup};
 
@@ -46,23 +44,10 @@ pub async fn seeded() -> TestApp {
     let s = |v: &str| Some(v.to_string());
     let labels = || Some([("a".to_string(), "1".to_string())].into());
     let mut t = ClusterTemplate {
-        uuid: TEMPLATE_UUID.into(),
-        name: "t1".into(),
-        project_id: "p1".into(),
-        user_id: "u1".into(),
-        image_id: s(STATIC_IMAGE_NAME),
-        flavor_id: s("m1.small"),
-        master_flavor_id: s("m1.small"),
-        coe: s("kubernetes"),
-        server_type: s("vm"),
-        cluster_distro: s("ubuntu"),
-        driver: s("fake"),
-        public: Some(false),
-        hidden: Some(false),
         tls_disabled: Some(false),
         registry_enabled: Some(false),
         labels: Some(Default::default()),
-        ..ClusterTemplate::default()
+        ..crate::conductor::testing::fake_template(TEMPLATE_UUID, "t1")
     };
     q.create_cluster_template(&mut t).await.expect("template");
     let mut cl = Cluster {
@@ -107,7 +92,7 @@ pub async fn seeded() -> TestApp {
 }
 
 /// Every row of every table.
-pub async fn snapshot(app: &TestApp) -> BTreeMap<String, String> {
+pub async fn snapshot(app: &TestApp) -> crate::db::testing::Rows {
     crate::db::testing::table_digest(&app.t.db).await
 }
 

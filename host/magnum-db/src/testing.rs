@@ -12,10 +12,11 @@ use std::path::PathBuf;
 
 use chrono::NaiveDateTime;
 
-use super::exec::{Arg, Cell, Kind};
+use super::exec::{Arg, Kind};
 use super::migrate::{expected_columns, migrations, split_sql};
 use super::queries::quote;
 use super::{Db, DbTarget, Dialect, Error, Hooks, MAGNUM_TABLES};
+pub use test_support::rows::Rows;
 
 fn env_var(d: Dialect) -> &'static str {
     match d {
@@ -543,39 +544,30 @@ fn parse_mysql_values(s: &str) -> Option<Vec<Option<String>>> {
     Some(out)
 }
 
-/// Every row of every Magnum table (and `alembic_version`), rendered as
-/// text, by id: equal digests mean identical rows.
-pub async fn table_digest(db: &Db) -> BTreeMap<String, String> {
+/// Every row of every Magnum table (and `alembic_version`), each cell
+/// rendered as text: equal readings mean identical rows, and
+/// [`Rows::assert_same_as`] names the rows that differ.
+pub async fn table_digest(db: &Db) -> Rows {
     let expected = expected_columns();
-    let mut out = BTreeMap::new();
+    let mut out = Rows::default();
     for table in std::iter::once("alembic_version").chain(MAGNUM_TABLES) {
         let cols = &expected[table];
         let kinds: Vec<Kind> = column_kinds_of(table, cols);
         let names: Vec<String> = cols.iter().map(|c| quote(&c.name)).collect();
-        let order = if table == "alembic_version" {
-            "version_num"
-        } else {
-            "id"
-        };
-        let sql = format!(
-            "SELECT {} FROM {} ORDER BY {order}",
-            names.join(", "),
-            quote(table)
-        );
+        let sql = format!("SELECT {} FROM {}", names.join(", "), quote(table));
         let mut r = db
             .q()
             .rows("digest", &sql, vec![], &kinds)
             .await
             .check("digest");
-        let mut text = String::new();
+        let mut rows = Vec::new();
         while !r.is_empty() {
-            for _ in 0..kinds.len() {
-                let c: Cell = r.next().check("digest cell");
-                text.push_str(&format!("{c:?}|"));
-            }
-            text.push('\n');
+            let row: Vec<String> = (0..kinds.len())
+                .map(|_| format!("{:?}", r.next().check("digest cell")))
+                .collect();
+            rows.push(row);
         }
-        out.insert(table.to_string(), text);
+        out.insert(table, cols.iter().map(|c| c.name.clone()).collect(), rows);
     }
     out
 }

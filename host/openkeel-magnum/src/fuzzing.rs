@@ -55,7 +55,6 @@ use magnum_domain::models::{Cluster, ClusterTemplate, NodeGroup, Quota};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use python_semantics::decode::decode_ordered;
 use serde_json::{Map, Value, json};
-use sqlx::Row;
 use tower::ServiceExt;
 
 use crate::api::accept::Accept;
@@ -409,7 +408,7 @@ fn mutate(doc: &mut Value, input: &mut Input) {
 
 /// Every row of every table but the schema versions, as SQL literals:
 /// (table, its columns, its rows sorted).
-type Snapshot = Vec<(String, Vec<String>, Vec<Vec<String>>)>;
+type Snapshot = test_support::rows::Rows;
 
 /// The application over its database, and the rows every input starts from.
 struct Harness {
@@ -440,55 +439,20 @@ fn sqlite(db: &Db) -> &sqlx::SqlitePool {
 }
 
 async fn snapshot(db: &Db) -> Snapshot {
-    let pool = sqlite(db);
-    let names: Vec<String> = match sqlx::query(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN \
-         ('alembic_version', 'openkeel_schema_version') ORDER BY name",
-    )
-    .fetch_all(pool)
-    .await
-    {
-        Ok(rows) => rows.iter().map(|r| r.get::<String, _>(0)).collect(),
-        Err(e) => panic!("list tables: {e}"),
+    let mut c = match sqlite(db).acquire().await {
+        Ok(c) => c,
+        Err(e) => panic!("a connection to the fuzz database: {e}"),
     };
-    let mut out = Vec::new();
-    for t in names {
-        let cols: Vec<String> = match sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT name FROM pragma_table_info('{t}')"
-        )))
-        .fetch_all(pool)
-        .await
-        {
-            Ok(rows) => rows.iter().map(|r| r.get::<String, _>(0)).collect(),
-            Err(e) => panic!("columns of {t}: {e}"),
-        };
-        let select: Vec<String> = cols.iter().map(|c| format!("quote(\"{c}\")")).collect();
-        let mut rows: Vec<Vec<String>> = match sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {} FROM \"{t}\"",
-            select.join(", ")
-        )))
-        .fetch_all(pool)
-        .await
-        {
-            Ok(rows) => rows
-                .iter()
-                .map(|r| (0..cols.len()).map(|i| r.get::<String, _>(i)).collect())
-                .collect(),
-            Err(e) => panic!("rows of {t}: {e}"),
-        };
-        rows.sort();
-        out.push((t, cols, rows));
-    }
-    out
+    test_support::rows::sqlite(&mut c, &["alembic_version", "openkeel_schema_version"]).await
 }
 
 /// Puts the rows of `golden` back, in one transaction.
 async fn restore(db: &Db, golden: &Snapshot) {
     let mut sql = String::from("BEGIN;");
-    for (t, cols, rows) in golden {
+    for (t, table) in golden.tables() {
         sql.push_str(&format!("DELETE FROM \"{t}\";"));
-        let cols: Vec<String> = cols.iter().map(|c| format!("\"{c}\"")).collect();
-        for r in rows {
+        let cols: Vec<String> = table.columns.iter().map(|c| format!("\"{c}\"")).collect();
+        for r in &table.rows {
             sql.push_str(&format!(
                 "INSERT INTO \"{t}\" ({}) VALUES ({});",
                 cols.join(", "),
@@ -742,13 +706,13 @@ pub fn run(data: &[u8]) -> Option<Answer> {
         };
         let answer = send(&h.app, built.request).await;
         if let Some(before) = before {
-            let after = snapshot(&h.db).await;
-            assert!(
-                before == after,
-                "{method} with a body that is not JSON ({} {}) changed the rows: {}",
-                answer.status,
-                String::from_utf8_lossy(&answer.body),
-                changed(&before, &after),
+            snapshot(&h.db).await.assert_same_as(
+                &before,
+                format_args!(
+                    "{method} with a body that is not JSON ({} {}) changed the rows",
+                    answer.status,
+                    String::from_utf8_lossy(&answer.body),
+                ),
             );
         }
         answer
@@ -769,16 +733,6 @@ async fn send(app: &axum::Router, req: Request<Body>) -> Answer {
 }
 
 /// The tables whose rows differ.
-fn changed(before: &Snapshot, after: &Snapshot) -> String {
-    let mut out = Vec::new();
-    for ((t, _, a), (_, _, b)) in before.iter().zip(after) {
-        if a != b {
-            out.push(format!("{t}: {} rows before, {} after", a.len(), b.len()));
-        }
-    }
-    out.join("; ")
-}
-
 /// An error answer is Magnum's envelope with one item, its status the
 /// answer's, its title not empty (but for a routing error to a client that
 /// does not prefer JSON).

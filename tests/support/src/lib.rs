@@ -8,6 +8,7 @@ use std::path::PathBuf;
 pub mod logs;
 pub mod oracle;
 pub mod rng;
+pub mod rows;
 
 /// Whether this run is CI, where no test may skip for a missing service.
 pub fn in_ci() -> bool {

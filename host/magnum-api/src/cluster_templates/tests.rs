@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::conductor::Settings;
 use crate::conductor::testing::TestConductor;
-use crate::fixture::{detail, expect};
+use crate::fixture::{self, detail, expect};
 use crate::openstack::{STATIC_IMAGE_NAME, Static};
 use crate::testing::{Answer, TestApp};
 use magnum_domain::query::{ListOptions, Scope, TemplateScope};
@@ -105,7 +105,7 @@ async fn use_template(app: &TestApp, template_uuid: &str) {
 }
 
 /// Every `cluster_template` row, every column.
-async fn snapshot(app: &TestApp) -> Vec<ClusterTemplate> {
+async fn templates(app: &TestApp) -> Vec<ClusterTemplate> {
     app.t
         .db
         .q()
@@ -114,7 +114,7 @@ async fn snapshot(app: &TestApp) -> Vec<ClusterTemplate> {
             &ListOptions::default(),
         )
         .await
-        .expect("snapshot")
+        .expect("templates")
 }
 
 fn u(n: u32) -> String {
@@ -420,7 +420,7 @@ async fn create_cluster_template_validation() {
             assert_eq!(detail(&a), want, "{name}");
         }
     }
-    assert!(snapshot(&app).await.is_empty(), "rows written");
+    assert!(templates(&app).await.is_empty(), "rows written");
 }
 
 fn names(a: &Answer) -> String {
@@ -675,7 +675,7 @@ async fn patch_cluster_template() {
             &not_found,
         ),
     ];
-    let before = snapshot(&app).await;
+    let before = fixture::snapshot(&app).await;
     for (name, who, ops, status, want) in cases {
         let a = app.call(&path, &ops.to_string(), who).await;
         assert_eq!(a.status, status, "{name}: {}", a.text());
@@ -683,7 +683,9 @@ async fn patch_cluster_template() {
             assert_eq!(detail(&a), want, "{name}");
         }
     }
-    assert_eq!(snapshot(&app).await, before, "refused patches wrote rows");
+    fixture::snapshot(&app)
+        .await
+        .assert_same_as(&before, "refused patches wrote rows");
 }
 
 /// Go `TestClusterTemplateInUse`.
@@ -775,7 +777,7 @@ async fn delete_cluster_template() {
         "admin delete of another project's template: {}",
         a.text()
     );
-    assert!(snapshot(&app).await.is_empty());
+    assert!(templates(&app).await.is_empty());
 }
 
 /// Go `TestClusterTemplateBadInput`: malformed requests get a 4xx and
@@ -997,7 +999,7 @@ async fn cluster_template_bad_input() {
             ops(json!([{"op": "replace", "path": "/name", "value": "x"}])),
         ),
     ];
-    let before = snapshot(&app).await;
+    let before = fixture::snapshot(&app).await;
     let caller = &[
         "X-Project-Id: p1",
         "X-User-Id: u1",
@@ -1016,7 +1018,9 @@ async fn cluster_template_bad_input() {
             "{name}: not Magnum's error body: {}",
             a.text()
         );
-        assert_eq!(snapshot(&app).await, before, "{name}: the table changed");
+        fixture::snapshot(&app)
+            .await
+            .assert_same_as(&before, format_args!("{name}: the table changed"));
     }
     // A form body is no JSON body: 400 before anything else.
     let a = app
@@ -1034,7 +1038,9 @@ async fn cluster_template_bad_input() {
         "form body: {}",
         a.text()
     );
-    assert_eq!(snapshot(&app).await, before, "form body: the table changed");
+    fixture::snapshot(&app)
+        .await
+        .assert_same_as(&before, "form body: the table changed");
     // The injected name is only data: it can be read back by name.
     let a = app
         .call(
@@ -1259,7 +1265,7 @@ async fn exchange_records_of_the_template_routes() {
                 .await
                 .expect("wipe clusters");
         }
-        for old in snapshot(&app).await {
+        for old in templates(&app).await {
             app.t
                 .db
                 .q()

@@ -372,11 +372,9 @@ async fn bad_creates_leave_the_tables_unchanged() {
     for (name, version, body, status, want) in cases {
         let (st, got) = post(&app, version, &body, &[]).await;
         assert_eq!((st, detail(&got)), (status, want), "{name}: {got}");
-        assert_eq!(
-            crate::db::testing::table_digest(&app.t.db).await,
-            before,
-            "{name}: tables changed"
-        );
+        crate::db::testing::table_digest(&app.t.db)
+            .await
+            .assert_same_as(&before, format_args!("{name}: tables changed"));
     }
 }
 
@@ -762,11 +760,9 @@ async fn cluster_patch_rules() {
     ] {
         let (st, got) = patch_v(&app, "/v1/clusters/c1", "1.9", body).await;
         assert_eq!((st, detail(&got)), (status, want), "{name}");
-        assert_eq!(
-            crate::db::testing::table_digest(&app.t.db).await,
-            before,
-            "{name}: tables changed"
-        );
+        crate::db::testing::table_digest(&app.t.db)
+            .await
+            .assert_same_as(&before, format_args!("{name}: tables changed"));
     }
 }
 

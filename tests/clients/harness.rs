@@ -105,7 +105,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 // ------------------------------------------------------------ environment
 
-pub use test_support::{in_ci, need_env};
+pub use test_support::{free_port, in_ci, need_env};
 
 /// The variable naming the binary under test: a path, or `cargo` for the
 /// `openkeel-magnum` cargo built for this test run.
@@ -1291,14 +1291,6 @@ pub fn blocking_client(timeout: Duration) -> reqwest::blocking::Client {
         .no_proxy()
         .build()
         .unwrap_or_else(|e| panic!("HTTP client: {e}"))
-}
-
-/// A free loopback port.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or_else(|e| panic!("a free port: {e}"))
 }
 
 /// The environment of the caller without its `OS_*` settings and `HOME`.

@@ -5,7 +5,6 @@
 
 use serde_json::{Value, json};
 use std::io::Read;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -18,7 +17,7 @@ pub fn binary() -> PathBuf {
     }
 }
 
-pub use test_support::{in_ci, need_env as service_env, spec_dir};
+pub use test_support::{free_port, in_ci, need_env as service_env, spec_dir};
 
 /// A configuration file naming one `[drivers] precompiled_cache_dir` for
 /// every server of the test run, so the built-in driver components are
@@ -38,25 +37,6 @@ pub fn driver_cache_conf() -> &'static Path {
         .expect("driver cache conf");
         conf
     })
-}
-
-/// A free loopback port, never one handed out before in this test run: the
-/// kernel may offer a port again once its probe listener is closed, and two
-/// servers of the suite starting at once on one port would each answer the
-/// other's requests.
-pub fn free_port() -> u16 {
-    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
-    let mut given = GIVEN.lock().unwrap_or_else(|p| p.into_inner());
-    loop {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("a free port");
-        if !given.contains(&port) {
-            given.push(port);
-            return port;
-        }
-    }
 }
 
 /// What a finished command printed.

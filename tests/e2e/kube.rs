@@ -7,7 +7,6 @@
 //! CustomResourceDefinitions of `TEST_ASSET_CAPI_CRDS` installed.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Namespace;
@@ -15,31 +14,14 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::wait::{await_condition, conditions};
 use serde::Deserialize;
+use test_support::kube::KubeApiServer;
 
-use crate::harness::{free_port, in_ci};
+use crate::harness::in_ci;
 
 /// A running API server.
 pub struct ApiServer {
     pub url: String,
-    token: String,
-    /// A kubeconfig naming the server and the token.
-    kubeconfig: PathBuf,
-    /// etcd, then the API server.
-    children: Vec<Child>,
-    /// The API server's command line, to start it again.
-    apiserver: (String, Vec<String>),
-    audit_log: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for ApiServer {
-    fn drop(&mut self) {
-        // The API server first, then its etcd.
-        for c in self.children.iter_mut().rev() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
+    server: KubeApiServer,
 }
 
 /// The API server, or `None` (skipped, with a message) when the binaries
@@ -53,106 +35,11 @@ pub fn api_server() -> Option<ApiServer> {
 /// token, in `system:masters`, may still do anything, and a client that
 /// impersonates a service account gets that account's rights).
 pub fn api_server_with(authorization_mode: &str) -> Option<ApiServer> {
-    let (Ok(apiserver), Ok(etcd)) = (
-        std::env::var("TEST_ASSET_KUBE_APISERVER"),
-        std::env::var("TEST_ASSET_ETCD"),
-    ) else {
-        assert!(
-            !in_ci(),
-            "TEST_ASSET_KUBE_APISERVER and TEST_ASSET_ETCD must be set when CI=true"
-        );
-        eprintln!(
-            "skipped: TEST_ASSET_KUBE_APISERVER and TEST_ASSET_ETCD are not set; run: eval \"$(scripts/ci/kube-apiserver.sh)\""
-        );
-        return None;
-    };
-    let dir = tempfile::tempdir().expect("tempdir");
-    let p = |n: &str| dir.path().join(n);
-    let (etcd_port, peer_port, api_port) = (free_port(), free_port(), free_port());
-    let etcd_url = format!("http://127.0.0.1:{etcd_port}");
-    let etcd = Command::new(etcd)
-        .args([
-            "--data-dir".into(),
-            p("etcd").display().to_string(),
-            "--listen-client-urls".into(),
-            etcd_url.clone(),
-            "--advertise-client-urls".into(),
-            etcd_url.clone(),
-            "--listen-peer-urls".into(),
-            format!("http://127.0.0.1:{peer_port}"),
-            "--unsafe-no-fsync".into(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start etcd");
-    let mut children = vec![etcd];
-    let rsa = openssl::rsa::Rsa::generate(2048).expect("RSA key");
-    std::fs::write(p("sa.key"), rsa.private_key_to_pem().expect("PEM")).expect("write");
-    std::fs::write(p("sa.pub"), rsa.public_key_to_pem().expect("PEM")).expect("write");
-    let mut raw = [0u8; 16];
-    openssl::rand::rand_bytes(&mut raw).expect("random");
-    let token: String = raw.iter().map(|b| format!("{b:02x}")).collect();
-    std::fs::write(
-        p("tokens.csv"),
-        format!("{token},admin,admin-uid,\"system:masters\"\n"),
-    )
-    .expect("write");
-    std::fs::create_dir(p("certs")).expect("mkdir");
-    std::fs::write(
-        p("audit-policy.yaml"),
-        "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [\"RequestReceived\"]\nrules:\n- level: Metadata\n",
-    )
-    .expect("write");
-    let args: Vec<String> = vec![
-        format!("--etcd-servers={etcd_url}"),
-        "--bind-address=127.0.0.1".into(),
-        "--advertise-address=127.0.0.1".into(),
-        // A loopback advertise address needs the endpoint reconciler
-        // off (as envtest runs it).
-        "--endpoint-reconciler-type=none".into(),
-        format!("--secure-port={api_port}"),
-        format!("--cert-dir={}", p("certs").display()),
-        format!("--token-auth-file={}", p("tokens.csv").display()),
-        format!("--authorization-mode={authorization_mode}"),
-        "--service-cluster-ip-range=10.0.0.0/24".into(),
-        "--service-account-issuer=https://kubernetes.default.svc.cluster.local".into(),
-        format!("--service-account-key-file={}", p("sa.pub").display()),
-        format!(
-            "--service-account-signing-key-file={}",
-            p("sa.key").display()
-        ),
-        format!("--audit-policy-file={}", p("audit-policy.yaml").display()),
-        format!("--audit-log-path={}", p("audit.log").display()),
-    ];
-    children.push(start_apiserver(&apiserver, &args));
-    let url = format!("https://127.0.0.1:{api_port}");
-    let kubeconfig = p("kubeconfig");
-    std::fs::write(
-        &kubeconfig,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: test\n  cluster:\n    server: {url}\n    insecure-skip-tls-verify: true\nusers:\n- name: admin\n  user:\n    token: {token}\ncontexts:\n- name: test\n  context:\n    cluster: test\n    user: admin\ncurrent-context: test\n"
-        ),
-    )
-    .expect("write kubeconfig");
+    let server = KubeApiServer::start(authorization_mode)?;
     Some(ApiServer {
-        url,
-        token,
-        kubeconfig,
-        children,
-        apiserver: (apiserver, args),
-        audit_log: p("audit.log"),
-        _dir: dir,
+        url: server.url.clone(),
+        server,
     })
-}
-
-fn start_apiserver(program: &str, args: &[String]) -> Child {
-    Command::new(program)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start kube-apiserver")
 }
 
 /// One request as the API server's audit log has it.
@@ -176,7 +63,7 @@ impl ApiServer {
         // The server's certificate is self-signed in its temporary
         // directory: loopback only.
         config.accept_invalid_certs = true;
-        config.auth_info.token = Some(self.token.clone().into());
+        config.auth_info.token = Some(self.server.token.clone().into());
         kube::Client::try_from(config).expect("kube client")
     }
 
@@ -187,7 +74,7 @@ impl ApiServer {
         let url: http::Uri = self.url.parse().expect("API server URL");
         let mut config = kube::Config::new(url);
         config.accept_invalid_certs = true;
-        config.auth_info.token = Some(self.token.clone().into());
+        config.auth_info.token = Some(self.server.token.clone().into());
         config.auth_info.impersonate = Some(user.to_owned());
         config.auth_info.impersonate_groups =
             Some(groups.iter().map(|g| (*g).to_owned()).collect());
@@ -207,7 +94,7 @@ impl ApiServer {
         let m = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
         let mut req = Self::client()
             .request(m, format!("{}{path}", self.url))
-            .bearer_auth(&self.token);
+            .bearer_auth(&self.server.token);
         if let Some(b) = body {
             req = req
                 .header("content-type", "application/json")
@@ -251,15 +138,15 @@ impl ApiServer {
     }
 
     /// The kubeconfig naming the server and the admin token.
-    pub fn kubeconfig_path(&self) -> &Path {
-        &self.kubeconfig
+    pub fn kubeconfig_path(&self) -> PathBuf {
+        self.server.kubeconfig()
     }
 
     /// A JSON merge patch of the object at `path`; the status.
     pub fn merge_patch(&self, path: &str, body: &serde_json::Value) -> u16 {
         let r = Self::client()
             .patch(format!("{}{path}", self.url))
-            .bearer_auth(&self.token)
+            .bearer_auth(&self.server.token)
             .header("content-type", "application/merge-patch+json")
             .body(body.to_string())
             .send();
@@ -269,7 +156,7 @@ impl ApiServer {
     /// The requests the server has audited so far, in order (one entry per
     /// request: its completion, or the start of a watch).
     pub fn audited(&self) -> Vec<Audited> {
-        let text = std::fs::read_to_string(&self.audit_log).unwrap_or_default();
+        let text = std::fs::read_to_string(self.server.audit_log()).unwrap_or_default();
         let mut seen = std::collections::HashSet::new();
         text.lines()
             .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
@@ -293,19 +180,15 @@ impl ApiServer {
     /// The process id of etcd.
     #[allow(dead_code)] // the fault suite's (tests/clients/faults)
     pub fn etcd_pid(&self) -> u32 {
-        self.children[0].id()
+        self.server.etcd_pid()
     }
 
     /// Stops the API server (etcd stays), waits `down`, and starts it
     /// again on the same port, waiting until it serves.
     pub fn restart(&mut self, down: Duration) {
-        if let Some(api) = self.children.get_mut(1) {
-            let _ = api.kill();
-            let _ = api.wait();
-        }
+        self.server.stop_apiserver();
         std::thread::sleep(down);
-        let (program, args) = &self.apiserver;
-        self.children[1] = start_apiserver(program, args);
+        self.server.start_apiserver();
         let deadline = Instant::now() + Duration::from_secs(90);
         while self.call("GET", "/readyz", None).0 != 200 {
             assert!(

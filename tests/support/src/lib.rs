@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+pub mod kube;
 pub mod logs;
 pub mod oracle;
 pub mod rng;
@@ -64,6 +65,25 @@ pub fn need_env(name: &str) -> Option<String> {
         _ => {
             missing(&format!("{name} is not set"));
             None
+        }
+    }
+}
+
+/// A free loopback port, never one handed out before in this test binary:
+/// the kernel may offer a port again once its probe listener is closed, and
+/// two servers starting at once on one port would each answer the other's
+/// requests.
+pub fn free_port() -> u16 {
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN.lock().unwrap_or_else(|p| p.into_inner());
+    loop {
+        let port = match std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()) {
+            Ok(a) => a.port(),
+            Err(e) => panic!("a free port: {e}"),
+        };
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
         }
     }
 }

@@ -11,6 +11,7 @@ use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use serde_json::{Value, json};
+use test_support::kube::KubeApiServer;
 
 use super::*;
 use crate::certs::CLIENT_CERT_NAME;
@@ -359,110 +360,21 @@ async fn backend_errors_name_the_secret_and_carry_no_key_material() {
     }
 }
 
-/// A kube-apiserver over an etcd, both from the binaries of
-/// `scripts/ci/kube-apiserver.sh`, with a static admin token; stopped when
-/// dropped.
+/// A kube-apiserver over an etcd (test-support's), with a client of its
+/// admin; stopped when dropped.
 struct ApiServer {
     client: Client,
-    _children: Vec<Child>,
-    _dir: tempfile::TempDir,
+    _server: KubeApiServer,
 }
 
-struct Child(std::process::Child);
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
-/// The API server, or `None` (skip) when the binaries are not configured;
-/// unset on CI is a failure.
+/// The API server, serving, or `None` (skip) when the binaries are not
+/// configured; unset on CI is a failure.
 async fn api_server() -> Option<ApiServer> {
-    let (Ok(apiserver), Ok(etcd)) = (
-        std::env::var("TEST_ASSET_KUBE_APISERVER"),
-        std::env::var("TEST_ASSET_ETCD"),
-    ) else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "TEST_ASSET_KUBE_APISERVER and TEST_ASSET_ETCD are not set (required when CI=true)"
-        );
-        eprintln!(
-            "skipped: TEST_ASSET_KUBE_APISERVER and TEST_ASSET_ETCD are not set; run: eval \"$(scripts/ci/kube-apiserver.sh)\""
-        );
-        return None;
-    };
-    let dir = tempfile::tempdir().expect("tempdir");
-    let p = |n: &str| dir.path().join(n);
-    let (etcd_port, peer_port, api_port) = (free_port(), free_port(), free_port());
-    let etcd_url = format!("http://127.0.0.1:{etcd_port}");
-    let etcd = std::process::Command::new(etcd)
-        .args([
-            "--data-dir".into(),
-            p("etcd").display().to_string(),
-            "--listen-client-urls".into(),
-            etcd_url.clone(),
-            "--advertise-client-urls".into(),
-            etcd_url.clone(),
-            "--listen-peer-urls".into(),
-            format!("http://127.0.0.1:{peer_port}"),
-            "--unsafe-no-fsync".into(),
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start etcd");
-    let mut children = vec![Child(etcd)];
-    // The service-account keys and the admin token.
-    let rsa = openssl::rsa::Rsa::generate(2048).expect("RSA key");
-    std::fs::write(p("sa.key"), rsa.private_key_to_pem().expect("PEM")).expect("write");
-    std::fs::write(p("sa.pub"), rsa.public_key_to_pem().expect("PEM")).expect("write");
-    let token = uuid::Uuid::new_v4().simple().to_string();
-    std::fs::write(
-        p("tokens.csv"),
-        format!("{token},admin,admin-uid,\"system:masters\"\n"),
-    )
-    .expect("write");
-    std::fs::create_dir(p("certs")).expect("mkdir");
-    let api = std::process::Command::new(apiserver)
-        .args([
-            format!("--etcd-servers={etcd_url}"),
-            "--bind-address=127.0.0.1".into(),
-            "--advertise-address=127.0.0.1".into(),
-            // A loopback advertise address needs the endpoint reconciler
-            // off (as envtest runs it).
-            "--endpoint-reconciler-type=none".into(),
-            format!("--secure-port={api_port}"),
-            format!("--cert-dir={}", p("certs").display()),
-            format!("--token-auth-file={}", p("tokens.csv").display()),
-            "--authorization-mode=AlwaysAllow".into(),
-            "--service-cluster-ip-range=10.0.0.0/24".into(),
-            "--service-account-issuer=https://kubernetes.default.svc.cluster.local".into(),
-            format!("--service-account-key-file={}", p("sa.pub").display()),
-            format!(
-                "--service-account-signing-key-file={}",
-                p("sa.key").display()
-            ),
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start kube-apiserver");
-    children.push(Child(api));
-    let url: http::Uri = format!("https://127.0.0.1:{api_port}")
-        .parse()
-        .expect("URL");
+    let server = KubeApiServer::start("AlwaysAllow")?;
+    let url: http::Uri = server.url.parse().expect("URL");
     let mut config = kube::Config::new(url);
     config.accept_invalid_certs = true;
-    config.auth_info.token = Some(token.into());
+    config.auth_info.token = Some(server.token.clone().into());
     let client = Client::try_from(config).expect("client");
     // Ready when a namespace can be created (the apiserver needs etcd and
     // its bootstrap; bounded at 90 s).
@@ -488,8 +400,7 @@ async fn api_server() -> Option<ApiServer> {
     assert!(ready, "kube-apiserver did not become ready in 90 s");
     Some(ApiServer {
         client,
-        _children: children,
-        _dir: dir,
+        _server: server,
     })
 }
 

@@ -30,7 +30,8 @@ use driver_host::{
 
 pub mod conformance;
 pub mod fixtures;
-pub mod kube;
+/// The in-memory Kubernetes API server, with server-side apply.
+pub use driver_host::access::memory::kube;
 
 // The host's types a driver's tests use, so that they need no other
 // dependency than the kit (and tokio for `#[tokio::test]`).

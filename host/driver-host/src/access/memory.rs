@@ -1,6 +1,9 @@
-//! In-memory implementations of the host traits, for tests (and the
-//! testkit later): a Kubernetes object store, an OpenStack cloud of fixed
+//! In-memory implementations of the host traits, for tests, the SDK's test
+//! kit and `all-in-one --kube memory`: a Kubernetes API server with
+//! server-side apply ([`kube::ApiServer`]), an OpenStack cloud of fixed
 //! answers, a certificate store, and the cloud's configuration.
+
+pub mod kube;
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -9,86 +12,13 @@ use magnum_domain::models::Cluster;
 
 use super::{
     ApplicationCredential, CloudAccess, CloudInfo, ClusterCas, Credentials, Flavor, HostError,
-    HostFuture, Image, KubeAccess, KubeObject, LoadBalancer, ObjectRef, OpenStackAccess, Reply,
-    SecretsAccess, Selector, ShareType, VolumeType,
+    HostFuture, Image, LoadBalancer, OpenStackAccess, Reply, SecretsAccess, ShareType, VolumeType,
 };
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // A panic while holding one of these locks cannot leave the maps in a
     // state worse than a test failure.
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// A Kubernetes API that stores objects in a map. Apply replaces the whole
-/// object (no field merging); every apply's field manager is recorded. It
-/// serves every kind but those listed in `unserved` (`api-version/kind`).
-#[derive(Default)]
-pub struct MemoryKube {
-    objects: Mutex<BTreeMap<ObjectRef, KubeObject>>,
-    managers: Mutex<Vec<String>>,
-    /// Kinds the server does not serve, as `api-version/kind`.
-    pub unserved: Vec<String>,
-}
-
-impl MemoryKube {
-    /// An empty cluster.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Every stored object, in reference order.
-    pub fn objects(&self) -> Vec<KubeObject> {
-        lock(&self.objects).values().cloned().collect()
-    }
-
-    /// The field managers of every apply, in order.
-    pub fn field_managers(&self) -> Vec<String> {
-        lock(&self.managers).clone()
-    }
-}
-
-impl KubeAccess for MemoryKube {
-    fn apply<'a>(&'a self, obj: KubeObject, field_manager: &'a str) -> Reply<'a, KubeObject> {
-        Box::pin(async move {
-            lock(&self.managers).push(field_manager.to_string());
-            lock(&self.objects).insert(obj.reference(), obj.clone());
-            Ok(obj)
-        })
-    }
-
-    fn get(&self, reference: ObjectRef) -> Reply<'_, Option<KubeObject>> {
-        Box::pin(async move { Ok(lock(&self.objects).get(&reference).cloned()) })
-    }
-
-    fn list(&self, selector: Selector) -> Reply<'_, Vec<KubeObject>> {
-        Box::pin(async move {
-            Ok(lock(&self.objects)
-                .values()
-                .filter(|o| {
-                    o.api_version == selector.api_version
-                        && o.kind == selector.kind
-                        && o.namespace == selector.namespace
-                })
-                .filter(|o| {
-                    let labels = o.labels();
-                    selector
-                        .labels
-                        .iter()
-                        .all(|(k, v)| labels.get(k) == Some(v))
-                })
-                .cloned()
-                .collect())
-        })
-    }
-
-    fn delete(&self, reference: ObjectRef) -> Reply<'_, bool> {
-        Box::pin(async move { Ok(lock(&self.objects).remove(&reference).is_some()) })
-    }
-
-    fn served<'a>(&'a self, api_version: &'a str, kind: &'a str) -> Reply<'a, bool> {
-        let key = format!("{api_version}/{kind}");
-        Box::pin(async move { Ok(!self.unserved.contains(&key)) })
-    }
 }
 
 /// An OpenStack cloud with fixed answers. Names and ids resolve through the

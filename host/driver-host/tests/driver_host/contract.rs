@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use driver_host::access::memory::{MemoryCloud, MemoryKube};
+use driver_host::access::memory::MemoryCloud;
+use driver_host::access::memory::kube::ApiServer;
 use driver_host::contract::{self, Contract, FUNCTIONS};
 use driver_host::{
     CallContext, CallError, CloudInfo, HostServices, KubeObject, Observation, Origin,
@@ -261,7 +262,7 @@ fn config_map(uuid: &str, data: &[(&str, &str)]) -> KubeObject {
 
 #[tokio::test]
 async fn a_1_0_and_a_1_1_component_serve_side_by_side() {
-    let kube = Arc::new(MemoryKube::new());
+    let kube = Arc::new(ApiServer::new());
     let clouds = Arc::new(MemoryCloud::new(cloud(None)));
     let services = HostServices {
         kube: Some(kube.clone()),
@@ -351,7 +352,7 @@ async fn a_1_0_and_a_1_1_component_serve_side_by_side() {
 
 #[tokio::test]
 async fn derive_status_reads_a_snapshot_at_the_calls_time() {
-    let kube = Arc::new(MemoryKube::new());
+    let kube = Arc::new(ApiServer::new());
     let services = HostServices {
         kube: Some(kube.clone()),
         ..Default::default()

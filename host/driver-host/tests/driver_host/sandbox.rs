@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use driver_host::access::memory::{MemoryKube, MemoryOpenStack, MemorySecrets};
+use driver_host::access::memory::kube::ApiServer;
+use driver_host::access::memory::{MemoryOpenStack, MemorySecrets};
 use driver_host::{
     BreakerSettings, CallContext, CallError, ClusterCas, DriverConfig, DriverHost, DriverSettings,
     FaultKind, HostServices, KeyPair, Origin, PackageSource, Resize, Upgrade,
@@ -378,7 +379,7 @@ async fn a_request_beyond_the_operator_grant_is_refused_at_load() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kube_apply_outside_the_granted_namespace_or_kind_is_denied() {
-    let kube = Arc::new(MemoryKube::new());
+    let kube = Arc::new(ApiServer::new());
     let services = HostServices {
         kube: Some(kube.clone()),
         ..Default::default()
@@ -396,7 +397,8 @@ async fn kube_apply_outside_the_granted_namespace_or_kind_is_denied() {
         let upd = d.create_cluster(&user(), &with(&[("name", "cm1")]), 0).await;
         assert_eq!(upd.map(|u| u.deleted_nodegroups), Ok(vec!["cm1".to_string()]));
         assert_eq!(k.objects().len(), 1);
-        assert_eq!(k.field_managers(), vec![driver_host::field_manager("sb-kube")]);
+        let managers: Vec<String> = k.writes().into_iter().map(|(_, _, m)| m).collect();
+        assert_eq!(managers, vec![driver_host::field_manager("sb-kube")]);
         // Another namespace.
         let r = d.create_cluster(&user(), &with(&[("namespace", "kube-system")]), 0).await;
         assert_eq!(

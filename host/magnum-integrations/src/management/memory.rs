@@ -1,5 +1,5 @@
 //! An in-memory management cluster for `all-in-one --kube memory`
-//! (`[capi]/management_cluster = memory`): the test kit's API server
+//! (`[capi]/management_cluster = memory`): driver-host's in-memory API server
 //! (server-side apply by field manager, list by label, delete with
 //! finalizers, create and replace with a resourceVersion precondition)
 //! behind the part of the Kubernetes HTTP API the service uses — discovery,
@@ -21,7 +21,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use driver_host::{HostError, KubeAccess, KubeObject, ObjectRef};
-use openkeel_magnum_driver_testkit::kube::{ApiServer, Change, ChangeKind};
+use driver_host::access::memory::kube::{ApiServer, Change, ChangeKind};
 use serde_json::{Value, json};
 
 /// The field manager of objects written whole (`POST`, `PUT`), as

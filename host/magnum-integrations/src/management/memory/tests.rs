@@ -157,7 +157,7 @@ async fn a_watch_from_a_forgotten_version_is_told_it_is_gone() {
     let memory = MemoryCluster::new();
     let mc = ManagementCluster::in_memory(memory.clone());
     // More changes than the server keeps.
-    for i in 0..=openkeel_magnum_driver_testkit::kube::KEPT_CHANGES + 1 {
+    for i in 0..=driver_host::access::memory::kube::KEPT_CHANGES + 1 {
         ok(memory
             .store()
             .apply(cm("a", json!({"i": i.to_string()})), "m")

@@ -9,9 +9,8 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;
 
-use driver_host::{
-    HostError, HostFuture, KubeAccess, KubeObject, ObjectRef, Observation, Selector,
-};
+use crate::access::{HostError, HostFuture, KubeAccess, KubeObject, ObjectRef, Selector};
+use crate::types::Observation;
 use serde_json::{Map, Value};
 
 /// The `creationTimestamp` and `deletionTimestamp` of every object: the

@@ -1,4 +1,4 @@
-//! Builds the guest workspace (`drivers/`: the built-in drivers, the guest
+//! Builds the guest workspace (`guest/`: the built-in drivers, the guest
 //! SDK and the sandbox test components) for `wasm32-wasip2`, so that a
 //! plain `cargo build` or `cargo test` of the host embeds the built-in
 //! drivers and finds the test components.
@@ -34,7 +34,7 @@ const TARGET: &str = "wasm32-wasip2";
 fn main() {
     let manifest_dir = PathBuf::from(env("CARGO_MANIFEST_DIR"));
     let root = manifest_dir.join("../..");
-    for dir in ["drivers", "sdk/rust", "tests/components", "wit"] {
+    for dir in ["guest", "wit"] {
         println!("cargo:rerun-if-changed={}", root.join(dir).display());
     }
     println!("cargo:rerun-if-env-changed=OKM_GUEST_CARGO_FLAGS");
@@ -151,13 +151,13 @@ fn ensure_target(root: &Path, toolchain: &str) {
 fn build(cargo: &str, toolchain: &str, root: &Path, target_dir: &Path, packages: &[&str]) {
     let mut cmd = guest_tool(toolchain, "cargo", cargo);
     // From the guest workspace, so that its .cargo/config.toml applies.
-    cmd.current_dir(root.join("drivers"));
+    cmd.current_dir(root.join("guest"));
     cmd.arg("build")
         .arg("--release")
         .arg("--target")
         .arg(TARGET)
         .arg("--manifest-path")
-        .arg(root.join("drivers/Cargo.toml"))
+        .arg(root.join("guest/Cargo.toml"))
         .arg("--target-dir")
         .arg(target_dir)
         .args(packages);

@@ -1,7 +1,7 @@
 //! The objects the Cluster API driver writes for a cluster created through
 //! `openstack coe`, compared with the goldens the Go implementation's
 //! envtest suite read back from its kube-apiserver
-//! (`drivers/capi/testdata/go-reference/envtest/`, described in the README
+//! (`guest/drivers/capi/testdata/go-reference/envtest/`, described in the README
 //! of that folder).
 //!
 //! The cluster is made as the Go test made it: the template `okm-capi-ct`
@@ -625,7 +625,7 @@ fn environment(c: &mut Check, got: &mut BTreeMap<String, Vec<Value>>) {
 /// renamed to this stack's.
 fn golden(kind: &str) -> Option<BTreeMap<String, Value>> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../drivers/capi/testdata/go-reference/envtest")
+        .join("../../guest/drivers/capi/testdata/go-reference/envtest")
         .join(format!("{kind}.yaml"));
     let text = std::fs::read_to_string(&path).ok()?;
     // The region lines of `cloud.conf` and `clouds.yaml`: see
@@ -653,7 +653,7 @@ fn golden(kind: &str) -> Option<BTreeMap<String, Value>> {
 /// The kinds that have a golden.
 fn golden_kinds() -> Vec<String> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../drivers/capi/testdata/go-reference/envtest");
+        .join("../../guest/drivers/capi/testdata/go-reference/envtest");
     let mut kinds: Vec<String> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
         .filter_map(|e| {

@@ -87,7 +87,7 @@ fn the_example_package_passes_conformance_and_its_lifecycle() {
 
 /// The conformance test component in `mode`, as a package in `dir`.
 fn conformance_package(dir: &Path, mode: &str) {
-    let manifest = include_str!("../components/conformance/driver.toml")
+    let manifest = include_str!("../../guest/components/conformance/driver.toml")
         .replace("mode = \"good\"", &format!("mode = \"{mode}\""));
     std::fs::write(dir.join("driver.toml"), manifest).expect("write the manifest");
     std::fs::copy(

@@ -222,7 +222,7 @@ fn grant(g: &str, r: &str, v: &str, n: &str) -> Grant {
 async fn requested(client: &kube::Client, namespace: &str) -> BTreeSet<Grant> {
     let mut out = BTreeSet::new();
     let mut manifests = 0;
-    for entry in std::fs::read_dir(repo_dir().join("drivers")).expect("drivers/") {
+    for entry in std::fs::read_dir(repo_dir().join("guest/drivers")).expect("guest/drivers/") {
         let path = entry.expect("entry").path().join("driver.toml");
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
@@ -283,7 +283,7 @@ async fn requested(client: &kube::Client, namespace: &str) -> BTreeSet<Grant> {
 }
 
 /// The Role the Cluster API driver writes for each cluster autoscaler
-/// (drivers/capi/src/autoscaler.rs, pinned by its test
+/// (guest/drivers/capi/src/autoscaler.rs, pinned by its test
 /// `the_role_grants_what_the_clusterapi_provider_uses_and_no_more`).
 fn autoscaler_grants() -> BTreeSet<Grant> {
     let mut out = BTreeSet::new();

@@ -1,6 +1,6 @@
 //! Hostile drivers through the binary: a driver package for each way an
 //! author could try to reach beyond their own clusters or exhaust the host
-//! (the sandbox test component, `tests/components/sandbox`, with one mode a
+//! (the sandbox test component, `guest/components/sandbox`, with one mode a
 //! package), installed in `[drivers]/drivers_path` of an `all-in-one`
 //! beside the clusters of other projects on the fake driver. Each case runs
 //! its attack as a user would meet it (a cluster create, a status poll, a

@@ -526,7 +526,7 @@ fn machine(uuid: &str, name: &str, address: &str, deployment: Option<(&str, &str
 }
 
 /// The variables of the Cluster's topology: those the driver writes for
-/// the cluster of its golden `cluster.yaml` (drivers/capi/testdata), with
+/// the cluster of its golden `cluster.yaml` (guest/drivers/capi/testdata), with
 /// this cluster's names and flavors.
 fn topology_variables() -> Value {
     json!([

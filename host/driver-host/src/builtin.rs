@@ -9,12 +9,12 @@ use crate::package::{Origin, PackageSource};
 /// The fake driver's component.
 pub const FAKE_COMPONENT: &[u8] = include_bytes!(env!("OKM_GUEST_FAKE"));
 /// The fake driver's manifest.
-pub const FAKE_MANIFEST: &str = include_str!("../../../drivers/fake/driver.toml");
+pub const FAKE_MANIFEST: &str = include_str!("../../../guest/drivers/fake/driver.toml");
 
 /// The Cluster API driver's component.
 pub const CAPI_COMPONENT: &[u8] = include_bytes!(env!("OKM_GUEST_CAPI"));
 /// The Cluster API driver's manifest.
-pub const CAPI_MANIFEST: &str = include_str!("../../../drivers/capi/driver.toml");
+pub const CAPI_MANIFEST: &str = include_str!("../../../guest/drivers/capi/driver.toml");
 
 /// The entry points of the built-in drivers, sorted: what
 /// `disabled_drivers` lists to run without any of them.
@@ -60,5 +60,5 @@ pub mod test_components {
     pub const WATCHER: &str = env!("OKM_GUEST_WATCHER");
     /// The watcher's manifest.
     pub const WATCHER_MANIFEST: &str =
-        include_str!("../../../tests/components/watcher/driver.toml");
+        include_str!("../../../guest/components/watcher/driver.toml");
 }

@@ -217,7 +217,7 @@ provides = [{ server-type = "vm", os = "ubuntu", coe = "kubernetes" }]
 
     #[test]
     fn the_built_in_fake_manifest_parses() {
-        let m = Manifest::parse(include_str!("../../../drivers/fake/driver.toml"))
+        let m = Manifest::parse(include_str!("../../../guest/drivers/fake/driver.toml"))
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(m.entry_points[0].name, "fake");
         assert_eq!(m.entry_points[0].provides.len(), 8);

@@ -50,7 +50,7 @@ fn fake() -> Package {
 }
 
 fn conformance_driver() -> Package {
-    let manifest = include_str!("../../../tests/components/conformance/driver.toml");
+    let manifest = include_str!("../../../guest/components/conformance/driver.toml");
     let component = match std::fs::read(driver_host::test_components::CONFORMANCE) {
         Ok(b) => b,
         Err(e) => panic!("the conformance test component: {e}"),

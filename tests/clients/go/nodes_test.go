@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// The simulated nodes of the fake driver (drivers/fake): names, addresses
+// The simulated nodes of the fake driver (guest/drivers/fake): names, addresses
 // and Nova server UUIDs derived from the cluster UUID, the nodegroup name and
 // the node's index. The derivation is a contract of the fake driver, which
 // every process computes the same way; the tests need it to name the server

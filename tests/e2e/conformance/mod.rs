@@ -28,7 +28,7 @@
 //!   config/policy.yaml.sample, `clustertemplate:publish` as the mock
 //!   returns;
 //! - caller: `[keystone_authtoken]` points at the OpenStack double
-//!   (tests/osfake); each record's caller is a user token of the double with
+//!   (tests/crates/osfake); each record's caller is a user token of the double with
 //!   the identity Magnum's test built (X-Project-Id / X-User-Id / X-Roles, or
 //!   the context the test injected; `fake_project` / `fake_user` when the
 //!   headers name none). paste records send no token;

@@ -182,7 +182,7 @@ fn every_list_of_the_functions_names_each_of_them() {
         ("host/driver-host/src/driver.rs", |f| {
             format!("pub async fn {}(", snake(f))
         }),
-        ("sdk/rust/src/lib.rs", |f| format!("fn {}(", snake(f))),
+        ("guest/sdk/src/lib.rs", |f| format!("fn {}(", snake(f))),
         ("sdk/testkit/src/conformance.rs", |f| format!("\"{f}\"")),
     ];
     let mut missing = Vec::new();

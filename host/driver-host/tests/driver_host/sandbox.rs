@@ -1,5 +1,5 @@
 //! The sandbox cases, each with a purpose-built component
-//! (tests/components): every one gets its clear error within its deadline
+//! (guest/components): every one gets its clear error within its deadline
 //! while the host keeps serving the fake driver's traffic.
 
 use std::sync::Arc;
@@ -63,7 +63,7 @@ entry_point = "{name}"
     PackageSource {
         manifest,
         component: sandbox_bytes(),
-        origin: Origin::Path(format!("tests/components/sandbox/{mode}").into()),
+        origin: Origin::Path(format!("guest/components/sandbox/{mode}").into()),
     }
 }
 

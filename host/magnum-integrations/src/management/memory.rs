@@ -20,8 +20,8 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use driver_host::{HostError, KubeAccess, KubeObject, ObjectRef};
 use driver_host::access::memory::kube::{ApiServer, Change, ChangeKind};
+use driver_host::{HostError, KubeAccess, KubeObject, ObjectRef};
 use serde_json::{Value, json};
 
 /// The field manager of objects written whole (`POST`, `PUT`), as

@@ -18,7 +18,7 @@ pub fn in_ci() -> bool {
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../..")
 }
 
 /// `${OKM_SPEC_DIR:-../shared/spec}`; a relative directory is taken from

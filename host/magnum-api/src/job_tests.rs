@@ -738,7 +738,7 @@ async fn the_stop_drops_the_queue_after_its_grace_period() {
     }
     gate.open();
     let err = stop.await.expect("task").expect_err("one job dropped");
-    assert!(err.contains("1 cluster create jobs"), "{err}");
+    assert_eq!(err, crate::conductor::JobsDropped(1), "{err}");
     for u in &running {
         let row = e.row(u).await.expect("row");
         assert!(

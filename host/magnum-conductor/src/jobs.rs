@@ -36,6 +36,12 @@ use super::{Conductor, Error};
 use crate::db::Scope;
 use crate::notify::{Action, Outcome};
 
+/// The create jobs a shutdown dropped when its grace period ran out: their
+/// clusters are left to the status loop ([`CREATE_ORPHAN_AGE`]).
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0} cluster create jobs left to the status loop (shutdown grace period over)")]
+pub struct JobsDropped(pub u64);
+
 /// How long a cluster that still waits for its create job is left to the
 /// process that accepted it. Past it, the status loop presumes that process
 /// gone and runs the job itself ([`Conductor::resume_create`]).
@@ -244,7 +250,7 @@ impl Conductor {
     /// them up after [`CREATE_ORPHAN_AGE`]. Running jobs are always waited
     /// for; each is bounded by the driver timeout. The error says how many
     /// jobs were dropped.
-    pub async fn stop_create_jobs(&self, grace: Duration) -> Result<(), String> {
+    pub async fn stop_create_jobs(&self, grace: Duration) -> Result<(), JobsDropped> {
         let jobs = &self.work.jobs;
         let sender = lock(&jobs.queue).take();
         if sender.is_none() {
@@ -263,9 +269,7 @@ impl Conductor {
         }
         match jobs.dropped.load(Ordering::SeqCst) {
             0 => Ok(()),
-            n => Err(format!(
-                "{n} cluster create jobs left to the status loop (shutdown grace period over)"
-            )),
+            n => Err(JobsDropped(n)),
         }
     }
 

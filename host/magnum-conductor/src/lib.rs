@@ -50,14 +50,14 @@ pub use cluster_templates::{TemplateCreate, TemplateUpdate};
 pub use clusters::{ClusterCreate, ClusterDetail, ClusterPage, ClusterUpdate, generate_name};
 pub use error::{Error, Result};
 pub use federations::{FederationCreate, federation_doc};
-pub use jobs::CREATE_ORPHAN_AGE;
+pub use jobs::{CREATE_ORPHAN_AGE, JobsDropped};
 #[cfg(any(test, feature = "testing"))]
 pub use jobs::{Hook, JobHooks};
 pub use lock_row::{LOCK_SERVICE_BINARY, LOCK_SERVICE_HOST, is_lock_row};
 pub use nodegroups::NODEGROUP_PATCH_COLUMNS;
 pub use services::Heartbeat;
 pub use stats::Stats;
-pub use status_pass::{HEALTH_POLLED, POLLED, PollPass, Source};
+pub use status_pass::{ClusterFailure, DeletesUnfinished, HEALTH_POLLED, POLLED, PollPass, Source};
 
 use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;

@@ -499,14 +499,18 @@ impl Conductor {
     /// their poll read them (a deleting status, the same `updated_at`; the
     /// others are seen again by the next poll). A cluster whose
     /// certificates could not be removed is saved DELETE_COMPLETE instead,
-    /// which the poller keeps following; those errors are returned joined.
-    /// Clusters already gone are not an error. Each removed cluster's
-    /// driver state is dropped and Magnum's delete success is sent.
-    pub async fn finish_deletes(&self, polled: &[Cluster]) -> std::result::Result<(), String> {
+    /// which the poller keeps following; those clusters, and a failure of
+    /// the removal, are the error. Clusters already gone are not an error.
+    /// Each removed cluster's driver state is dropped and Magnum's delete
+    /// success is sent.
+    pub async fn finish_deletes(
+        &self,
+        polled: &[Cluster],
+    ) -> std::result::Result<(), DeletesUnfinished> {
         if polled.is_empty() {
             return Ok(());
         }
-        let mut errors = Vec::new();
+        let mut failures = Vec::new();
         let mut kept: HashSet<String> = HashSet::new();
         for cl in polled {
             // The certificates removed are those the row references now,
@@ -521,7 +525,7 @@ impl Conductor {
                 Err(e) if e.is_not_found() => continue,
                 Err(e) => {
                     kept.insert(cl.uuid.clone());
-                    errors.push(format!("read deleted cluster {}: {e}", cl.uuid));
+                    failures.push(ClusterFailure::new(&cl.uuid, e.into()));
                     continue;
                 }
             };
@@ -534,7 +538,7 @@ impl Conductor {
             }
             if let Err(e) = self.delete_cluster_certificates(&mut row).await {
                 kept.insert(cl.uuid.clone());
-                errors.push(e.to_string());
+                failures.push(ClusterFailure::new(&cl.uuid, e));
             }
         }
         let by_uuid: HashMap<&str, &Cluster> =
@@ -584,6 +588,7 @@ impl Conductor {
                 })
             })
             .await;
+        let mut removal = None;
         match removed {
             Ok((destroyed, ngs)) => {
                 let admin = admin_context();
@@ -601,12 +606,60 @@ impl Conductor {
                     );
                 }
             }
-            Err(e) => errors.push(format!("remove deleted clusters: {e}")),
+            Err(e) => removal = Some(e),
         }
-        if errors.is_empty() {
+        if failures.is_empty() && removal.is_none() {
             Ok(())
         } else {
-            Err(errors.join("; "))
+            Err(DeletesUnfinished {
+                kept: failures,
+                removal,
+            })
         }
+    }
+}
+
+/// A cluster the background work could not follow or finish, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("cluster {cluster_uuid}: {cause}")]
+pub struct ClusterFailure {
+    pub cluster_uuid: String,
+    #[source]
+    pub cause: Error,
+}
+
+impl ClusterFailure {
+    pub fn new(cluster_uuid: &str, cause: Error) -> ClusterFailure {
+        ClusterFailure {
+            cluster_uuid: cluster_uuid.to_string(),
+            cause,
+        }
+    }
+}
+
+/// What [`Conductor::finish_deletes`] could not do.
+#[derive(Debug, thiserror::Error)]
+#[error("finish cluster deletions: {}", self.describe())]
+pub struct DeletesUnfinished {
+    /// The clusters saved DELETE_COMPLETE instead of removed: their row
+    /// could not be read again or their certificates removed.
+    pub kept: Vec<ClusterFailure>,
+    /// Why the transaction that removes the others failed.
+    #[source]
+    pub removal: Option<Error>,
+}
+
+impl DeletesUnfinished {
+    fn describe(&self) -> String {
+        let mut parts: Vec<String> = self.kept.iter().map(ToString::to_string).collect();
+        if let Some(e) = &self.removal {
+            parts.push(format!("remove the rows: {e}"));
+        }
+        parts.join("; ")
+    }
+
+    /// Whether `cluster_uuid` is among the clusters kept.
+    pub fn keeps(&self, cluster_uuid: &str) -> bool {
+        self.kept.iter().any(|f| f.cluster_uuid == cluster_uuid)
     }
 }

@@ -47,10 +47,54 @@ pub enum PassError {
     /// The clusters of the pass could not be read.
     #[error("start poll pass: {0}")]
     Start(#[source] conductor::Error),
-    /// Clusters whose status could not be followed or whose deletion could
-    /// not be finished, each with its reason; the others went on.
-    #[error("{}", .0.join("; "))]
-    Clusters(Vec<String>),
+    /// Clusters whose status could not be followed, and deletions that
+    /// could not be finished, each with its cause; the others went on.
+    #[error("{}", describe(.unfollowed, .unfinished))]
+    Clusters {
+        unfollowed: Vec<Unfollowed>,
+        unfinished: Vec<FinishError>,
+    },
+}
+
+fn describe(unfollowed: &[Unfollowed], unfinished: &[FinishError]) -> String {
+    let parts: Vec<String> = unfollowed
+        .iter()
+        .map(ToString::to_string)
+        .chain(unfinished.iter().map(ToString::to_string))
+        .collect();
+    parts.join("; ")
+}
+
+/// A cluster a pass could not follow, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("cluster {cluster_uuid}: {cause}")]
+pub struct Unfollowed {
+    pub cluster_uuid: String,
+    #[source]
+    pub cause: FollowError,
+}
+
+/// Why a pass could not follow a cluster.
+#[derive(Debug, thiserror::Error)]
+pub enum FollowError {
+    /// Its status could not be polled, derived or saved.
+    #[error("{0}")]
+    Status(#[source] conductor::Error),
+    /// It could not be failed past its deadline.
+    #[error("enforce its deadline: {0}")]
+    Deadline(#[source] conductor::Error),
+    /// Its status work outlasted the poll timeout.
+    #[error("timed out after {0:?}")]
+    TimedOut(Duration),
+}
+
+/// Why the clusters whose deletion completed were not all removed.
+#[derive(Debug, thiserror::Error)]
+pub enum FinishError {
+    #[error(transparent)]
+    Unfinished(#[from] conductor::DeletesUnfinished),
+    #[error("finish cluster deletions: timed out after {0:?}")]
+    TimedOut(Duration),
 }
 
 /// How many deleted clusters one transaction removes.
@@ -170,8 +214,8 @@ struct Flight {
     drivers: Mutex<HashMap<String, Arc<Semaphore>>>,
     /// Clusters whose deletion completed, to be removed.
     done: Mutex<Vec<Cluster>>,
-    /// What went wrong, for the next tick's answer.
-    errors: Mutex<Vec<String>>,
+    /// The clusters that could not be followed, for the next tick's answer.
+    errors: Mutex<Vec<Unfollowed>>,
     /// When the health of complete clusters was last refreshed.
     health_at: Mutex<Option<tokio::time::Instant>>,
     /// How each cluster's status is followed, when watching.
@@ -458,11 +502,9 @@ impl Reconciler {
         let work = self.conductor.derive_cluster(uuid, source);
         match tokio::time::timeout(self.settings.poll_timeout, work).await {
             Ok(Ok(Some(cl))) if cl.status == Some(Status::DeleteComplete) => {
-                let mut errors = Vec::new();
-                self.finish(&[cl], &mut errors).await;
-                if !errors.is_empty() {
+                if let Err(e) = self.finish(&[cl]).await {
                     // Retried by the next pass, which lists the cluster.
-                    tracing::error!(cluster_uuid = %uuid, error = %errors.join("; "), "finish a watched deletion");
+                    tracing::error!(cluster_uuid = %uuid, error = %e, "finish a watched deletion");
                 }
             }
             Ok(Ok(_)) => {}
@@ -574,9 +616,12 @@ impl Reconciler {
                 match me.reconcile(&pass, &cl, mode).await {
                     Ok(Some(done)) => lock(&me.flight.done).push(done),
                     Ok(None) => {}
-                    Err(e) => {
-                        tracing::error!(cluster_uuid = %cl.uuid, error = %e, "reconcile cluster");
-                        lock(&me.flight.errors).push(format!("cluster {}: {e}", cl.uuid));
+                    Err(cause) => {
+                        tracing::error!(cluster_uuid = %cl.uuid, error = %cause, "reconcile cluster");
+                        lock(&me.flight.errors).push(Unfollowed {
+                            cluster_uuid: cl.uuid.clone(),
+                            cause,
+                        });
                     }
                 }
             }));
@@ -588,10 +633,11 @@ impl Reconciler {
             // The polls still running finish on their own.
             polls.detach_all();
         }
-        let mut errors = std::mem::take(&mut *lock(&self.flight.errors));
+        let unfollowed = std::mem::take(&mut *lock(&self.flight.errors));
         if let Some(span) = span {
-            span.end(polls_started, errors.len());
+            span.end(polls_started, unfollowed.len());
         }
+        let mut unfinished = Vec::new();
         loop {
             let batch: Vec<Cluster> = {
                 let mut done = lock(&self.flight.done);
@@ -601,12 +647,18 @@ impl Reconciler {
             if batch.is_empty() {
                 break;
             }
-            self.finish(&batch, &mut errors).await;
+            if let Err(e) = self.finish(&batch).await {
+                tracing::error!(error = %e, "finish cluster deletions");
+                unfinished.push(e);
+            }
         }
-        if errors.is_empty() {
+        if unfollowed.is_empty() && unfinished.is_empty() {
             Ok(())
         } else {
-            Err(PassError::Clusters(errors))
+            Err(PassError::Clusters {
+                unfollowed,
+                unfinished,
+            })
         }
     }
 
@@ -715,19 +767,11 @@ impl Reconciler {
         })
     }
 
-    async fn finish(&self, batch: &[Cluster], errors: &mut Vec<String>) {
-        match tokio::time::timeout(
-            self.settings.poll_timeout,
-            self.conductor.finish_deletes(batch),
-        )
-        .await
-        {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                tracing::error!(error = %e, "finish cluster deletions");
-                errors.push(e);
-            }
-            Err(_) => errors.push("finish cluster deletions: timed out".into()),
+    async fn finish(&self, batch: &[Cluster]) -> Result<(), FinishError> {
+        let timeout = self.settings.poll_timeout;
+        match tokio::time::timeout(timeout, self.conductor.finish_deletes(batch)).await {
+            Ok(r) => Ok(r?),
+            Err(_) => Err(FinishError::TimedOut(timeout)),
         }
     }
 
@@ -740,7 +784,7 @@ impl Reconciler {
         pass: &PollPass,
         listed: &Cluster,
         mode: Mode,
-    ) -> Result<Option<Cluster>, String> {
+    ) -> Result<Option<Cluster>, FollowError> {
         let c = &self.conductor;
         let source = match (mode, &self.watching) {
             (Mode::Watch, Some(w)) => match w.hub.selectors(&listed.uuid) {
@@ -764,8 +808,8 @@ impl Reconciler {
                     // deadline.
                     c.enforce_deadline(listed, self.settings.delete_timeout)
                         .await
-                        .map_err(|d| d.to_string())?;
-                    return Err(e.to_string());
+                        .map_err(FollowError::Deadline)?;
+                    return Err(FollowError::Status(e));
                 }
             };
             if polled.status == Some(Status::DeleteComplete) {
@@ -773,12 +817,13 @@ impl Reconciler {
             }
             c.enforce_deadline(&polled, self.settings.delete_timeout)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(FollowError::Deadline)?;
             Ok(None)
         };
-        match tokio::time::timeout(self.settings.poll_timeout, work).await {
+        let timeout = self.settings.poll_timeout;
+        match tokio::time::timeout(timeout, work).await {
             Ok(r) => r,
-            Err(_) => Err("timed out".into()),
+            Err(_) => Err(FollowError::TimedOut(timeout)),
         }
     }
 }

@@ -8,7 +8,7 @@ use magnum_domain::models::Cluster;
 
 use driver_host::DriverConfig;
 
-use super::{PassError, Reconciler, Settings};
+use super::{FinishError, PassError, Reconciler, Settings};
 use crate::conductor::ClusterCreate;
 use crate::conductor::testing::TestConductor;
 use crate::conductor::testing::{Env, caller};
@@ -233,7 +233,9 @@ async fn a_failed_certificate_removal_is_retried() {
         .expect("delete");
     let err = r.tick().await.expect_err("the store's error");
     assert!(
-        matches!(&err, PassError::Clusters(e) if e.iter().any(|e| e.contains(&cl.uuid))),
+        matches!(&err, PassError::Clusters { unfinished, .. } if unfinished.iter().any(
+            |e| matches!(e, FinishError::Unfinished(u) if u.keeps(&cl.uuid))
+        )),
         "{err}"
     );
     assert_eq!(env.status(&cl.uuid).await, Some(Status::DeleteComplete));

@@ -11,8 +11,8 @@ use magnum_domain::microversion::{self, Version};
 use serde::Serialize;
 
 use super::accept::Accept;
-use super::json;
 use super::version_headers;
+use python_semantics::pyjson as json;
 
 /// `MagnumException`'s default message, used for every unexpected error so
 /// that no internal text reaches the client.

@@ -21,7 +21,6 @@ pub mod clusters;
 pub mod credentials;
 pub mod errors;
 pub mod federations;
-pub mod json;
 pub mod middleware;
 pub mod mservices;
 pub mod nodegroups;

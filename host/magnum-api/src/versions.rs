@@ -197,13 +197,13 @@ mod tests {
     #[test]
     fn document_lengths_match_the_reference() {
         assert_eq!(
-            crate::json::to_vec(&root_document("http://localhost"))
+            python_semantics::pyjson::to_vec(&root_document("http://localhost"))
                 .unwrap()
                 .len(),
             287
         );
         assert_eq!(
-            crate::json::to_vec(&v1_document("http://localhost"))
+            python_semantics::pyjson::to_vec(&v1_document("http://localhost"))
                 .unwrap()
                 .len(),
             1560

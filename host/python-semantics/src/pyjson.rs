@@ -22,7 +22,11 @@
 //! of the text by a fast path with the same result.
 
 use std::collections::BTreeMap;
-use std::fmt::{self, Write as _};
+use std::fmt;
+
+mod serialize;
+
+pub use serialize::{PythonFormatter, to_vec};
 
 /// A JSON value as read from a column. Numbers keep the text they were
 /// written with (Python's `str()` of the value Magnum's object layer makes
@@ -113,29 +117,16 @@ fn write_member<V: ?Sized>(
 }
 
 /// Encodes a `serde_json` value as `json.dumps(v)` does with Python's
-/// defaults: `", "` and `": "` separators, `ensure_ascii`, keys in the order
-/// of the map. Numbers are written as `serde_json` writes them, which is
-/// Python's form for integers (the values this serves carry no floats).
+/// defaults ([`to_vec`]): `", "` and `": "` separators, `ensure_ascii`, keys
+/// in the order of the map. Numbers are written as `serde_json` writes them,
+/// which is Python's form for integers (the values this serves carry no
+/// floats).
 pub fn dumps_json(v: &serde_json::Value) -> String {
-    let mut out = String::new();
-    write_json(&mut out, v);
-    out
-}
-
-fn write_json(out: &mut String, v: &serde_json::Value) {
-    use serde_json::Value as J;
-    match v {
-        J::String(s) => write_str(out, s),
-        J::Array(items) => write_seq(out, '[', ']', items, write_json),
-        J::Object(map) => write_seq(out, '{', '}', map, |out, (k, item)| {
-            write_member(out, k, item, write_json);
-        }),
-        // `null`, `true`, `false` and numbers: serde_json writes them as
-        // Python does. Writing to a String cannot fail.
-        scalar => {
-            let _ = write!(out, "{scalar}");
-        }
-    }
+    // A `Value` always serialises, and the writer writes ASCII only.
+    to_vec(v)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .unwrap_or_default()
 }
 
 /// Encodes a string-to-string object with the pairs in the order given (a
@@ -180,35 +171,50 @@ pub fn dumps_taints(taints: &[BTreeMap<String, String>]) -> String {
 /// Writes `s` as `json.dumps(s)` (with `ensure_ascii`) does.
 pub fn write_str(out: &mut String, s: &str) {
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            // Python escapes everything outside printable ASCII (" " to
-            // "~"), DEL included.
-            ' '..='~' => out.push(c),
-            _ => {
-                let mut units = [0u16; 2];
-                for u in c.encode_utf16(&mut units) {
-                    write_u16(out, *u);
-                }
-            }
-        }
-    }
+    // Writing to a String cannot fail.
+    let _ = escape(out, s);
     out.push('"');
 }
 
-fn write_u16(out: &mut String, u: u16) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.push_str("\\u");
-    for shift in [12, 8, 4, 0] {
-        out.push(char::from(HEX[usize::from((u >> shift) & 0xf)]));
+/// The characters of `s` as `json.dumps` writes them inside a string:
+/// printable ASCII (" " to "~") as it is, in runs, the usual short escapes,
+/// and everything else, DEL included, as `\uXXXX` (astral characters as
+/// surrogate pairs).
+fn escape<O: fmt::Write + ?Sized>(out: &mut O, s: &str) -> fmt::Result {
+    let mut plain = 0;
+    for (i, c) in s.char_indices() {
+        let short = match c {
+            ' '..='~' if c != '"' && c != '\\' => continue,
+            '"' => "\\\"",
+            '\\' => "\\\\",
+            '\n' => "\\n",
+            '\r' => "\\r",
+            '\t' => "\\t",
+            '\u{8}' => "\\b",
+            '\u{c}' => "\\f",
+            _ => "",
+        };
+        out.write_str(&s[plain..i])?;
+        plain = i + c.len_utf8();
+        if short.is_empty() {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                write_u16(out, *u)?;
+            }
+        } else {
+            out.write_str(short)?;
+        }
     }
+    out.write_str(&s[plain..])
+}
+
+fn write_u16<O: fmt::Write + ?Sized>(out: &mut O, u: u16) -> fmt::Result {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.write_str("\\u")?;
+    for shift in [12, 8, 4, 0] {
+        out.write_char(char::from(HEX[usize::from((u >> shift) & 0xf)]))?;
+    }
+    Ok(())
 }
 
 /// Python's `str()` of a decoded JSON value, as Magnum's object layer

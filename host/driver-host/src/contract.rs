@@ -157,8 +157,8 @@ mod tests {
         }
     }
 
-    /// Copies the WIT files of `from` into `to`, replacing `from.0` by
-    /// `from.1` in each.
+    /// Copies the WIT files of `from` into `to`, with `replace.0` replaced
+    /// by `replace.1` in each.
     fn copy(from: &std::path::Path, to: &std::path::Path, replace: Option<(&str, &str)>) {
         std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{e}"));
         for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{e}")) {

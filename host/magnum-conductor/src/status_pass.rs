@@ -511,7 +511,6 @@ impl Conductor {
             return Ok(());
         }
         let mut failures = Vec::new();
-        let mut kept: HashSet<String> = HashSet::new();
         for cl in polled {
             // The certificates removed are those the row references now,
             // and only while the row is still being deleted as polled.
@@ -524,7 +523,6 @@ impl Conductor {
                 Ok(row) => row,
                 Err(e) if e.is_not_found() => continue,
                 Err(e) => {
-                    kept.insert(cl.uuid.clone());
                     failures.push(ClusterFailure::new(&cl.uuid, e.into()));
                     continue;
                 }
@@ -537,10 +535,11 @@ impl Conductor {
                 continue;
             }
             if let Err(e) = self.delete_cluster_certificates(&mut row).await {
-                kept.insert(cl.uuid.clone());
                 failures.push(ClusterFailure::new(&cl.uuid, e));
             }
         }
+        // Saved DELETE_COMPLETE instead of removed.
+        let kept: HashSet<&str> = failures.iter().map(|f| f.cluster_uuid.as_str()).collect();
         let by_uuid: HashMap<&str, &Cluster> =
             polled.iter().map(|c| (c.uuid.as_str(), c)).collect();
         let uuids: Vec<String> = polled.iter().map(|c| c.uuid.clone()).collect();
@@ -569,7 +568,7 @@ impl Conductor {
                         if !deleting || cur.updated_at != seen.updated_at {
                             continue;
                         }
-                        if kept.contains(&cur.uuid) {
+                        if kept.contains(cur.uuid.as_str()) {
                             cur.status = Some(Status::DeleteComplete);
                             cur.status_reason = seen.status_reason.clone();
                             tx.q()
@@ -619,17 +618,18 @@ impl Conductor {
     }
 }
 
-/// A cluster the background work could not follow or finish, and why.
+/// A cluster the background work could not follow or finish, and why:
+/// the conductor's error, or the reconciler's.
 #[derive(Debug, thiserror::Error)]
 #[error("cluster {cluster_uuid}: {cause}")]
-pub struct ClusterFailure {
+pub struct ClusterFailure<E: std::error::Error + 'static = Error> {
     pub cluster_uuid: String,
     #[source]
-    pub cause: Error,
+    pub cause: E,
 }
 
-impl ClusterFailure {
-    pub fn new(cluster_uuid: &str, cause: Error) -> ClusterFailure {
+impl<E: std::error::Error + 'static> ClusterFailure<E> {
+    pub fn new(cluster_uuid: &str, cause: E) -> ClusterFailure<E> {
         ClusterFailure {
             cluster_uuid: cluster_uuid.to_string(),
             cause,

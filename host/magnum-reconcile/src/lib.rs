@@ -66,13 +66,7 @@ fn describe(unfollowed: &[Unfollowed], unfinished: &[FinishError]) -> String {
 }
 
 /// A cluster a pass could not follow, and why.
-#[derive(Debug, thiserror::Error)]
-#[error("cluster {cluster_uuid}: {cause}")]
-pub struct Unfollowed {
-    pub cluster_uuid: String,
-    #[source]
-    pub cause: FollowError,
-}
+pub type Unfollowed = conductor::ClusterFailure<FollowError>;
 
 /// Why a pass could not follow a cluster.
 #[derive(Debug, thiserror::Error)]
@@ -618,10 +612,7 @@ impl Reconciler {
                     Ok(None) => {}
                     Err(cause) => {
                         tracing::error!(cluster_uuid = %cl.uuid, error = %cause, "reconcile cluster");
-                        lock(&me.flight.errors).push(Unfollowed {
-                            cluster_uuid: cl.uuid.clone(),
-                            cause,
-                        });
+                        lock(&me.flight.errors).push(Unfollowed::new(&cl.uuid, cause));
                     }
                 }
             }));

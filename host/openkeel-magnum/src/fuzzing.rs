@@ -406,8 +406,8 @@ fn mutate(doc: &mut Value, input: &mut Input) {
     }
 }
 
-/// Every row of every table but the schema versions, as SQL literals:
-/// (table, its columns, its rows sorted).
+/// Every row of every table but the schema versions, each cell the SQL
+/// literal that inserts it again.
 type Snapshot = test_support::rows::Rows;
 
 /// The application over its database, and the rows every input starts from.
@@ -732,7 +732,6 @@ async fn send(app: &axum::Router, req: Request<Body>) -> Answer {
     Answer { status, body }
 }
 
-/// The tables whose rows differ.
 /// An error answer is Magnum's envelope with one item, its status the
 /// answer's, its title not empty (but for a routing error to a client that
 /// does not prefer JSON).
